@@ -1,0 +1,8 @@
+"""`python -m rlobs`."""
+
+from __future__ import annotations
+
+from rlobs.main import run
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,29 @@
+"""The shipped starter profiles: read from package data into an explicit name -> Blueprint registry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import yaml
+
+from rlobs.resources import package_dir
+
+
+@dataclass(frozen=True, slots=True)
+class Blueprint:
+    name: str
+    target: str
+    description: str
+    text: str  # the profile, verbatim, comments included
+
+
+def load_blueprints() -> dict[str, Blueprint]:
+    found: dict[str, Blueprint] = {}
+    for entry in sorted(package_dir("blueprints").iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".yaml"):
+            continue
+        text = entry.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+        name = entry.name.removesuffix(".yaml")
+        found[name] = Blueprint(name, str(data["target"]), str(data["metadata"].get("description", "")), text)
+    return found

@@ -1,0 +1,160 @@
+"""What each command does, with typed arguments and results; main.py only parses flags and prints."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlobs.errors import RlobsError
+from rlobs.write import Changes
+
+SCHEMA_FILE = "rlobs.schema.json"
+_MODELINE = f"# yaml-language-server: $schema=./{SCHEMA_FILE}\n"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderResult:
+    profile: Path
+    name: str
+    out_dir: Path
+    changes: Changes
+
+    def as_dict(self) -> dict[str, Any]:
+        c = self.changes
+        return {
+            "profile": str(self.profile),
+            "name": self.name,
+            "output": str(self.out_dir),
+            "created": list(c.created),
+            "updated": list(c.updated),
+            "deleted": list(c.deleted),
+            "unchanged": len(c.unchanged),
+        }
+
+
+def init(blueprint: str, target: str | None, out: Path, *, force: bool) -> list[Path]:
+    from rlobs.blueprints import load_blueprints
+
+    found = load_blueprints()
+    if blueprint not in found:
+        raise RlobsError(f"unknown blueprint {blueprint!r}: expected one of {', '.join(found)}")
+    bp = found[blueprint]
+    if target is not None and bp.target != target:
+        raise RlobsError(f"blueprint {blueprint} is for target {bp.target}, not {target}")
+    if out.exists() and not force:
+        raise RlobsError(f"{out} exists: expected a new file (pass --force to overwrite it)")
+    schema_path = out.parent / SCHEMA_FILE
+    schema = schema_text()
+    written = []
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(_MODELINE + bp.text, encoding="utf-8")
+    written.append(out)
+    # The schema is rlobs's own output: refresh it when absent or when --force is given.
+    if not schema_path.exists() or force:
+        schema_path.write_text(schema, encoding="utf-8")
+        written.append(schema_path)
+    return written
+
+
+def schema_text() -> str:
+    from rlobs.model import Profile
+
+    schema = Profile.model_json_schema(by_alias=True)
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://rlobs.dev/schema/rlobs.v1alpha1.profile.json",
+        **schema,
+    }
+    return json.dumps(schema, indent=2) + "\n"
+
+
+def _load_all(profiles: list[Path]) -> list[Any]:
+    """Load every profile before rendering any, so one bad profile writes nothing at all."""
+    from rlobs.errors import ProfileError
+    from rlobs.profile import load_profile
+
+    loaded, problems = [], []
+    for path in profiles:
+        try:
+            loaded.append(load_profile(path))
+        except ProfileError as exc:
+            problems += exc.problems
+    if problems:
+        raise ProfileError(problems)
+    names = [p.metadata.name for p in loaded]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise RlobsError(f"profiles share metadata.name {', '.join(dupes)}: expected one bundle name per profile")
+    return loaded
+
+
+def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool) -> list[RenderResult]:
+    from rlobs.bundle import build
+    from rlobs.write import plan_changes, write_tree
+
+    loaded = _load_all(profiles)
+    built = [build(p) for p in loaded]
+    results = []
+    for path, profile, files in zip(profiles, loaded, built, strict=True):
+        out_dir = out if len(loaded) == 1 else out / profile.metadata.name
+        if out_dir.exists() and not out_dir.is_dir():
+            raise RlobsError(f"{out_dir}: expected a directory, got a file")
+        changes = plan_changes(files, out_dir, force=force, with_diff=with_diff)
+        results.append(RenderResult(path, profile.metadata.name, out_dir, changes))
+    if write:
+        for result, files in zip(results, built, strict=True):
+            result.out_dir.mkdir(parents=True, exist_ok=True)
+            write_tree(files, result.out_dir, result.changes)
+    return results
+
+
+def validate(profiles: list[Path]) -> list[str]:
+    from rlobs.bundle import build
+
+    loaded = _load_all(profiles)
+    for profile in loaded:
+        build(profile)
+    return [p.metadata.name for p in loaded]
+
+
+def signals(fmt: str) -> None:
+    from rlobs import output
+    from rlobs.catalog import load_catalog
+
+    catalog = load_catalog()
+    if fmt == "json":
+        output.as_json(
+            {
+                "metrics": [
+                    {
+                        "name": m.name,
+                        "kind": m.kind,
+                        "unit": m.unit,
+                        "signal": m.signal,
+                        "description": m.description,
+                        "buckets": list(m.buckets),
+                        "attributes": list(m.attributes),
+                    }
+                    for m in catalog.metrics
+                ],
+                "attributes": [
+                    {"name": a.name, "scope": a.scope, "description": a.description} for a in catalog.attributes
+                ],
+            }
+        )
+        return
+    metric_rows = [[m.name, m.kind, m.unit, m.signal, m.description] for m in catalog.metrics]
+    attr_rows = [[a.name, a.scope, a.description] for a in catalog.attributes]
+    if fmt == "markdown":
+        print("| metric | kind | unit | signal | description |\n|---|---|---|---|---|")
+        for row in metric_rows:
+            print("| " + " | ".join(f"`{c}`" if i == 0 else c for i, c in enumerate(row)) + " |")
+        print("\n| attribute | scope | description |\n|---|---|---|")
+        for row in attr_rows:
+            print("| " + " | ".join(f"`{c}`" if i == 0 else c for i, c in enumerate(row)) + " |")
+        return
+    output.table(metric_rows, ["METRIC", "KIND", "UNIT", "SIGNAL", "DESCRIPTION"])
+    print()
+    output.table(attr_rows, ["ATTRIBUTE", "SCOPE", "DESCRIPTION"])

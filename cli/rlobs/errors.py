@@ -1,0 +1,54 @@
+"""The user-facing error types; main.py alone maps them to exit codes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXIT_OK = 0
+EXIT_DRIFT = 1  # drift found by --check, or a rendered file failed its parse-back check
+EXIT_USAGE = 2  # bad input: profile, flags, paths
+
+
+class RlobsError(Exception):
+    """Something the user can fix. Printed as `error: ...` without a traceback."""
+
+    exit_code = EXIT_USAGE
+
+    def lines(self) -> list[str]:
+        return [str(self)]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One problem in one input file, reported as `file:line:col: path: expected X, got Y`."""
+
+    file: str
+    line: int
+    column: int
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}"
+        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+
+
+class ProfileError(RlobsError):
+    """A profile failed to load; carries every problem found, not just the first."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("\n".join(str(p) for p in problems))
+        self.problems = problems
+
+    def lines(self) -> list[str]:
+        return [str(p) for p in self.problems]
+
+
+class OutputConflictError(RlobsError):
+    """The writer refuses to touch a file it did not generate."""
+
+
+class CheckError(RlobsError):
+    """A rendered file did not parse back with its own format's parser (a bug in rlobs)."""
+
+    exit_code = EXIT_DRIFT

@@ -1,0 +1,76 @@
+"""Validated scalar types shared by the profile model; each rule says what it expects, as users read it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Annotated
+
+from pydantic import AfterValidator, ConfigDict, Field
+from pydantic import BaseModel as _BaseModel
+from pydantic.alias_generators import to_camel
+
+
+class Model(_BaseModel):
+    """Base of every profile object: camelCase keys, unknown keys rejected, no coercion, frozen."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=False,
+        extra="forbid",
+        frozen=True,
+        strict=True,
+        validate_default=False,
+    )
+
+
+def matching(pattern: str, expected: str, max_len: int | None = None) -> Callable[[str], str]:
+    regex = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not regex.fullmatch(value) or (max_len is not None and len(value) > max_len):
+            raise ValueError(f"expected {expected}")
+        return value
+
+    return check
+
+
+# Kubernetes object names and namespaces: RFC 1123 labels
+# (https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names).
+DnsLabel = Annotated[
+    str,
+    AfterValidator(
+        matching(
+            r"[a-z0-9]([-a-z0-9]*[a-z0-9])?",
+            "a Kubernetes name (RFC 1123 label: at most 63 lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit) like rl-trainer",
+            63,
+        )
+    ),
+]
+
+# Prometheus durations as PrometheusRule `for:` and Cloud Monitoring accept them.
+Duration = Annotated[str, AfterValidator(matching(r"[1-9][0-9]*(s|m|h|d)", "a duration like 30s, 15m, 6h or 1d"))]
+
+NonEmpty = Annotated[str, Field(min_length=1, max_length=255)]
+
+# Attribute values the instrumentation sends on every data point; keep them short and printable.
+AttrValue = Annotated[
+    str,
+    AfterValidator(
+        matching(
+            r"[A-Za-z0-9][A-Za-z0-9._:/+@-]*",
+            "a short identifier (letters, digits and . _ : / + @ -) like grpo or Qwen2.5-7B",
+            128,
+        )
+    ),
+]
+
+Fraction = Annotated[float, Field(gt=0, le=1)]
+Positive = Annotated[float, Field(gt=0)]
+
+
+def duration_seconds(value: str) -> int:
+    """Seconds in a Duration string (already validated)."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    return int(value[:-1]) * units[value[-1]]

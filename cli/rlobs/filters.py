@@ -1,0 +1,95 @@
+"""Serialisers and escaping filters; every profile value that reaches a text format goes through one."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+import yaml
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line strings as `|` blocks so embedded JSON, configs and PromQL stay readable in diffs."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value and not any(c in value for c in "\t\r") and value == value.rstrip(" "):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_BlockDumper.add_representer(str, _str_representer)
+
+
+def to_yaml(data: Any) -> str:
+    # width: never fold long lines (PromQL, URLs); folding makes diffs noisy.
+    return yaml.dump(
+        data,
+        Dumper=_BlockDumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=1 << 16,
+    )
+
+
+def to_yaml_stream(docs: list[Any]) -> str:
+    return "---\n".join(to_yaml(d) for d in docs)
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def sh_quote(value: object) -> str:
+    """A single shell word, whatever the value holds."""
+    return shlex.quote(str(value))
+
+
+def hcl_str(value: object) -> str:
+    """An HCL quoted string; `${` and `%{` are escaped so a value can never become an interpolation."""
+    text = json.dumps(str(value), ensure_ascii=False)
+    return text.replace("${", "$${").replace("%{", "%%{")
+
+
+def hcl_value(value: object) -> str:
+    """Python bool/int/float/str/list/dict as an HCL expression (strings always quoted)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return hcl_str(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(hcl_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        width = max(len(hcl_str(k)) for k in value)
+        body = "".join(f"  {hcl_str(k).ljust(width)} = {hcl_value(v)}\n" for k, v in value.items())
+        return "{\n" + body + "}"
+    raise TypeError(f"no HCL form for {type(value).__name__}")
+
+
+def py_str(value: object) -> str:
+    """A Python string literal."""
+    return repr(str(value))
+
+
+def md_code(value: object) -> str:
+    """Inline Markdown code; backticks in the value cannot close it early."""
+    text = str(value)
+    fence = "``" if "`" in text else "`"
+    return f"{fence}{text}{fence}" if fence == "`" else f"{fence} {text} {fence}"
+
+
+FILTERS = {
+    "to_yaml": to_yaml,
+    "to_json": to_json,
+    "sh": sh_quote,
+    "hcl": hcl_str,
+    "hcl_value": hcl_value,
+    "py": py_str,
+    "md_code": md_code,
+}

@@ -1,0 +1,220 @@
+"""The command line: thin Typer commands over the domain functions, and the one error boundary."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rlobs import __version__
+from rlobs.errors import EXIT_DRIFT, EXIT_OK, RlobsError
+
+app = typer.Typer(
+    name="rlobs",
+    help="Render GitOps-ready observability bundles for RL and AI training workloads on GKE and EKS.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,  # never dump a profile's values in a traceback
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class Fmt(StrEnum):
+    text = "text"
+    json = "json"
+
+
+class Target(StrEnum):
+    gke = "gke"
+    eks = "eks"
+
+
+class SignalsFmt(StrEnum):
+    table = "table"
+    markdown = "markdown"
+    json = "json"
+
+
+DEFAULT_BLUEPRINT = {"gke": "gke-managed-otel", "eks": "eks-jark"}
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """The error boundary: user errors print `error: ...` lines and exit with their code; no traceback."""
+    from rlobs import output
+
+    try:
+        yield
+    except RlobsError as exc:
+        for line in exc.lines():
+            output.say(f"error: {line}", err=True, style="red")
+        raise typer.Exit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"rlobs {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """rlobs: one profile YAML in, a complete observability bundle out."""
+
+
+@app.command()
+def init(
+    blueprint: Annotated[str | None, typer.Option("--blueprint", "-b", help="Start from this blueprint.")] = None,
+    target: Annotated[Target | None, typer.Option("--target", "-t", help="gke or eks: its default blueprint.")] = None,
+    out: Annotated[Path, typer.Option("--output", "-o", help="Profile file to write.")] = Path("rlobs.yaml"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing profile.")] = False,
+) -> None:
+    """Write a starter profile from a blueprint (asks on a terminal, takes flags otherwise)."""
+    from rlobs import commands, output
+
+    with _errors():
+        if blueprint is None and target is None:
+            blueprint = _ask_blueprint()
+        name = blueprint or DEFAULT_BLUEPRINT[target.value if target else "eks"]
+        written = commands.init(name, target.value if target else None, out, force=force)
+        for path in written:
+            output.say(f"wrote {path}", style="green")
+        output.say(f"next: edit {out}, then run `rlobs render {out} -o out`")
+
+
+def _ask_blueprint() -> str:
+    from rlobs.blueprints import load_blueprints
+
+    if not sys.stdin.isatty():
+        raise RlobsError("no terminal to ask on: pass --blueprint NAME or --target gke|eks")
+    found = load_blueprints()
+    for name, bp in found.items():
+        print(f"  {name:<20} {bp.description}")
+    choice: str = typer.prompt("Blueprint", default="eks-jark")
+    if choice not in found:
+        raise RlobsError(f"unknown blueprint {choice!r}: expected one of {', '.join(found)}")
+    return choice
+
+
+ProfilesArg = Annotated[list[Path], typer.Argument(help="Profile YAML files.", show_default=False)]
+FormatOpt = Annotated[Fmt, typer.Option("--format", help="text for people, json for machines.")]
+
+
+@app.command()
+def render(
+    profiles: ProfilesArg,
+    out: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="Bundle directory (one subdirectory per profile when several)."),
+    ] = Path("out"),
+    check: Annotated[
+        bool, typer.Option("--check", help="Write nothing; exit 1 if the bundle on disk differs.")
+    ] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Print a unified diff of what would change; write nothing.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite files rlobs did not generate.")] = False,
+    fmt: FormatOpt = Fmt.text,
+) -> None:
+    """Render each profile's bundle into the output directory."""
+    from rlobs import commands
+
+    with _errors():
+        results = commands.render(profiles, out, write=not (check or diff or dry_run), force=force, with_diff=diff)
+    code = _report_render(results, fmt, check=check, diff=diff, dry_run=dry_run)
+    raise typer.Exit(code)
+
+
+def _report_render(results: list[Any], fmt: Fmt, *, check: bool, diff: bool, dry_run: bool) -> int:
+    from rlobs import output
+
+    drift = any(r.changes.changed for r in results)
+    if fmt is Fmt.json:
+        output.as_json([r.as_dict() for r in results])
+    else:
+        for r in results:
+            c = r.changes
+            if diff and c.diff:
+                sys.stdout.write(c.diff)
+            verb = "would " if (check or diff or dry_run) else ""
+            for label, paths, style in (
+                ("create", c.created, "green"),
+                ("update", c.updated, "yellow"),
+                ("delete", c.deleted, "red"),
+            ):
+                for p in paths:
+                    output.say(f"{verb}{label} {r.out_dir / p}", style=style)
+            summary = f"{r.name}: {len(c.changed)} changed, {len(c.unchanged)} unchanged in {r.out_dir}"
+            output.say(summary, style="bold")
+    return EXIT_DRIFT if check and drift else EXIT_OK
+
+
+@app.command()
+def validate(profiles: ProfilesArg, fmt: FormatOpt = Fmt.text) -> None:
+    """Load each profile and render its bundle in memory; write nothing."""
+    from rlobs import commands, output
+
+    with _errors():
+        names = commands.validate(profiles)
+    if fmt is Fmt.json:
+        output.as_json([{"profile": str(p), "name": n, "valid": True} for p, n in zip(profiles, names, strict=True)])
+    else:
+        for p, n in zip(profiles, names, strict=True):
+            output.say(f"{p}: ok ({n})", style="green")
+
+
+@app.command()
+def schema(
+    out: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+) -> None:
+    """Print the profile's JSON Schema (for editors: yaml-language-server)."""
+    from rlobs import commands
+
+    with _errors():
+        text = commands.schema_text()
+        if out is None:
+            sys.stdout.write(text)
+        else:
+            out.write_text(text, encoding="utf-8")
+
+
+@app.command()
+def blueprints(fmt: FormatOpt = Fmt.text) -> None:
+    """List the shipped blueprints."""
+    from rlobs import output
+    from rlobs.blueprints import load_blueprints
+
+    with _errors():
+        found = load_blueprints()
+    if fmt is Fmt.json:
+        output.as_json([{"name": b.name, "target": b.target, "description": b.description} for b in found.values()])
+    else:
+        output.table([[b.name, b.target, b.description] for b in found.values()], ["NAME", "TARGET", "DESCRIPTION"])
+
+
+@app.command()
+def signals(
+    fmt: Annotated[SignalsFmt, typer.Option("--format", help="table, markdown or json.")] = SignalsFmt.table,
+) -> None:
+    """Print the RL signal catalog: metrics, units, golden signals and attributes."""
+    from rlobs import commands
+
+    with _errors():
+        commands.signals(fmt.value)
+
+
+def run() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,46 @@
+"""Terminal output: rich on a terminal, plain text when piped or NO_COLOR is set."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+
+def fancy(stream: TextIO) -> bool:
+    return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+def say(text: str = "", *, err: bool = False, style: str | None = None) -> None:
+    """Print a line; styled (rich markup is escaped) only on a colour terminal."""
+    stream = sys.stderr if err else sys.stdout
+    if style and fancy(stream):
+        # rich is imported only when there is a terminal to colour (it costs ~40 ms at start-up).
+        from rich.console import Console
+        from rich.text import Text
+
+        Console(file=stream, highlight=False, soft_wrap=True).print(Text(text, style=style))
+    else:
+        print(text, file=stream)
+
+
+def table(rows: list[list[str]], headers: list[str]) -> None:
+    stream = sys.stdout
+    if fancy(stream):
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(*headers, box=None, header_style="bold")
+        for row in rows:
+            t.add_row(*row)
+        Console(file=stream).print(t)
+        return
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+
+
+def as_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, sort_keys=False))

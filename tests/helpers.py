@@ -1,0 +1,73 @@
+"""Test helpers: inline file trees, the shipped profiles, and real tools that skip (or fail in CI) when absent."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from rlobs.blueprints import load_blueprints
+from rlobs.model import Profile
+from rlobs.profile import parse_profile
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+SHARED = REPO.parent / "shared"
+REQUIRE_TOOLS = os.environ.get("RLOBS_REQUIRE_TOOLS") == "1"
+
+
+def write_tree(root: Path, files: Mapping[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+
+
+def extra_profiles() -> dict[str, str]:
+    """Profiles under tests/profiles/ (variants the blueprints do not cover), by file stem."""
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted((TESTS / "profiles").glob("*.yaml"))}
+
+
+def all_profiles() -> dict[str, str]:
+    """Every shipped blueprint plus the test variants: name -> profile text."""
+    found = {name: bp.text for name, bp in load_blueprints().items()}
+    found.update(extra_profiles())
+    return found
+
+
+def profile(name: str) -> Profile:
+    return parse_profile(all_profiles()[name], f"{name}.yaml")
+
+
+def tool(name: str, why: str) -> str:
+    """Path of a real tool (on PATH or beside this Python); skip when absent, fail when CI requires it."""
+    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
+    if found:
+        return found
+    if REQUIRE_TOOLS:
+        pytest.fail(f"{name} is required by RLOBS_REQUIRE_TOOLS=1 but not installed ({why})")
+    pytest.skip(f"{name} is not installed ({why}); .ci/run installs it")
+
+
+def module(name: str, why: str) -> None:
+    try:
+        __import__(name)
+    except ImportError:
+        if REQUIRE_TOOLS:
+            pytest.fail(f"Python module {name} is required by RLOBS_REQUIRE_TOOLS=1 ({why})")
+        pytest.skip(f"Python module {name} is not installed ({why}); `make test` installs it")
+
+
+def shared(rel: str) -> Path:
+    """A file under ../shared (reference data); skip with the reason where it is absent, fail in CI."""
+    path = SHARED / rel
+    if path.exists():
+        return path
+    if os.environ.get("CI"):
+        pytest.fail(f"{path} is missing: CI must have ../shared beside the project")
+    pytest.skip(f"{path} is not available (../shared lies beside the project on developer machines and CI)")

@@ -1,0 +1,198 @@
+"""The CLI in-process (CliRunner), plus one run of the installed console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import rlobs
+from helpers import REPO, write_tree
+from rlobs.main import app
+from test_profile import GOOD
+
+runner = CliRunner()
+
+
+def _blueprint_file(tmp_path: Path, name: str = "eks-jark") -> Path:
+    result = runner.invoke(app, ["init", "--blueprint", name, "-o", str(tmp_path / f"{name}.yaml")])
+    assert result.exit_code == 0, result.output
+    return tmp_path / f"{name}.yaml"
+
+
+def test_package_under_test_is_the_installed_one() -> None:
+    # Tests must exercise the wheel's layout (templates inside the package), not the source tree.
+    assert "site-packages" in rlobs.__file__, rlobs.__file__
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout == f"rlobs {rlobs.__version__}\n"
+
+
+@pytest.mark.parametrize("command", ["init", "render", "validate", "schema", "blueprints", "signals"])
+def test_every_command_has_help(command: str) -> None:
+    result = runner.invoke(app, [command, "--help"])
+    assert result.exit_code == 0
+    assert "Usage" in result.stdout
+
+
+def test_init_writes_profile_with_schema_modeline(tmp_path: Path) -> None:
+    path = _blueprint_file(tmp_path, "gke-managed-otel")
+    text = path.read_text()
+    assert text.startswith("# yaml-language-server: $schema=./rlobs.schema.json\n")
+    schema = json.loads((tmp_path / "rlobs.schema.json").read_text())
+    assert schema["properties"]["apiVersion"]["const"] == "rlobs/v1alpha1"
+
+
+def test_init_never_overwrites_without_force(tmp_path: Path) -> None:
+    path = _blueprint_file(tmp_path)
+    path.write_text("mine\n")
+    result = runner.invoke(app, ["init", "--blueprint", "eks-jark", "-o", str(path)])
+    assert result.exit_code == 2
+    assert "pass --force" in result.stderr
+    assert path.read_text() == "mine\n"
+    assert runner.invoke(app, ["init", "-b", "eks-jark", "-o", str(path), "--force"]).exit_code == 0
+
+
+def test_init_by_target_and_unknown_blueprint(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["init", "--target", "gke", "-o", str(tmp_path / "p.yaml")])
+    assert result.exit_code == 0
+    assert "target: gke" in (tmp_path / "p.yaml").read_text()
+    result = runner.invoke(app, ["init", "--blueprint", "nope", "-o", str(tmp_path / "q.yaml")])
+    assert result.exit_code == 2
+    assert "unknown blueprint 'nope'" in result.stderr
+
+
+def test_init_without_terminal_or_flags_is_a_usage_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["init", "-o", str(tmp_path / "p.yaml")])
+    assert result.exit_code == 2
+    assert "pass --blueprint NAME or --target gke|eks" in result.stderr
+
+
+def test_render_twice_then_check(tmp_path: Path) -> None:
+    profile = _blueprint_file(tmp_path)
+    out = tmp_path / "out"
+    first = runner.invoke(app, ["render", str(profile), "-o", str(out)])
+    assert first.exit_code == 0, first.output
+    assert "create " in first.stdout
+    stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*")}
+    second = runner.invoke(app, ["render", str(profile), "-o", str(out)])
+    assert second.exit_code == 0
+    assert "0 changed" in second.stdout
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == stamps
+    assert runner.invoke(app, ["render", str(profile), "-o", str(out), "--check"]).exit_code == 0
+
+    readme = out / "README.md"
+    readme.write_text(readme.read_text() + "edited\n")
+    drift = runner.invoke(app, ["render", str(profile), "-o", str(out), "--check"])
+    assert drift.exit_code == 1
+    assert f"would update {readme}" in drift.stdout
+    diff = runner.invoke(app, ["render", str(profile), "-o", str(out), "--diff"])
+    assert "-edited" in diff.stdout
+    assert readme.read_text().endswith("edited\n")  # --diff writes nothing
+
+
+def test_render_json_output(tmp_path: Path) -> None:
+    profile = _blueprint_file(tmp_path)
+    result = runner.invoke(app, ["render", str(profile), "-o", str(tmp_path / "o"), "--dry-run", "--format", "json"])
+    assert result.exit_code == 0
+    (entry,) = json.loads(result.stdout)
+    assert entry["name"] == "rl-eks" and "README.md" in entry["created"]
+    assert not (tmp_path / "o").exists()
+
+
+def test_hand_written_file_survives_render(tmp_path: Path) -> None:
+    profile = _blueprint_file(tmp_path)
+    out = tmp_path / "out"
+    write_tree(out, {"NOTES.md": "mine\n"})
+    assert runner.invoke(app, ["render", str(profile), "-o", str(out)]).exit_code == 0
+    assert (out / "NOTES.md").read_text() == "mine\n"
+
+
+def test_malformed_profile_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    good = _blueprint_file(tmp_path)
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["render", str(good), "-o", str(out)]).exit_code == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        GOOD.replace("namespace: rl", "namespace: RL_Bad").replace("kind: Profile", "kind: Profile\nextra: 1")
+    )
+    result = runner.invoke(app, ["render", str(bad), "-o", str(out)])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(f"error: {bad}:4:1: extra: unknown key")
+    assert lines[1].startswith(f"error: {bad}:10:14: workload.namespace: expected a Kubernetes name")
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_several_profiles_render_into_subdirectories(tmp_path: Path) -> None:
+    eks = _blueprint_file(tmp_path, "eks-jark")
+    gke = _blueprint_file(tmp_path, "gke-managed-otel")
+    result = runner.invoke(app, ["render", str(eks), str(gke), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out/rl-eks/README.md").exists()
+    assert (tmp_path / "out/rl-gke/README.md").exists()
+
+
+def test_validate(tmp_path: Path) -> None:
+    profile = _blueprint_file(tmp_path)
+    result = runner.invoke(app, ["validate", str(profile)])
+    assert result.exit_code == 0
+    assert "ok (rl-eks)" in result.stdout
+    missing = runner.invoke(app, ["validate", str(tmp_path / "missing.yaml")])
+    assert missing.exit_code == 2
+
+
+def test_schema_is_json_and_forbids_unknown_keys() -> None:
+    result = runner.invoke(app, ["schema"])
+    schema = json.loads(result.stdout)
+    assert schema["additionalProperties"] is False
+    assert "workload" in schema["required"]
+
+
+def test_blueprints_lists_both_targets() -> None:
+    result = runner.invoke(app, ["blueprints", "--format", "json"])
+    names = {b["name"]: b["target"] for b in json.loads(result.stdout)}
+    assert names == {"eks-jark": "eks", "gke-managed-otel": "gke"}
+    plain = runner.invoke(app, ["blueprints"])
+    assert plain.stdout.startswith("NAME")
+    assert "\x1b[" not in plain.stdout
+
+
+def test_usage_error_exits_2() -> None:
+    result = runner.invoke(app, ["render", "--no-such-flag"])
+    assert result.exit_code == 2
+
+
+@pytest.mark.slow
+def test_installed_console_script(tmp_path: Path) -> None:
+    script = Path(sys.executable).parent / "rlobs"
+    env = {**os.environ, "NO_COLOR": "1"}
+    out = tmp_path / "out"
+    run = subprocess.run(
+        [str(script), "render", str(REPO / "blueprints/eks-jark.yaml"), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert (out / "README.md").exists()
+    check = subprocess.run(
+        [str(script), "render", str(REPO / "blueprints/eks-jark.yaml"), "-o", str(out), "--check"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert check.returncode == 0, check.stdout

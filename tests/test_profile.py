@@ -1,0 +1,113 @@
+"""Profile loading: every problem at once, each as file:line:col: path: expected X, got Y."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import all_profiles, write_tree
+from rlobs.errors import ProfileError
+from rlobs.profile import load_profile, parse_profile
+
+GOOD = """
+apiVersion: rlobs/v1alpha1
+kind: Profile
+metadata:
+  name: demo
+target: gke
+workload:
+  name: trainer
+  namespace: rl
+  container: trainer
+  run: {system: verl, algorithm: grpo, environment: gsm8k, model: qwen}
+gke:
+  project: my-project
+  location: us-central1
+  cluster: rl-cluster
+"""
+
+
+def _errors(text: str) -> list[str]:
+    with pytest.raises(ProfileError) as info:
+        parse_profile(text, "p.yaml")
+    return info.value.lines()
+
+
+def test_good_profile_loads_into_frozen_objects() -> None:
+    p = parse_profile(GOOD)
+    assert p.workload.run_id == "trainer"
+    assert p.gke is not None and p.gke.naming == "telemetry-api"
+    with pytest.raises(Exception, match="frozen"):
+        p.workload.name = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name", sorted(all_profiles()))
+def test_every_shipped_profile_is_valid(name: str) -> None:
+    parse_profile(all_profiles()[name], name)
+
+
+def test_bad_yaml_reports_position() -> None:
+    assert _errors("apiVersion: rlobs/v1alpha1\nkind: [Profile\n") == [
+        "p.yaml:3:1: invalid YAML: while parsing a flow sequence, did not find expected ',' or ']'"
+    ]
+
+
+def test_unknown_key_with_did_you_mean() -> None:
+    text = GOOD.replace("  name: demo", "  name: demo\n  descripton: x")
+    (line,) = _errors(text)
+    assert line.startswith("p.yaml:6:3: metadata.descripton: unknown key (did you mean 'description'?)")
+    assert "expected one of name, description" in line
+
+
+def test_wrong_type_and_bad_value_are_all_reported() -> None:
+    text = GOOD.replace("location: us-central1", "location: us central 1").replace("namespace: rl", "namespace: 42")
+    assert _errors(text) == [
+        "p.yaml:9:14: workload.namespace: expected a string, got 42",
+        "p.yaml:14:13: gke.location: expected a GCP region or zone like us-central1 or us-central1-a, "
+        "got 'us central 1'",
+    ]
+
+
+def test_missing_field_points_at_its_parent() -> None:
+    text = GOOD.replace("  container: trainer\n", "")
+    assert _errors(text) == ["p.yaml:8:3: workload.container: expected this required key, got nothing"]
+
+
+def test_missing_target_section() -> None:
+    text = GOOD[: GOOD.index("gke:")]
+    assert _errors(text) == ["p.yaml:6:1: target: target is gke, so expected a `gke:` section, got none"]
+
+
+def test_inline_password_is_refused_with_a_secret_hint() -> None:
+    text = GOOD.replace("  cluster: rl-cluster", "  cluster: rl-cluster\n  grafanaPassword: hunter2")
+    (line,) = _errors(text)
+    assert line.startswith("p.yaml:16:3: gke.grafanaPassword: expected a reference to a Kubernetes Secret")
+    assert "hunter2" not in line
+
+
+def test_duplicate_keys_are_problems() -> None:
+    text = GOOD.replace("kind: Profile", "kind: Profile\nkind: Profile")
+    assert "p.yaml:4:1: kind: expected each key once, got it again" in _errors(text)
+
+
+def test_wrong_api_version() -> None:
+    (line,) = _errors(GOOD.replace("rlobs/v1alpha1", "rlobs/v2"))
+    assert line == "p.yaml:2:13: apiVersion: expected one of 'rlobs/v1alpha1', got 'rlobs/v2'"
+
+
+def test_not_a_mapping() -> None:
+    assert _errors("- a\n- b\n") == ["p.yaml:1:1: expected a mapping with apiVersion: rlobs/v1alpha1, got list"]
+    assert _errors("") == ["p.yaml:1:1: expected a mapping with apiVersion: rlobs/v1alpha1, got an empty file"]
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match="no such file"):
+        load_profile(tmp_path / "nope.yaml")
+
+
+def test_load_from_disk_uses_the_path_in_messages(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"bad.yaml": GOOD.replace("kind: Profile", "kind: Profil")})
+    with pytest.raises(ProfileError) as info:
+        load_profile(tmp_path / "bad.yaml")
+    assert info.value.lines()[0].startswith(f"{tmp_path / 'bad.yaml'}:2:7: kind: expected one of 'Profile'")
