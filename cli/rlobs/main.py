@@ -13,6 +13,7 @@ import typer
 
 from rlobs import __version__
 from rlobs.errors import EXIT_DRIFT, EXIT_OK, RlobsError
+from rlobs.output import fancy
 
 app = typer.Typer(
     name="rlobs",
@@ -20,6 +21,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,  # never dump a profile's values in a traceback
+    # Rich help and usage errors cost ~110 ms of imports: only pay that when a person is looking at a terminal.
+    rich_markup_mode="rich" if fancy(sys.stdout) else None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
