@@ -5,40 +5,49 @@ BIN := $(VENV)/bin
 BLUEPRINT ?= eks-jark
 OUT ?= out
 
-.PHONY: run install test test-fast lint golden bench wheel-check clean
+PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
 
-# The venv and the dependencies, rebuilt when pyproject.toml changes.
-$(VENV)/.installed: pyproject.toml
+.PHONY: run install install-dev test test-fast lint golden bench wheel-check clean
+
+# The venv with rlobs's runtime dependencies; rebuilt when pyproject.toml changes.
+$(VENV)/.runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install -q --disable-pip-version-check hatchling '.[test,lint]'
+	$(PIP) --upgrade pip
+	$(PIP) hatchling .
 	touch $@
 
-# Tests run against the installed package (not the source tree), so a packaging mistake fails them.
-install: $(VENV)/.installed
-	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation --force-reinstall .
+# Plus everything the tests and linters use (real validators, the OpenTelemetry SDK, Google's client libraries).
+$(VENV)/.dev: $(VENV)/.runtime
+	$(PIP) '.[test,lint]'
+	touch $@
+
+# rlobs itself, installed non-editable: tests run against the installed package, so a packaging mistake fails them.
+install: $(VENV)/.runtime
+	$(PIP) --no-deps --no-build-isolation --force-reinstall .
+
+install-dev: $(VENV)/.dev install
 
 run: install
 	$(BIN)/rlobs render blueprints/$(BLUEPRINT).yaml -o $(OUT)
 
-test: install
+test: install-dev
 	$(BIN)/python -m pytest
 
-test-fast: install
+test-fast: install-dev
 	$(BIN)/python -m pytest -m "not slow"
 
-lint: install
+lint: install-dev
 	$(BIN)/ruff check cli tests tools
 	$(BIN)/ruff format --check cli tests tools
 	$(BIN)/mypy
 
-golden: install
+golden: install-dev
 	RLOBS_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/test_golden.py
 
 bench: install
 	$(BIN)/python tools/bench.py
 
-wheel-check: install
+wheel-check: install-dev
 	rm -rf dist && $(BIN)/python -m pip wheel -q --no-deps --no-build-isolation -w dist .
 	$(BIN)/python tools/wheel_check.py dist/*.whl
 
