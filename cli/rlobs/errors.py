@@ -17,6 +17,9 @@ class RlobsError(Exception):
     def lines(self) -> list[str]:
         return [str(self)]
 
+    def as_dicts(self) -> list[dict[str, object]]:
+        return [{"message": line} for line in self.lines()]
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:
@@ -42,6 +45,12 @@ class ProfileError(RlobsError):
 
     def lines(self) -> list[str]:
         return [str(p) for p in self.problems]
+
+    def as_dicts(self) -> list[dict[str, object]]:
+        return [
+            {"file": p.file, "line": p.line, "column": p.column, "path": p.path, "message": p.message}
+            for p in self.problems
+        ]
 
 
 class OutputConflictError(RlobsError):

@@ -47,13 +47,18 @@ DEFAULT_BLUEPRINT = {"gke": "gke-managed-otel", "eks": "eks-jark"}
 
 
 @contextmanager
-def _errors() -> Iterator[None]:
-    """The error boundary: user errors print `error: ...` lines and exit with their code; no traceback."""
+def _errors(fmt: Fmt = Fmt.text) -> Iterator[None]:
+    """The error boundary: user errors print `error: ...` lines and exit with their code; no traceback.
+
+    With --format json the problems are also printed to stdout as JSON, for editors and CI.
+    """
     from rlobs import output
 
     try:
         yield
     except RlobsError as exc:
+        if fmt is Fmt.json:
+            output.as_json({"errors": exc.as_dicts()})
         for line in exc.lines():
             output.say(f"error: {line}", err=True, style="red")
         raise typer.Exit(exc.exit_code) from None
@@ -88,7 +93,7 @@ def init(
 
     with _errors():
         if blueprint is None and target is None:
-            blueprint = _ask_blueprint()
+            blueprint = _ask_blueprint(_interactive())
         name = blueprint or DEFAULT_BLUEPRINT[target.value if target else "eks"]
         written = commands.init(name, target.value if target else None, out, force=force)
         for path in written:
@@ -96,10 +101,14 @@ def init(
         output.say(f"next: edit {out}, then run `rlobs render {out} -o out`")
 
 
-def _ask_blueprint() -> str:
+def _interactive() -> bool:
+    return sys.stdin.isatty()
+
+
+def _ask_blueprint(interactive: bool) -> str:
     from rlobs.blueprints import load_blueprints
 
-    if not sys.stdin.isatty():
+    if not interactive:
         raise RlobsError("no terminal to ask on: pass --blueprint NAME or --target gke|eks")
     found = load_blueprints()
     for name, bp in found.items():
@@ -134,7 +143,7 @@ def render(
     """Render each profile's bundle into the output directory."""
     from rlobs import commands
 
-    with _errors():
+    with _errors(fmt):
         results = commands.render(profiles, out, write=not (check or diff or dry_run), force=force, with_diff=diff)
     code = _report_render(results, fmt, check=check, diff=diff, dry_run=dry_run)
     raise typer.Exit(code)
@@ -169,7 +178,7 @@ def validate(profiles: ProfilesArg, fmt: FormatOpt = Fmt.text) -> None:
     """Load each profile and render its bundle in memory; write nothing."""
     from rlobs import commands, output
 
-    with _errors():
+    with _errors(fmt):
         names = commands.validate(profiles)
     if fmt is Fmt.json:
         output.as_json([{"profile": str(p), "name": n, "valid": True} for p, n in zip(profiles, names, strict=True)])

@@ -1,0 +1,39 @@
+"""check.py parses each format back and names every file that fails."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlobs.check import check
+from rlobs.errors import CheckError
+from rlobs.render import Rendered
+
+
+def test_good_files_pass() -> None:
+    check(
+        [
+            Rendered("a.yaml", "a: 1\n---\nb: 2\n"),
+            Rendered("b.json", "{}\n"),
+            Rendered("c.tfvars", 'x = "y"\n'),
+            Rendered("d.py", "x = 1\n"),
+            Rendered("e.sh", "#!/usr/bin/env bash\necho hi\n"),
+            Rendered("f.md", "# hi\n"),
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("a.yaml", "a: [1\n"),
+        ("b.json", "{,}\n"),
+        ("c.tfvars", "x = \n"),
+        ("d.py", "def (:\n"),
+        ("e.sh", "if then fi\n"),
+        ("f.md", "no newline"),
+        ("g.md", "two newlines\n\n"),
+    ],
+)
+def test_each_broken_format_is_named(path: str, text: str) -> None:
+    with pytest.raises(CheckError, match=path.replace(".", r"\.")):
+        check([Rendered(path, text)])
