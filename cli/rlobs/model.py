@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from rlobs.fields import AttrValue, DnsLabel, Duration, Fraction, Model, Positive
+from rlobs.fields import AttrValue, DnsLabel, Duration, Fraction, Model, Positive, duration_seconds
 from rlobs.model_eks import EksSpec
 from rlobs.model_gke import GkeSpec
 
@@ -60,14 +60,29 @@ class StallAlert(Model):
 
 
 class RewardCollapseAlert(Model):
-    drop: Fraction = Field(0.5, description="Fire when mean reward falls by this fraction of its baseline.")
-    baseline: Duration = Field("1h", description="Window of the baseline (max of the mean reward).")
+    drop: float = Field(
+        0.5,
+        gt=0,
+        lt=1,
+        description="Fire when mean reward falls below its baseline peak by this fraction of the baseline range "
+        "(peak - low); range-based so negative rewards work.",
+    )
+    baseline: Duration = Field("1h", description="Window of the baseline (peak and low of the mean reward).")
     for_: Duration = Field("15m", alias="for")
     severity: Severity = "warning"
 
+    @model_validator(mode="after")
+    def _for_within_baseline(self) -> RewardCollapseAlert:
+        # The peak must still be inside the baseline window when `for` has elapsed, or the alert can never fire.
+        if duration_seconds(self.for_) >= duration_seconds(self.baseline):
+            raise ValueError(f"@for: expected a duration shorter than baseline ({self.baseline}), got {self.for_}")
+        return self
+
 
 class LossSpikeAlert(Model):
-    factor: Positive = Field(3.0, description="Fire when loss exceeds this multiple of its baseline average.")
+    factor: Positive = Field(
+        3.0, description="Fire when |loss| exceeds this multiple of its baseline average |loss|; NaN always fires."
+    )
     baseline: Duration = Field("1h")
     for_: Duration = Field("5m", alias="for")
     severity: Severity = "warning"
@@ -80,7 +95,10 @@ class MfuLowAlert(Model):
 
 
 class LoopRegressionAlert(Model):
-    factor: Positive = Field(1.5, description="Fire when loop p95 exceeds this multiple of the baseline p95.")
+    factor: Positive = Field(
+        1.5,
+        description="Fire when loop p95 over `window` exceeds this multiple of the p95 of the `baseline` before it.",
+    )
     window: Duration = Field("30m")
     baseline: Duration = Field("6h")
     for_: Duration = Field("15m", alias="for")
@@ -95,6 +113,8 @@ class SyncLatencyAlert(Model):
 
 
 class Alerts(Model):
+    """RL alert thresholds; rendered as PrometheusRules (eks) or Cloud Monitoring alert policies (gke)."""
+
     enabled: bool = True
     stall: StallAlert = StallAlert()
     reward_collapse: RewardCollapseAlert = RewardCollapseAlert()
@@ -122,4 +142,11 @@ class Profile(Model):
         other = "eks" if self.target == "gke" else "gke"
         if getattr(self, other) is not None:
             raise ValueError(f"@{other}: target is {self.target}, so expected no `{other}:` section, got one")
+        return self
+
+    @model_validator(mode="after")
+    def _target_workload_rules(self) -> Profile:
+        # Rules that need the workload and the target section together live with the target's model.
+        if self.gke is not None:
+            self.gke.check_workload(self.workload)
         return self

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from helpers import profile
+from rlobs import naming
+from rlobs.alerts import alerts
+from rlobs.catalog import load_catalog
+from rlobs.profile import parse_profile
+
+CATALOG = load_catalog()
+
+
+def test_every_alert_kind_is_defined_once() -> None:
+    found = alerts(profile("eks-jark"), CATALOG, "otel-collector")
+    assert [a.key for a in found] == [
+        "stall",
+        "reward_collapse",
+        "loss_spike",
+        "mfu_low",
+        "loop_regression",
+        "sync_latency",
+    ]
+    for a in found:
+        assert re.fullmatch(r"RL[A-Z][A-Za-z]+", a.name)
+        assert a.summary and a.description and len(a.runbook) > 80
+        assert a.probes and all(p in a.expr for p in a.probes)
+        assert a.anchor == a.name.lower()
+
+
+@pytest.mark.parametrize("pipeline", naming.PIPELINES)
+def test_exprs_use_the_pipeline_names(pipeline: naming.Pipeline) -> None:
+    for a in alerts(profile("gke-managed-otel"), CATALOG, pipeline):
+        for key in a.metrics:
+            m = CATALOG.metric(key)
+            part: naming.Part = "bucket" if m.kind == "histogram" else ""
+            assert naming.selector(m, pipeline, part) in a.expr
+        run = naming.label_token("rl.run.id", pipeline)
+        assert f"by ({run}" in a.expr
+
+
+def test_thresholds_come_from_the_profile() -> None:
+    p = profile("gke-managed-otel")  # sets mfuLow.threshold 0.25
+    mfu = next(a for a in alerts(p, CATALOG, "gke-telemetry-api") if a.key == "mfu_low")
+    assert mfu.expr.endswith("< 0.25")
+    assert mfu.expr == 'max by ("rl.run.id") ({"rl.train.mfu"}) < 0.25'
+    loop = next(a for a in alerts(p, CATALOG, "otel-collector") if a.key == "loop_regression")
+    assert "[6h] offset 30m" in loop.expr and "> 1.5 *" in loop.expr
+    assert {a.severity for a in alerts(p, CATALOG, "otel-collector") if a.key == "stall"} == {"critical"}
+
+
+def test_disabled_alerts_yield_none() -> None:
+    p = profile("eks-jark")
+    off = p.model_copy(update={"alerts": p.alerts.model_copy(update={"enabled": False})})
+    assert alerts(off, CATALOG, "otel-collector") == ()
+
+
+def test_summary_placeholder() -> None:
+    a = alerts(profile("eks-jark"), CATALOG, "otel-collector")[0]
+    assert "{run}" in a.summary
+    assert "r1" in a.text(a.summary, "r1") and "{run}" not in a.text(a.summary, "r1")
+
+
+def _with_alerts(extra: str) -> str:
+    from helpers import all_profiles
+
+    return all_profiles()["eks-jark"] + "alerts:\n" + extra
+
+
+def test_reward_collapse_for_must_be_shorter_than_baseline() -> None:
+    from rlobs.errors import ProfileError
+
+    with pytest.raises(ProfileError) as exc:
+        parse_profile(_with_alerts("  rewardCollapse:\n    baseline: 10m\n    for: 15m\n"), "p.yaml")
+    text = str(exc.value)
+    assert "alerts.rewardCollapse.for" in text and "shorter than baseline" in text
+
+
+def test_reward_collapse_drop_below_one() -> None:
+    from rlobs.errors import ProfileError
+
+    with pytest.raises(ProfileError, match=r"rewardCollapse\.drop"):
+        parse_profile(_with_alerts("  rewardCollapse:\n    drop: 1.0\n"), "p.yaml")

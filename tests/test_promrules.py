@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import copy
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from helpers import profile, tool
+from promql_check import parse
+from rlobs import naming, promrules
+from rlobs.catalog import load_catalog
+
+CATALOG = load_catalog()
+CLASSIC = [p for p in naming.PIPELINES if not naming.dotted(p)]
+
+
+def _write(tmp: Path, groups: list[dict[str, Any]], tests: dict[str, Any] | None = None) -> None:
+    (tmp / "rl-alerts.rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False), encoding="utf-8")
+    if tests is not None:
+        (tmp / "rl-alerts.test.yaml").write_text(yaml.safe_dump(tests, sort_keys=False), encoding="utf-8")
+
+
+def test_rule_group_shape() -> None:
+    p = profile("eks-jark")
+    [group] = promrules.rule_groups(p, CATALOG, "otel-collector")
+    assert group["name"] == "rlobs-rl-eks.rl-alerts"
+    for rule in group["rules"]:
+        assert set(rule) == {"alert", "expr", "for", "labels", "annotations"}
+        assert rule["labels"]["severity"] in {"critical", "warning", "info"}
+        assert set(rule["annotations"]) == {"summary", "description", "runbook_url"}
+        assert "{{ $labels.rl_run_id }}" in rule["annotations"]["summary"]
+        assert rule["annotations"]["runbook_url"] == (
+            "https://github.com/acme/gitops/blob/main/clusters/jark-stack/rlobs/docs/runbook.md#"
+            + rule["alert"].lower()
+        )
+
+
+def test_runbook_url_is_relative_without_an_https_repo() -> None:
+    p = profile("gke-managed-otel")
+    [group] = promrules.rule_groups(p, CATALOG, "gke-telemetry-api")
+    assert group["rules"][0]["annotations"]["runbook_url"] == "docs/runbook.md#rltrainingstalled"
+    assert '{{ index $labels "rl.run.id" }}' in group["rules"][0]["annotations"]["summary"]
+
+
+def test_disabled_alerts_render_no_group() -> None:
+    p = profile("eks-jark")
+    off = p.model_copy(update={"alerts": p.alerts.model_copy(update={"enabled": False})})
+    assert promrules.rule_groups(off, CATALOG, "otel-collector") == []
+
+
+def test_rule_tests_cover_every_alert() -> None:
+    p = profile("eks-jark")
+    tests = promrules.rule_tests(p, CATALOG, "otel-collector")
+    names = [t["alert_rule_test"][0]["alertname"] for t in tests["tests"]]
+    assert names == [r["alert"] for r in promrules.rule_groups(p, CATALOG, "otel-collector")[0]["rules"]]
+    for t in tests["tests"]:
+        assert t["alert_rule_test"][0]["exp_alerts"], t["name"]  # something must fire
+        assert "not for" in t["name"]
+
+
+def test_rule_tests_refuse_dotted_names() -> None:
+    with pytest.raises(ValueError, match="classic"):
+        promrules.rule_tests(profile("gke-managed-otel"), CATALOG, "gke-telemetry-api")
+
+
+def test_dotted_rules_parse_as_prometheus3_promql() -> None:
+    [group] = promrules.rule_groups(profile("gke-managed-otel"), CATALOG, "gke-telemetry-api")
+    for rule in group["rules"]:
+        parse(rule["expr"])
+    with pytest.raises(ValueError):
+        parse(group["rules"][0]["expr"].replace(")", "", 1))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pipeline", CLASSIC)
+def test_promtool_check_rules(pipeline: naming.Pipeline, tmp_path: Path) -> None:
+    promtool = tool("promtool", "checks the generated alerting rules")
+    _write(tmp_path, promrules.rule_groups(profile("eks-jark"), CATALOG, pipeline))
+    run = subprocess.run([promtool, "check", "rules", "rl-alerts.rules.yaml"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "SUCCESS: 6 rules found" in run.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "pipeline"), [("eks-jark", p) for p in CLASSIC] + [("gke-managed-otel", "gke-gmp-collector")]
+)
+def test_promtool_test_rules(name: str, pipeline: naming.Pipeline, tmp_path: Path) -> None:
+    promtool = tool("promtool", "runs the generated rule unit tests")
+    p = profile(name)
+    _write(tmp_path, promrules.rule_groups(p, CATALOG, pipeline), promrules.rule_tests(p, CATALOG, pipeline))
+    run = subprocess.run([promtool, "test", "rules", "rl-alerts.test.yaml"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.slow
+def test_promtool_catches_a_silent_alert_and_a_wrong_name(tmp_path: Path) -> None:
+    """The generated tests can fail: an alert that never fires, or a misnamed series, is caught."""
+    promtool = tool("promtool", "runs the generated rule unit tests")
+    p = profile("eks-jark")
+    groups = promrules.rule_groups(p, CATALOG, "otel-collector")
+    tests = promrules.rule_tests(p, CATALOG, "otel-collector")
+    for i, rule in enumerate(groups[0]["rules"]):
+        broken = copy.deepcopy(groups)
+        # A threshold nobody can cross: the bad run stays silent, so the test must fail.
+        broken[0]["rules"][i]["expr"] = f"({rule['expr']}) and on() vector(0) > 1"
+        _write(tmp_path, broken, tests)
+        run = subprocess.run([promtool, "test", "rules", "rl-alerts.test.yaml"], capture_output=True, text=True)
+        assert run.returncode != 0, f"{rule['alert']} still passed with an impossible condition"
+    wrong = copy.deepcopy(groups)
+    wrong[0]["rules"][3]["expr"] = wrong[0]["rules"][3]["expr"].replace("rl_train_mfu_ratio", "rl_train_mfu")
+    _write(tmp_path, wrong, tests)
+    run = subprocess.run([promtool, "test", "rules", "rl-alerts.test.yaml"], capture_output=True, text=True)
+    assert run.returncode != 0 and "RLMfuLow" in run.stdout + run.stderr
