@@ -1,12 +1,212 @@
-"""GKE with Managed OpenTelemetry: plan the bundle (skeleton; see the GKE target issue)."""
+"""GKE with Managed OpenTelemetry: plan the bundle (scripts, Terraform, workload component, monitoring JSON, app)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
+from rlobs import cloudmon, gke_project, gke_workload, naming
 from rlobs.catalog import Catalog
 from rlobs.model import Profile
 from rlobs.plan import FileSpec, Plan
+from rlobs.targets.common import app_files
+
+SCRIPTS = (
+    "01-enable-apis.sh",
+    "02-enable-managed-otel.sh",
+    "03-grant-iam.sh",
+    "04-deploy-monitoring.sh",
+    "05-verify.sh",
+)
+DASHBOARDS_DIR = "monitoring/dashboards"
+POLICIES_DIR = "monitoring/alert-policies"
+WORKLOAD_DIR = "workload"
+
+
+@dataclass(frozen=True, slots=True)
+class Deployable:
+    """A dashboard or alert policy file and the gcloud --filter that finds it by display name."""
+
+    path: str
+    display_name: str
+    filter: str
+
+
+def _filter(display_name: str) -> str:
+    escaped = display_name.replace("\\", "\\\\").replace('"', '\\"')
+    return f'displayName="{escaped}"'
+
+
+def _monitoring(profile: Profile, catalog: Catalog) -> tuple[list[FileSpec], list[Deployable], list[Deployable]]:
+    gke = gke_project.gke(profile)
+    files: list[FileSpec] = []
+    dashboard = cloudmon.dashboard(profile, catalog)
+    path = f"{DASHBOARDS_DIR}/{profile.metadata.name}.json"
+    files.append(FileSpec(path, "json", data=dashboard))
+    dashboards = [Deployable(path, dashboard["displayName"], _filter(dashboard["displayName"]))]
+    policies: list[Deployable] = []
+    if profile.alerts.enabled:
+        for stem, policy in cloudmon.alert_policies(profile, catalog):
+            if gke.notification_channels and not policy.get("notificationChannels"):
+                policy = {**policy, "notificationChannels": list(gke.notification_channels)}
+            path = f"{POLICIES_DIR}/{stem}.json"
+            files.append(FileSpec(path, "json", data=policy))
+            policies.append(Deployable(path, policy["displayName"], _filter(policy["displayName"])))
+    return files, dashboards, policies
+
+
+def _workload(profile: Profile) -> list[FileSpec]:
+    gke = gke_project.gke(profile)
+    header = f"Kustomize Component of profile {profile.metadata.name}: add `components: [<path to this folder>]`"
+    files = [
+        FileSpec(f"{WORKLOAD_DIR}/kustomization.yaml", "yaml", data=gke_workload.kustomization(profile), header=header),
+        FileSpec(
+            f"{WORKLOAD_DIR}/{gke_workload.PATCH_FILE}",
+            "yaml",
+            data=gke_workload.patch(profile),
+            header=f"Points {profile.workload.kind} {profile.workload.name}'s OTLP exporters at the managed collector.",
+        ),
+    ]
+    if profile.workload.kind in gke_workload.CRD_KINDS:
+        files.append(
+            FileSpec(f"{WORKLOAD_DIR}/{gke_workload.SCHEMA_FILE}", "json", data=gke_workload.openapi_schema(profile))
+        )
+    if gke.instrumentation_resource:
+        files.append(
+            FileSpec(
+                f"{WORKLOAD_DIR}/{gke_workload.INSTRUMENTATION_FILE}",
+                "yaml",
+                data=gke_workload.instrumentation(profile),
+                header=(
+                    "Managed OpenTelemetry's Instrumentation resource (Preview; see README.md for its caveats).\n"
+                    "Applies only after Managed OpenTelemetry is enabled, and only to pods created afterwards."
+                ),
+            )
+        )
+    return files
+
+
+def _terraform(profile: Profile, context: dict[str, Any]) -> list[FileSpec]:
+    gke, identity = gke_project.gke(profile), gke_project.identity(profile)
+    tfvars: dict[str, Any] = {
+        "project_id": gke.project,
+        "location": gke.location,
+        "cluster_name": gke.cluster,
+        "namespace": profile.workload.namespace,
+        "kubernetes_service_account": identity.ksa,
+        "gcp_service_account": identity.gsa,
+        "services": list(gke_project.apis(profile)),
+        "writer_roles": list(gke_project.roles(profile)),
+    }
+    descriptions = {
+        "project_id": "GCP project ID.",
+        "location": "Region or zone of the GKE cluster.",
+        "cluster_name": "Name of the GKE cluster.",
+        "namespace": "Kubernetes namespace of the RL workload.",
+        "kubernetes_service_account": "Kubernetes ServiceAccount of the workload (empty: the whole namespace).",
+        "gcp_service_account": "Google service account the workload acts as (empty: none).",
+        "services": "Google Cloud APIs to enable.",
+        "writer_roles": "Roles the workload's identity gets to write metrics, traces (and logs).",
+    }
+    variables = [
+        {"name": k, "type": "list(string)" if isinstance(v, list) else "string", "description": descriptions[k]}
+        for k, v in tfvars.items()
+    ]
+    return [
+        FileSpec("terraform/main.tf", "text", template="gke/terraform/main.tf.j2", context=context),
+        FileSpec(
+            "terraform/variables.tf",
+            "text",
+            template="gke/terraform/variables.tf.j2",
+            context={**context, "variables": variables},
+        ),
+        FileSpec(
+            "terraform/terraform.tfvars",
+            "hcl",
+            data=tfvars,
+            header=f"Values of profile {profile.metadata.name} for main.tf (terraform init && terraform apply).",
+        ),
+    ]
 
 
 def plan(profile: Profile, catalog: Catalog) -> Plan:
-    files = (FileSpec("README.md", "md", template="gke/README.md.j2", context={"profile": profile}),)
-    return Plan(profile.metadata.name, files)
+    gke = gke_project.gke(profile)
+    pipeline = naming.pipeline_for(profile)
+    monitoring_files, dashboards, policies = _monitoring(profile, catalog)
+    loop = catalog.metric("loop_duration")
+    context: dict[str, Any] = {
+        "profile": profile,
+        "gke": gke,
+        "apis": gke_project.apis(profile),
+        "roles": gke_project.roles(profile),
+        "identity": gke_project.identity(profile),
+        "min_gke": gke_project.MIN_GKE_VERSION,
+        "min_gcloud": gke_project.MIN_GCLOUD_VERSION,
+        "scope": gke_project.OTEL_SCOPE,
+        "google_beta_version": gke_project.GOOGLE_BETA_VERSION,
+        "collector_name": gke_workload.COLLECTOR_NAME,
+        "collector_namespace": gke_workload.COLLECTOR_NAMESPACE,
+        "endpoint": gke_workload.ENDPOINT,
+        "dashboards": dashboards,
+        "policies": policies,
+        "steps": SCRIPTS,
+        "pipeline": pipeline,
+        "example_query": _example_query(profile, catalog, pipeline),
+        "example_type": naming.monitoring_type(loop, pipeline),
+        "env": gke_workload.container_env(profile),
+    }
+    files = [
+        FileSpec(f"scripts/{name}", "sh", template=f"gke/scripts/{name}.j2", context=context, executable=True)
+        for name in SCRIPTS
+    ]
+    files.append(
+        FileSpec("scripts/setup.sh", "sh", template="gke/scripts/setup.sh.j2", context=context, executable=True)
+    )
+    files += _terraform(profile, context)
+    files += _workload(profile)
+    files += monitoring_files
+    files += app_files(profile, catalog, pipeline)
+    context["metrics"] = [
+        {
+            "name": m.name,
+            "type": naming.monitoring_type(m, pipeline),
+            "promql": naming.selector(m, pipeline, "bucket" if m.kind == "histogram" else ""),
+        }
+        for m in catalog.metrics
+    ]
+    context["files"] = [(f.path, _describe(f.path)) for f in sorted(files, key=lambda f: f.path)]
+    files.append(FileSpec("README.md", "md", template="gke/README.md.j2", context=context))
+    return Plan(profile.metadata.name, tuple(files))
+
+
+_DESCRIPTIONS = {
+    "scripts/setup.sh": "Runs steps 01-05 in order (`--dry-run` prints them).",
+    "scripts/01-enable-apis.sh": "Enables the Google Cloud APIs.",
+    "scripts/02-enable-managed-otel.sh": "Enables Managed OpenTelemetry (creating the cluster if the profile says so).",
+    "scripts/03-grant-iam.sh": "Grants the workload's identity the roles to write telemetry.",
+    "scripts/04-deploy-monitoring.sh": "Creates or updates the dashboards and alert policies.",
+    "scripts/05-verify.sh": "Checks the managed collector and prints where the data shows up.",
+    "terraform/main.tf": "Steps 1-3 and the dashboards as Terraform (google-beta provider).",
+    "terraform/variables.tf": "Inputs of main.tf.",
+    "terraform/terraform.tfvars": "This profile's values for main.tf.",
+    f"{WORKLOAD_DIR}/kustomization.yaml": "Kustomize Component to include from your workload's kustomization.",
+    f"{WORKLOAD_DIR}/{gke_workload.PATCH_FILE}": "Adds the OTLP and RL env to the RL container.",
+    f"{WORKLOAD_DIR}/{gke_workload.SCHEMA_FILE}": "Merge keys for the CRD's lists, so the patch merges them.",
+    f"{WORKLOAD_DIR}/{gke_workload.INSTRUMENTATION_FILE}": "The managed Instrumentation resource (Preview).",
+}
+
+
+def _describe(path: str) -> str:
+    if path in _DESCRIPTIONS:
+        return _DESCRIPTIONS[path]
+    if path.startswith(DASHBOARDS_DIR):
+        return "Cloud Monitoring dashboard (deployed by step 4 or Terraform)."
+    if path.startswith(POLICIES_DIR):
+        return "Cloud Monitoring alert policy (deployed by step 4)."
+    return "Instrumentation for the RL app (see the app's own README)."
+
+
+def _example_query(profile: Profile, catalog: Catalog, pipeline: naming.Pipeline) -> str:
+    loop = catalog.metric("loop_duration")
+    selector = naming.selector(loop, pipeline, "count", {catalog.attribute("run_id").name: profile.workload.run_id})
+    return f"sum(rate({selector}[5m]))"

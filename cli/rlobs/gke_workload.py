@@ -1,0 +1,203 @@
+"""The workload wiring for GKE Managed OpenTelemetry: container env, the Kustomize component, the Instrumentation CR."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlobs.fields import duration_seconds
+from rlobs.model import Profile, Workload
+from rlobs.model_gke import GkeSpec
+
+# The managed collector's Service (shared gke-managed-otel.md §1.4: namespace gke-managed-otel, Service
+# opentelemetry-collector, OTLP gRPC on 4317, plaintext: no TLS listener).
+COLLECTOR_NAME = "opentelemetry-collector"
+COLLECTOR_NAMESPACE = "gke-managed-otel"
+OTLP_GRPC_PORT = 4317
+# An explicit http:// scheme: a schemeless gRPC endpoint makes the Python exporter open a TLS channel against the
+# plaintext collector (opentelemetry-python exporter/otlp/proto/grpc/exporter.py; issues #1747, #2350).
+ENDPOINT = f"http://$(OTEL_COLLECTOR_NAME).$(OTEL_COLLECTOR_NAMESPACE).svc.cluster.local:{OTLP_GRPC_PORT}"
+
+# The Instrumentation CRD of Managed OpenTelemetry (not the OpenTelemetry operator's): telemetry.googleapis.com.
+INSTRUMENTATION_API = "telemetry.googleapis.com/v1alpha1"
+
+# Kinds whose pod template lives in a custom resource; Kustomize has no merge keys for them (lists would be
+# replaced, not merged), so the component ships a small OpenAPI schema declaring them.
+CRD_KINDS = frozenset({"JobSet", "RayJob", "RayCluster", "RayService"})
+API_VERSIONS = {
+    "Deployment": "apps/v1",
+    "StatefulSet": "apps/v1",
+    "Job": "batch/v1",
+    "JobSet": "jobset.x-k8s.io/v1alpha2",
+    "RayJob": "ray.io/v1",
+    "RayCluster": "ray.io/v1",
+    "RayService": "ray.io/v1",
+}
+# Where the head pod template sits in each Ray kind (KubeRay ray.io/v1 CRDs).
+_RAY_CLUSTER_SPEC = {"RayJob": ("rayClusterSpec",), "RayCluster": (), "RayService": ("rayClusterConfig",)}
+
+PATCH_FILE = "otel-env-patch.yaml"
+SCHEMA_FILE = "openapi-schema.json"
+INSTRUMENTATION_FILE = "instrumentation.yaml"
+
+
+def _gke(profile: Profile) -> GkeSpec:
+    assert profile.gke is not None  # model.Profile guarantees the target's section
+    return profile.gke
+
+
+def rl_env(workload: Workload) -> list[dict[str, str]]:
+    """The RL_* identity env the instrumentation module reads (RL_RUN_ID overrides the profile's run id)."""
+    run = workload.run
+    pairs = [
+        ("RL_RUN_ID", workload.run_id),
+        ("RL_SYSTEM", run.system),
+        ("RL_SYSTEM_VERSION", run.system_version),
+        ("RL_ALGORITHM", run.algorithm),
+        ("RL_ENVIRONMENT", run.environment),
+        ("RL_MODEL", run.model),
+    ]
+    return [{"name": k, "value": v} for k, v in pairs if v is not None]
+
+
+def container_env(profile: Profile) -> list[dict[str, Any]]:
+    """Env for the RL container, ordered so each $(VAR) is defined above its use (Kubernetes expands in order)."""
+    gke, workload = _gke(profile), profile.workload
+    attributes = ",".join(
+        [
+            f"service.namespace={workload.namespace}",
+            "service.instance.id=$(POD_NAME)",
+            "k8s.pod.name=$(POD_NAME)",
+            f"k8s.namespace.name={workload.namespace}",
+            f"k8s.container.name={workload.container}",
+            f"k8s.cluster.name={gke.cluster}",
+        ]
+    )
+    env: list[dict[str, Any]] = [
+        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        {"name": "OTEL_COLLECTOR_NAME", "value": COLLECTOR_NAME},
+        {"name": "OTEL_COLLECTOR_NAMESPACE", "value": COLLECTOR_NAMESPACE},
+        {"name": "OTEL_EXPORTER_OTLP_PROTOCOL", "value": "grpc"},
+        {"name": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "value": ENDPOINT},
+        {"name": "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "value": ENDPOINT},
+    ]
+    if gke.logs:
+        env += [
+            {"name": "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "value": ENDPOINT},
+            {"name": "OTEL_LOGS_EXPORTER", "value": "otlp"},
+        ]
+    env += [
+        {"name": "OTEL_METRICS_EXPORTER", "value": "otlp"},
+        {"name": "OTEL_TRACES_EXPORTER", "value": "otlp"},
+        # Only takes effect when the code does not set service.name itself: Resource.create({SERVICE_NAME: ...})
+        # in code silently wins over this (opentelemetry-sdk resources/__init__.py).
+        {"name": "OTEL_SERVICE_NAME", "value": workload.otel_service_name},
+        {"name": "OTEL_RESOURCE_ATTRIBUTES", "value": attributes},
+        {"name": "OTEL_METRIC_EXPORT_INTERVAL", "value": str(duration_seconds(workload.export_interval) * 1000)},
+        *rl_env(workload),
+    ]
+    return env
+
+
+def _pod_spec(profile: Profile) -> dict[str, Any]:
+    gke, workload = _gke(profile), profile.workload
+    spec: dict[str, Any] = {}
+    if gke.workload_identity is not None:
+        # Workload Identity maps IAM roles to this KSA; the pods must run as it to get them.
+        spec["serviceAccountName"] = gke.workload_identity.kubernetes_service_account
+    spec["containers"] = [{"name": workload.container, "env": container_env(profile)}]
+    return spec
+
+
+def patch(profile: Profile) -> dict[str, Any]:
+    """A strategic-merge patch that adds the env to the RL container, shaped for the workload's kind."""
+    workload = profile.workload
+    template = {"spec": _pod_spec(profile)}
+    spec: dict[str, Any]
+    if workload.kind in ("Deployment", "StatefulSet", "Job"):
+        spec = {"template": template}
+    elif workload.kind == "JobSet":
+        jobs = _gke(profile).replicated_jobs
+        spec = {"replicatedJobs": [{"name": n, "template": {"spec": {"template": template}}} for n in jobs]}
+    else:
+        spec = {"headGroupSpec": {"template": template}}
+        for key in reversed(_RAY_CLUSTER_SPEC[workload.kind]):
+            spec = {key: spec}
+    return {
+        "apiVersion": API_VERSIONS[workload.kind],
+        "kind": workload.kind,
+        "metadata": {"name": workload.name, "namespace": workload.namespace},
+        "spec": spec,
+    }
+
+
+def kustomization(profile: Profile) -> dict[str, Any]:
+    """A Kustomize Component: include it from the kustomization that already lists the workload."""
+    gke = _gke(profile)
+    data: dict[str, Any] = {"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component"}
+    if gke.instrumentation_resource:
+        data["resources"] = [INSTRUMENTATION_FILE]
+    if profile.workload.kind in CRD_KINDS:
+        # A custom schema replaces Kustomize's built-in one for this kustomization, so it is only used where the
+        # patched object is a CRD (kustomize docs: "Using a custom OpenAPI schema").
+        data["openapi"] = {"path": SCHEMA_FILE}
+    target = {"kind": profile.workload.kind, "name": profile.workload.name}
+    data["patches"] = [{"path": PATCH_FILE, "target": target}]
+    return data
+
+
+def _merge_list(key: str, items: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "array",
+        "x-kubernetes-patch-merge-key": key,
+        "x-kubernetes-patch-strategy": "merge",
+        "items": items,
+    }
+
+
+def openapi_schema(profile: Profile) -> dict[str, Any]:
+    """Merge keys for the lists the patch touches inside a CRD (replicatedJobs, containers, env by name)."""
+    kind = profile.workload.kind
+    group, _, version = API_VERSIONS[kind].partition("/")
+    pod_template = {"$ref": "#/definitions/rlobs.PodTemplate"}
+    spec: dict[str, Any]
+    if kind == "JobSet":
+        job = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"template": pod_template}}}}
+        spec = {"replicatedJobs": _merge_list("name", {"type": "object", "properties": {"template": job}})}
+    else:
+        spec = {"headGroupSpec": {"type": "object", "properties": {"template": pod_template}}}
+        for key in reversed(_RAY_CLUSTER_SPEC[kind]):
+            spec = {key: {"type": "object", "properties": spec}}
+    reverse_domain = ".".join(reversed(group.split(".")))
+    return {
+        "definitions": {
+            f"{reverse_domain}.{version}.{kind}": {
+                "type": "object",
+                "x-kubernetes-group-version-kind": [{"group": group, "kind": kind, "version": version}],
+                "properties": {"spec": {"type": "object", "properties": spec}},
+            },
+            "rlobs.Container": {
+                "type": "object",
+                "properties": {"env": _merge_list("name", {"type": "object"})},
+            },
+            "rlobs.PodTemplate": {
+                "type": "object",
+                "properties": {
+                    "spec": {
+                        "type": "object",
+                        "properties": {"containers": _merge_list("name", {"$ref": "#/definitions/rlobs.Container"})},
+                    }
+                },
+            },
+        }
+    }
+
+
+def instrumentation(profile: Profile) -> dict[str, Any]:
+    """The managed Instrumentation resource (Preview): selects every pod in the workload's namespace."""
+    return {
+        "apiVersion": INSTRUMENTATION_API,
+        "kind": "Instrumentation",
+        "metadata": {"name": profile.metadata.name, "namespace": profile.workload.namespace},
+        # {} selects all pods of the namespace (shared gke-managed-otel.md §1.5).
+        "spec": {"selector": {}},
+    }
