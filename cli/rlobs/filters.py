@@ -12,6 +12,11 @@ import yaml
 class _BlockDumper(yaml.SafeDumper):
     """Multi-line strings as `|` blocks so embedded JSON, configs and PromQL stay readable in diffs."""
 
+    def ignore_aliases(self, data: object) -> bool:
+        # A dict reused in several places must be written out each time: Kubernetes and Helm readers of
+        # the bundle should never meet YAML anchors (&id001 / *id001).
+        return True
+
 
 def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     if "\n" in value and not any(c in value for c in "\t\r") and value == value.rstrip(" "):
