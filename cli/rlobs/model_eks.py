@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, model_validator
 
 from rlobs.fields import DnsLabel, Duration, Model, matching
 
@@ -44,6 +44,10 @@ Quantity = Annotated[
     AfterValidator(matching(r"[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|m|k|M|G|T)?", "a Kubernetes quantity like 50Gi or 500m")),
 ]
 SecretKey = Annotated[str, AfterValidator(matching(r"[-._a-zA-Z0-9]+", "a Secret key like password"))]
+
+
+# The HCL values a blueprint.tfvars variable can take here (bool, number, string, list(string), map(bool)).
+TfValue = bool | int | float | str | tuple[str, ...] | dict[str, bool]
 
 
 class SecretRef(Model):
@@ -88,6 +92,11 @@ class OpenSearchSettings(Model):
     credentials_secret: DnsLabel = Field(
         "opensearch-admin-credentials", description="Existing Secret with keys username and password."
     )
+    security_config_secret: DnsLabel = Field(
+        "opensearch-securityconfig",
+        description="Existing Secret with the OpenSearch security plugin files (internal_users.yml holds the "
+        "bcrypt hash of the admin password); the README shows how to create it.",
+    )
     storage_size: Quantity = "30Gi"
     replicas: int = Field(3, ge=1, le=9)
 
@@ -118,4 +127,18 @@ class EksSpec(Model):
     alertmanager_receivers: tuple[Receiver, ...] = ()
     dcgm_exporter: bool = True
     kuberay_operator: bool = True
-    ray_logs: bool = True
+    ray_logs: bool = Field(True, description="Ship Ray session logs with a FluentBit sidecar (Ray workload kinds).")
+    terraform_variables: dict[str, TfValue] = Field(
+        default_factory=dict,
+        description="More ai-on-eks variables for blueprint.tfvars (declared, non-sensitive ones only), "
+        "e.g. enable_nvidia_gpu_operator: true.",
+    )
+
+    @model_validator(mode="after")
+    def _terraform_variables(self) -> EksSpec:
+        # Imported here: the declared-variables table is package data, read only when a profile uses this.
+        from rlobs.eks_tfvars import variable_problems
+
+        for key, problem in variable_problems(self):
+            raise ValueError(f"@terraformVariables.{key}: {problem}" if key else problem)
+        return self

@@ -1,12 +1,159 @@
-"""EKS with the JARK stack: plan the bundle (skeleton; see the EKS target issue)."""
+"""EKS with the JARK stack: plan the bundle (Terraform tfvars, Argo CD apps, Helm values, RL layer, workload)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from rlobs import eks_argocd, eks_dashboards, eks_monitors, eks_stack, eks_tfvars, eks_values, eks_workload, naming
 from rlobs.catalog import Catalog
+from rlobs.eks_stack import GRAFANA_DASHBOARD_LABEL, MONITORING, RELEASE_LABEL
+from rlobs.filters import to_json
+from rlobs.grafana import rl_dashboard
 from rlobs.model import Profile
+from rlobs.naming import Pipeline
 from rlobs.plan import FileSpec, Plan
+from rlobs.targets.common import app_files
+from rlobs.versions import AI_ML_OBSERVABILITY_COMMIT, AI_ML_OBSERVABILITY_REPO, CHARTS
+
+
+def pipeline(profile: Profile) -> Pipeline:
+    """How the RL metrics reach Prometheus, as rlobs.naming names it."""
+    pipeline_for = getattr(naming, "pipeline_for", None)
+    if pipeline_for is not None:
+        found: Pipeline = pipeline_for(profile)
+        return found
+    eks = profile.eks
+    assert eks is not None
+    return "otel-collector" if eks.metrics_pipeline == "otel-collector" else "python-prometheus"
+
+
+def _dashboard_configmap(profile: Profile, name: str, dashboard: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": name,
+            "namespace": MONITORING,
+            "labels": {**GRAFANA_DASHBOARD_LABEL, "app.kubernetes.io/part-of": "rlobs"},
+        },
+        "data": {f"{name}.json": to_json(dashboard)},
+    }
+
+
+def dashboards(profile: Profile, catalog: Catalog, pipe: Pipeline) -> dict[str, dict[str, Any]]:
+    """file name (under rl-layer/) -> dashboard ConfigMap, picked up by the Grafana sidecar."""
+    name = profile.metadata.name
+    boards = {
+        f"rlobs-{name}-rl": rl_dashboard(profile, catalog, pipe),
+        f"rlobs-{name}-training": eks_dashboards.training_dashboard(profile),
+        f"rlobs-{name}-inference": eks_dashboards.inference_dashboard(profile),
+    }
+    return {
+        f"dashboard-{cm[len(f'rlobs-{name}-') :]}.yaml": _dashboard_configmap(profile, cm, d)
+        for cm, d in boards.items()
+    }
 
 
 def plan(profile: Profile, catalog: Catalog) -> Plan:
-    files = (FileSpec("README.md", "md", template="eks/README.md.j2", context={"profile": profile}),)
-    return Plan(profile.metadata.name, files)
+    eks = profile.eks
+    assert eks is not None
+    pipe = pipeline(profile)
+    variables = eks_tfvars.tfvars(profile)
+    files: list[FileSpec] = [
+        FileSpec(
+            "terraform/blueprint.tfvars",
+            "text",
+            template="eks/blueprint.tfvars.j2",
+            context={"profile": profile, "variables": variables, "argocd_note": eks_tfvars.ARGOCD_NOTE},
+        ),
+        FileSpec(
+            "argocd/root-app.yaml",
+            "yaml",
+            data=eks_argocd.root(profile),
+            header="Apply once: kubectl apply -f argocd/root-app.yaml (Argo CD then syncs argocd/apps/).",
+        ),
+    ]
+    files += [
+        FileSpec(f"argocd/apps/{n}", "yaml", data=app) for n, app in sorted(eks_argocd.applications(profile).items())
+    ]
+    files += [
+        FileSpec(
+            f"values/{chart}.yaml",
+            "yaml",
+            data=vals,
+            header=f"Helm values for {chart} {CHARTS[chart].version} (argocd/apps/ reads them via $values).",
+        )
+        for chart, vals in eks_values.values(profile).items()
+    ]
+    if eks.mode == "rlobs":
+        files += [
+            FileSpec("stack/opensearch-cluster.yaml", "yaml", data=eks_stack.opensearch_cluster(profile)),
+            FileSpec("stack/fluentbit-output.yaml", "yaml", data=eks_stack.log_output(eks)),
+        ]
+    layer = {**eks_monitors.monitors(profile, catalog, pipe), **dashboards(profile, catalog, pipe)}
+    files += [FileSpec(f"rl-layer/{n}", "yaml", data=obj) for n, obj in sorted(layer.items())]
+    files += _workload_files(profile)
+    files += app_files(profile, catalog, pipe)
+    files.append(
+        FileSpec(
+            "README.md",
+            "md",
+            template="eks/README.md.j2",
+            context={
+                "profile": profile,
+                "eks": eks,
+                "charts": CHARTS,
+                "release_label": RELEASE_LABEL,
+                "stack": eks_stack.stack(eks),
+                "files": [(path, _describe(path)) for path in sorted([*(f.path for f in files), "README.md"])],
+                "ray_logs": eks_workload.ray_logs(profile),
+                "ref_repo": AI_ML_OBSERVABILITY_REPO,
+                "ref_commit": AI_ML_OBSERVABILITY_COMMIT,
+                "argocd_note": eks_tfvars.ARGOCD_NOTE,
+            },
+        )
+    )
+    return Plan(profile.metadata.name, tuple(files))
+
+
+_DESCRIPTIONS = {
+    "terraform/blueprint.tfvars": "ai-on-eks `infra/jark-stack` variables: cluster, KubeRay, DCGM, add-ons, stack flag",
+    "argocd/root-app.yaml": "the app-of-apps root; the only object you apply by hand",
+    "argocd/apps/": "one Argo CD Application per component, pinned chart versions, sync waves",
+    "values/": "Helm values of each chart (read by the Applications through `$values`)",
+    "stack/opensearch-cluster.yaml": "OpenSearch + Dashboards (opensearch-operator CR), credentials from Secrets",
+    "stack/fluentbit-output.yaml": "FluentBit ClusterOutput: node container logs to OpenSearch over TLS",
+    "rl-layer/dashboard-": 'Grafana dashboard ConfigMap (label `grafana_dashboard: "1"`)',
+    "rl-layer/rl-prometheusrule.yaml": "the RL alerts and recording rules",
+    "rl-layer/": "ServiceMonitor / PodMonitor (label `release: kube-prometheus-stack`)",
+    "workload/kustomization.yaml": "Kustomize Component for your workload's kustomization",
+    "workload/otel-env-patch.yaml": "OTel SDK env, RL_* identity env and the scrape label for the RL container",
+    "workload/ray-logs-patch.yaml": "FluentBit sidecar + shared /tmp/ray volume on the Ray head",
+    "workload/fluentbit-config.yaml": "the sidecar's config: Ray session logs to OpenSearch",
+    "README.md": "this file",
+}
+
+
+def _describe(path: str) -> str:
+    found = [k for k in _DESCRIPTIONS if path == k or (k.endswith(("/", "-")) and path.startswith(k))]
+    return _DESCRIPTIONS[max(found, key=len)] if found else "the RL app's instrumentation (see the app files' own docs)"
+
+
+def _workload_files(profile: Profile) -> list[FileSpec]:
+    w = profile.workload
+    files = [
+        FileSpec(
+            "workload/kustomization.yaml",
+            "yaml",
+            data=eks_workload.component(profile),
+            header=f"A Kustomize Component: add it under `components:` of the kustomization that builds {w.kind} "
+            f"{w.name}.",
+        ),
+        FileSpec("workload/otel-env-patch.yaml", "yaml", data=eks_workload.env_patch(profile)),
+    ]
+    if eks_workload.ray_logs(profile):
+        files += [
+            FileSpec("workload/ray-logs-patch.yaml", "yaml", data=eks_workload.logs_patch(profile)),
+            FileSpec("workload/fluentbit-config.yaml", "yaml", data=eks_workload.fluentbit_config(profile)),
+        ]
+    return files

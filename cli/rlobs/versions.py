@@ -1,0 +1,76 @@
+"""The one table of pinned versions: Helm charts, images and upstream revisions the EKS bundle deploys."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    name: str  # chart name in the repository
+    repo_url: str  # Helm repository
+    version: str  # pinned chart version, never a range or HEAD
+    release: str  # Helm release name (names Services and the `release` label)
+    namespace: str
+
+
+# The versions the AI/ML observability reference stack pins (awslabs/ai-ml-observability-reference-architecture
+# chart/Chart.yaml @ 2467d9c9), so both stack modes run the same operators and CRDs. kube-prometheus-stack 76.3.0
+# ships prometheus-operator v0.84.1 and the grafana 9.3.2 subchart (which has `admin.existingSecret`).
+CHARTS: dict[str, Chart] = {
+    "kube-prometheus-stack": Chart(
+        "kube-prometheus-stack",
+        "https://prometheus-community.github.io/helm-charts",
+        "76.3.0",
+        # The release name makes the Services kube-prometheus-stack-grafana/-prometheus and the monitor selector
+        # label `release: kube-prometheus-stack`, exactly as the ai-on-eks ArgoCD Application does.
+        "kube-prometheus-stack",
+        "monitoring",
+    ),
+    "opensearch-operator": Chart(
+        "opensearch-operator",
+        "https://opensearch-project.github.io/opensearch-k8s-operator/",
+        "2.7.0",
+        "opensearch-operator",
+        "monitoring",
+    ),
+    "fluent-operator": Chart(
+        "fluent-operator", "https://fluent.github.io/helm-charts", "3.2.0", "fluent-operator", "monitoring"
+    ),
+    # open-telemetry/opentelemetry-helm-charts dd5665c0: collector appVersion 0.158.0.
+    "opentelemetry-collector": Chart(
+        "opentelemetry-collector",
+        "https://open-telemetry.github.io/opentelemetry-helm-charts",
+        "0.170.0",
+        "otel-collector",
+        "monitoring",
+    ),
+}
+
+# OpenSearch and Dashboards as the reference stack runs them with opensearch-operator 2.7.0
+# (chart/templates/opensearch/opensearch-cluster.yaml: general.version 2.14.0).
+OPENSEARCH_VERSION = "2.14.0"
+
+# The collector distribution with the opensearch exporter and basicauth extension (contrib); the tag follows the
+# chart's appVersion when left empty, so pinning the chart pins the image.
+OTEL_COLLECTOR_IMAGE = "otel/opentelemetry-collector-contrib"
+
+# The Ray log sidecar of the reference stack's examples/inference (fluent/fluent-bit:3.2.2).
+FLUENT_BIT_SIDECAR_IMAGE = "fluent/fluent-bit:3.2.2"
+
+# The fluent-bit image fluent-operator 3.2.0 deploys for the node DaemonSet (chart default is 3.1.7; the reference
+# stack's FluentBit CR runs 3.1.8, the patch release with the fixes fluent-operator 3.2.0 was tested with).
+FLUENT_BIT_DAEMONSET_TAG = "3.1.8"
+
+# opensearch-operator 2.7.0 defaults kube-rbac-proxy to gcr.io/kubebuilder/kube-rbac-proxy:v0.15.0, which was
+# deleted from GCR (opensearch-k8s-operator#1372); the reference stack mirrors it here.
+KUBE_RBAC_PROXY_IMAGE = "public.ecr.aws/aws-observability/mirror-kube-rbac-proxy"
+
+# ai-on-eks (infra/base/terraform/argocd.tf) installs argo-cd chart 8.1.1 = Argo CD v3.0.6; the Applications are
+# validated against that version's CRD.
+ARGOCD_VERSION = "v3.0.6"
+
+# The reference stack that `enable_ai_ml_observability_stack` deploys tracks `targetRevision: HEAD` of this repo
+# (infra/base/terraform/argocd-addons/ai-ml-observability.yaml); the README tells users to pin it to this commit.
+AI_ML_OBSERVABILITY_REPO = "https://github.com/awslabs/ai-ml-observability-reference-architecture.git"
+AI_ML_OBSERVABILITY_COMMIT = "2467d9c952d4f929b5d9743e608a4b67e809e5cc"
