@@ -78,8 +78,13 @@ def hcl_value(value: object) -> str:
 
 
 def py_str(value: object) -> str:
-    """A Python string literal."""
-    return repr(str(value))
+    """A Python string literal, double-quoted where that needs no extra escapes (as `ruff format` writes it)."""
+    text = repr(str(value))
+    # repr() picks single quotes unless the value holds a ' and no "; with no " inside, swapping the delimiters
+    # keeps every escape valid.
+    if text.startswith("'") and '"' not in text:
+        text = '"' + text[1:-1] + '"'
+    return text
 
 
 def md_code(value: object) -> str:

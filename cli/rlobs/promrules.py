@@ -11,10 +11,6 @@ from rlobs.model import Profile
 from rlobs.naming import Pipeline
 from rlobs.promtests import alert_inputs
 
-# Where the bare rules and their promtool tests sit in a bundle (targets.common renders both).
-RULES_FILE = "tests/rl-alerts.rules.yaml"
-TESTS_FILE = "tests/rl-alerts.test.yaml"
-
 
 def group_name(profile: Profile) -> str:
     return f"rlobs-{profile.metadata.name}.rl-alerts"

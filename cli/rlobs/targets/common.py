@@ -1,15 +1,201 @@
-"""Files every bundle carries: the app's OpenTelemetry module, its requirements, an example, the runbook.
-
-STUB: the signal-catalog work fills this in.
-"""
+"""Files every bundle carries: the app's OpenTelemetry module, its requirements, an example, runbook, signal docs."""
 
 from __future__ import annotations
 
-from rlobs.catalog import Catalog
+from typing import Any
+
+from rlobs import naming, promrules
+from rlobs.alerts import alerts
+from rlobs.catalog import Catalog, Metric
+from rlobs.fields import duration_seconds
 from rlobs.model import Profile
 from rlobs.naming import Pipeline
 from rlobs.plan import FileSpec
 
+APP_DIR = "app"
+TELEMETRY_FILE = f"{APP_DIR}/rlobs_telemetry.py"
+REQUIREMENTS_FILE = f"{APP_DIR}/requirements.txt"
+EXAMPLE_FILE = f"{APP_DIR}/example_rl_loop.py"
+RUNBOOK_FILE = "docs/runbook.md"
+SIGNALS_FILE = "docs/signals.md"
+# promtool rule unit tests and the bare rule groups they load (`promtool test rules tests/rl-alerts.test.yaml`).
+RULES_FILE = "tests/rl-alerts.rules.yaml"
+RULE_TESTS_FILE = "tests/rl-alerts.test.yaml"
+
+# Pinned together (opentelemetry-python releases API, SDK and exporters in lock-step; the Prometheus exporter is on
+# the 0.x beta line of the same release). protobuf>=5: the OTLP exporters need it since 1.28.0.
+REQUIREMENTS = (
+    "opentelemetry-api==1.45.2",
+    "opentelemetry-sdk==1.45.2",
+    "opentelemetry-exporter-otlp-proto-grpc==1.45.2",
+    "opentelemetry-exporter-prometheus==0.66b2",
+    "protobuf>=5",
+)
+
+
+def identity_env(key: str) -> str:
+    """The environment variable that overrides an identity attribute in the app (run_id -> RL_RUN_ID)."""
+    return "RL_" + key.upper()
+
+
+def identity_values(profile: Profile, catalog: Catalog) -> dict[str, str | None]:
+    """Identity attribute name -> the profile's value (None where the profile leaves it unset)."""
+    run = profile.workload.run
+    by_key: dict[str, str | None] = {
+        "system": run.system,
+        "system_version": run.system_version,
+        "run_id": profile.workload.run_id,
+        "algorithm": run.algorithm,
+        "environment": run.environment,
+        "model": run.model,
+    }
+    return {a.name: by_key.get(a.key) for a in catalog.identity}
+
+
+def _identity_rows(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
+    values = identity_values(profile, catalog)
+    return [{"name": a.name, "env": identity_env(a.key), "default": values[a.name]} for a in catalog.identity]
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value == int(value) else repr(value)
+
+
+def _series(metric: Metric, pipeline: Pipeline) -> list[str]:
+    if metric.kind == "histogram":
+        return [naming.series(metric, pipeline, p) for p in ("bucket", "sum", "count")]
+    return [naming.series(metric, pipeline)]
+
+
+def _telemetry_context(profile: Profile, catalog: Catalog) -> dict[str, Any]:
+    spans = [
+        {
+            "key": s.key,
+            "name": s.name,
+            "metric": s.metric,
+            "attributes": [(k, catalog.attribute(k).name) for k in s.attributes],
+        }
+        for s in catalog.spans
+    ]
+    rows = _identity_rows(profile, catalog)
+    histos = [m for m in catalog.metrics if m.kind == "histogram"]
+    bucket_sets = sorted({m.buckets for m in histos})
+    return {
+        "bucket_sets": [[_number(b) for b in bounds] for bounds in bucket_sets],
+        "buckets": [(m.key, bucket_sets.index(m.buckets)) for m in histos],
+        "profile": profile,
+        "catalog": catalog,
+        "identity": rows,
+        "identity_envs": [r["env"] for r in rows],
+        "spans": spans,
+        "export_interval_ms": duration_seconds(profile.workload.export_interval) * 1000,
+    }
+
+
+_PIPELINE_NOTES: dict[Pipeline, str] = {
+    "gke-telemetry-api": "Managed OpenTelemetry keeps the dots: PromQL quotes names and labels, "
+    'e.g. `{"name", "label"="value"}`; Cloud Monitoring metric types are '
+    "`prometheus.googleapis.com/<name>/<histogram|counter|gauge>`.",
+    "gke-gmp-collector": "The googlemanagedprometheus exporter underscores names and adds unit suffixes, "
+    "`_total` on counters and `_ratio` on unit-1 gauges.",
+    "otel-collector": "The collector's Prometheus translation underscores names and adds unit suffixes, "
+    "`_total` on counters and `_ratio` on unit-1 gauges.",
+    "python-prometheus": "The OpenTelemetry Python Prometheus exporter underscores names and adds unit suffixes and "
+    "`_total` on counters, but no `_ratio` (it maps unit `1` to nothing).",
+}
+
+
+def _docs_context(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> dict[str, Any]:
+    histos = [m for m in catalog.metrics if m.kind == "histogram"]
+    buckets = sorted({b for m in histos for b in m.buckets})
+    found = alerts(profile, catalog, pipeline)
+    return {
+        "name": profile.metadata.name,
+        "pipeline": pipeline,
+        "pipeline_note": _PIPELINE_NOTES[pipeline],
+        "metrics": [
+            {
+                "name": m.name,
+                "kind": m.kind,
+                "unit": m.unit,
+                "signal": m.signal,
+                "series": _series(m, pipeline),
+                "description": m.description,
+            }
+            for m in catalog.metrics
+        ],
+        "identity": [naming.label(a.name, pipeline) for a in catalog.identity],
+        "buckets": ", ".join(f"{b:g}" for b in buckets),
+        "attributes": [
+            {
+                "name": a.name,
+                "label": naming.label(a.name, pipeline) if a.scope == "identity" else None,
+                "scope": a.scope,
+                "description": a.description,
+            }
+            for a in catalog.attributes
+        ],
+        "spans": [
+            {
+                "name": s.name,
+                "metric": catalog.metric(s.metric).name,
+                "attributes": [catalog.attribute(k).name for k in s.attributes],
+                "description": s.description,
+            }
+            for s in catalog.spans
+        ],
+        "identity_rows": _identity_rows(profile, catalog),
+        "alerts": [
+            {
+                "name": a.name,
+                "severity": a.severity,
+                "for_": a.for_,
+                "profile_key": _camel(a.key),
+                "description": a.text(a.description, "the run"),
+                "runbook": a.runbook,
+                "expr": a.expr,
+            }
+            for a in found
+        ],
+    }
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(w.title() for w in rest)
+
 
 def app_files(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> tuple[FileSpec, ...]:
-    return ()
+    """The app module, its requirements and example, the runbook and signal docs, and promtool rule tests."""
+    telemetry = _telemetry_context(profile, catalog)
+    docs = _docs_context(profile, catalog, pipeline)
+    files = [
+        FileSpec(TELEMETRY_FILE, "py", template="common/rlobs_telemetry.py.j2", context=telemetry),
+        FileSpec(EXAMPLE_FILE, "py", template="common/example_rl_loop.py.j2", context={"profile": profile}),
+        FileSpec(
+            REQUIREMENTS_FILE, "text", template="common/requirements.txt.j2", context={"requirements": REQUIREMENTS}
+        ),
+        FileSpec(RUNBOOK_FILE, "md", template="common/runbook.md.j2", context=docs),
+        FileSpec(SIGNALS_FILE, "md", template="common/signals.md.j2", context=docs),
+    ]
+    groups = promrules.rule_groups(profile, catalog, pipeline)
+    if groups and not naming.dotted(pipeline):
+        # promtool reads bare rule groups, not the PrometheusRule wrapper; dotted (UTF-8) names need promtool >= 3.
+        files.append(
+            FileSpec(
+                RULES_FILE,
+                "yaml",
+                data={"groups": groups},
+                header="The RL alerting rules as promtool reads them (same as the PrometheusRule's spec).",
+            )
+        )
+        tests = promrules.rule_tests(profile, catalog, pipeline, rule_file=RULES_FILE.rsplit("/", 1)[1])
+        files.append(
+            FileSpec(
+                RULE_TESTS_FILE,
+                "yaml",
+                data=tests,
+                header="Unit tests of the RL alerts: promtool test rules tests/rl-alerts.test.yaml",
+            )
+        )
+    return tuple(files)
