@@ -1,0 +1,244 @@
+"""GKE set-up scripts: shellcheck-clean, --help, --dry-run prints the right commands, real gcloud parses them."""
+
+from __future__ import annotations
+
+import functools
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from gke_helpers import GKE_PROFILES, bare_path, commands, run_script, write_bundle
+from helpers import tool
+from rlobs import gke_project
+from rlobs.targets.gke import SCRIPTS
+
+ALL_SCRIPTS = (*SCRIPTS, "setup.sh")
+SCOPE_FLAG = f"--managed-otel-scope={gke_project.OTEL_SCOPE}"
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("bundles")
+    return {name: write_bundle(name, root) for name in GKE_PROFILES}
+
+
+@functools.cache
+def _dry_run(bundle: Path, script: str) -> list[list[str]]:
+    # Without gcloud and kubectl on PATH: a dry run runs nothing, so it must not need them.
+    proc = run_script(bundle / "scripts" / script, "--dry-run", env={"PATH": bare_path(bundle.parent)})
+    assert proc.returncode == 0, proc.stderr
+    assert "is not installed; a real run needs it" in proc.stdout
+    return commands(proc.stdout)
+
+
+@pytest.mark.parametrize("name", GKE_PROFILES)
+def test_scripts_are_executable_strict_bash(bundles: dict[str, Path], name: str) -> None:
+    for script in ALL_SCRIPTS:
+        path = bundles[name] / "scripts" / script
+        text = path.read_text()
+        assert text.startswith("#!/usr/bin/env bash\n") and "\nset -euo pipefail\n" in text, script
+        assert path.stat().st_mode & 0o100, f"{script} is not executable"
+        proc = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", GKE_PROFILES)
+def test_scripts_are_shellcheck_clean(bundles: dict[str, Path], name: str) -> None:
+    shellcheck = tool("shellcheck", "lints the rendered set-up scripts")
+    paths = [str(bundles[name] / "scripts" / s) for s in ALL_SCRIPTS]
+    proc = subprocess.run([shellcheck, "--format=gcc", *paths], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_shellcheck_rejects_a_broken_script(tmp_path: Path) -> None:
+    shellcheck = tool("shellcheck", "lints the rendered set-up scripts")
+    bad = tmp_path / "bad.sh"
+    bad.write_text("#!/usr/bin/env bash\nPROJECT=$1\ngcloud services enable x --project=$PROJECT\n")
+    proc = subprocess.run([shellcheck, "--format=gcc", str(bad)], capture_output=True, text=True, check=False)
+    assert proc.returncode != 0 and "SC2086" in proc.stdout
+
+
+@pytest.mark.parametrize("script", ALL_SCRIPTS)
+def test_help_and_unknown_arguments(bundles: dict[str, Path], script: str) -> None:
+    path = bundles["gke-managed-otel"] / "scripts" / script
+    proc = run_script(path, "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"Usage: {script} [--dry-run]\n")
+    assert "-n, --dry-run" in proc.stdout and not commands(proc.stdout)
+    bad = run_script(path, "--bogus")
+    assert bad.returncode == 2 and "unknown argument --bogus" in bad.stderr
+
+
+def test_enable_apis_dry_run(bundles: dict[str, Path]) -> None:
+    apis = ["cloudtrace", "container", "monitoring", "telemetry"]
+    assert _dry_run(bundles["gke-managed-otel"], "01-enable-apis.sh") == [
+        ["gcloud", "services", "enable", *(f"{a}.googleapis.com" for a in apis), "--project=my-rl-project"]
+    ]
+    # logs: true adds the Logging API.
+    (cmd,) = _dry_run(bundles["gke-autopilot-jobset"], "01-enable-apis.sh")
+    assert "logging.googleapis.com" in cmd and "--project=rl-obs-dev" in cmd
+
+
+def _where(cmds: list[list[str]], *prefix: str) -> list[list[str]]:
+    return [c for c in cmds if c[: len(prefix)] == list(prefix)]
+
+
+def test_managed_otel_dry_run_per_cluster_mode(bundles: dict[str, Path]) -> None:
+    where = ["--location=us-central1", "--project=my-rl-project"]
+    existing = _dry_run(bundles["gke-managed-otel"], "02-enable-managed-otel.sh")
+    assert _where(existing, "gcloud", "container", "clusters", "update") == [
+        ["gcloud", "container", "clusters", "update", "rl-cluster", *where, SCOPE_FLAG]
+    ]
+    assert not _where(existing, "gcloud", "container", "clusters", "create")
+    autopilot = _dry_run(bundles["gke-autopilot-jobset"], "02-enable-managed-otel.sh")
+    assert _where(autopilot, "gcloud", "container", "clusters", "create-auto") == [
+        [
+            *("gcloud", "container", "clusters", "create-auto", "rl-autopilot"),
+            *("--location=europe-west4", "--project=rl-obs-dev", SCOPE_FLAG),
+        ]
+    ]
+    standard = _dry_run(bundles["gke-standard-rayjob"], "02-enable-managed-otel.sh")
+    (create,) = _where(standard, "gcloud", "container", "clusters", "create")
+    assert create[4:] == [
+        "rl-standard",
+        "--location=us-central1-a",
+        "--project=rl-obs-dev",
+        "--workload-pool=rl-obs-dev.svc.id.goog",
+        SCOPE_FLAG,
+    ]
+
+
+def test_grant_iam_dry_run_per_identity(bundles: dict[str, Path]) -> None:
+    ksa = _dry_run(bundles["gke-managed-otel"], "03-grant-iam.sh")
+    bindings = _where(ksa, "gcloud", "projects", "add-iam-policy-binding")
+    roles = sorted(c[-3].removeprefix("--role=") for c in bindings)
+    assert roles == sorted(gke_project.BASE_ROLES)
+    member = (
+        "--member=principal://iam.googleapis.com/projects/PROJECT_NUMBER/locations/global/workloadIdentityPools/"
+        "my-rl-project.svc.id.goog/subject/ns/rl/sa/grpo-trainer"
+    )
+    assert all(member in c and "--condition=None" in c for c in bindings)
+    assert ["kubectl", "create", "serviceaccount", "grpo-trainer", "--namespace=rl"] in ksa
+
+    gsa = _dry_run(bundles["gke-autopilot-jobset"], "03-grant-iam.sh")
+    email = "rl-trainer@rl-obs-dev.iam.gserviceaccount.com"
+    bindings = _where(gsa, "gcloud", "projects", "add-iam-policy-binding")
+    assert {c[-3] for c in bindings} == {f"--role={r}" for r in (*gke_project.BASE_ROLES, "roles/logging.logWriter")}
+    assert all(f"--member=serviceAccount:{email}" in c for c in bindings)
+    assert _where(gsa, "gcloud", "iam", "service-accounts", "add-iam-policy-binding")[0][4:7] == [
+        email,
+        "--role=roles/iam.workloadIdentityUser",
+        "--member=serviceAccount:rl-obs-dev.svc.id.goog[rl-train/rl-trainer]",
+    ]
+    assert _where(gsa, "kubectl", "annotate")[0][-1] == f"iam.gke.io/gcp-service-account={email}"
+
+    namespace = _dry_run(bundles["gke-standard-rayjob"], "03-grant-iam.sh")
+    assert all(
+        "/workloadIdentityPools/rl-obs-dev.svc.id.goog/namespace/ray" in c[4]
+        for c in _where(namespace, "gcloud", "projects", "add-iam-policy-binding")
+    )
+    assert not _where(namespace, "kubectl")
+
+
+@pytest.mark.parametrize("name", GKE_PROFILES)
+def test_deploy_monitoring_covers_every_file(bundles: dict[str, Path], name: str) -> None:
+    bundle = bundles[name]
+    cmds = _dry_run(bundle, "04-deploy-monitoring.sh")
+    deployed = {
+        c[-1].split("=", 1)[1] for c in cmds if c[-1].startswith(("--config-from-file=", "--policy-from-file="))
+    }
+    on_disk = {str(p) for p in (bundle / "monitoring").rglob("*.json")}
+    assert deployed == on_disk and on_disk
+    # Each file is first looked up by display name, so a second run updates instead of duplicating.
+    lists = [c for c in cmds if "list" in c]
+    assert len(lists) == len(on_disk) and all(c[-2].startswith("--filter=displayName=") for c in lists)
+
+
+def test_setup_runs_every_step_in_order(bundles: dict[str, Path]) -> None:
+    bundle = bundles["gke-managed-otel"]
+    proc = run_script(bundle / "scripts" / "setup.sh", "--dry-run", env={"PATH": bare_path(bundle.parent)})
+    assert proc.returncode == 0, proc.stderr
+    steps = [line.removeprefix("# == ") for line in proc.stdout.splitlines() if line.startswith("# == ")]
+    assert steps == list(SCRIPTS)
+    singles = [c for s in SCRIPTS for c in _dry_run(bundles["gke-managed-otel"], s)]
+    assert commands(proc.stdout) == singles
+
+
+# --- every printed gcloud line against a real gcloud (rc 2 = usage error, found before any login) ---------
+
+
+def _gcloud(gcloud: str, cmd: list[str], config: Path) -> subprocess.CompletedProcess[str]:
+    env = {"CLOUDSDK_CONFIG": str(config), "CLOUDSDK_CORE_DISABLE_PROMPTS": "1", "PATH": "/usr/bin:/bin"}
+    return subprocess.run([gcloud, *cmd[1:]], capture_output=True, text=True, check=False, env=env, timeout=60)
+
+
+def _usage_error(proc: subprocess.CompletedProcess[str]) -> str | None:
+    """None when gcloud accepted the command line; else the reason. Tolerates only --managed-otel-scope."""
+    if proc.returncode != 2:
+        return None
+    found = re.search(r"unrecognized arguments: (.*)", proc.stderr)
+    # gcloud before 576.0.0 lacks --managed-otel-scope; it lists every unknown argument (plus a "did you mean"
+    # hint), so an error naming only that flag means the rest of the line parsed.
+    if found and re.sub(r"\(did you mean [^)]*\)", "", found.group(1)).split() == [SCOPE_FLAG]:
+        return None
+    return proc.stderr.strip().splitlines()[0]
+
+
+def _shape(cmd: list[str]) -> str:
+    """The command group and flag names (values dropped): one real gcloud run per shape keeps the test fast."""
+    return " ".join(w.split("=", 1)[0] if w.startswith("--") else w for w in cmd if w.startswith("--") or w.islower())
+
+
+@pytest.mark.slow
+def test_every_gcloud_line_parses(bundles: dict[str, Path], tmp_path: Path) -> None:
+    gcloud = tool("gcloud", "parses each gcloud command the scripts print")
+    lines: dict[str, list[str]] = {}
+    for bundle in bundles.values():
+        for script in SCRIPTS:
+            for cmd in _dry_run(bundle, script):
+                if cmd[0] == "gcloud":
+                    lines.setdefault(_shape(cmd), cmd)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda c: (c, _gcloud(gcloud, c, tmp_path)), lines.values()))
+    problems = [f"{' '.join(c)}: {why}" for c, p in results if (why := _usage_error(p))]
+    assert not problems, "\n".join(problems)
+    assert any(SCOPE_FLAG in c for c in lines.values())
+
+
+@pytest.mark.slow
+def test_gcloud_check_rejects_a_bad_line(tmp_path: Path) -> None:
+    gcloud = tool("gcloud", "parses each gcloud command the scripts print")
+    bad = ["gcloud", "container", "clusters", "update", "c", "--location=us-central1", "--bogus-flag", SCOPE_FLAG]
+    assert _usage_error(_gcloud(gcloud, bad, tmp_path)) is not None
+    beta = ["gcloud", "beta", "monitoring", "policies", "list", "--project=my-rl-project"]
+    assert _usage_error(_gcloud(gcloud, beta, tmp_path)) is not None
+
+
+@pytest.mark.slow
+def test_every_kubectl_line_parses(bundles: dict[str, Path], tmp_path: Path) -> None:
+    kubectl = tool("kubectl", "parses each kubectl command the scripts print")
+    config = tmp_path / "kubeconfig"
+    config.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
+    env = {"KUBECONFIG": str(config), "PATH": "/usr/bin:/bin"}
+    seen = set()
+    for bundle in bundles.values():
+        for script in SCRIPTS:
+            for cmd in _dry_run(bundle, script):
+                if cmd[0] != "kubectl" or tuple(cmd) in seen:
+                    continue
+                seen.add(tuple(cmd))
+                if cmd[1] == "wait":
+                    cmd = [*cmd[:-1], "--timeout=1s"]
+                proc = subprocess.run(
+                    [kubectl, *cmd[1:]], capture_output=True, text=True, check=False, env=env, timeout=60
+                )
+                # No server here: a parsed command fails connecting; a bad one says "unknown ...".
+                assert not re.search(r"unknown (flag|command|shorthand)", proc.stderr), (cmd, proc.stderr)
+    assert seen
+    bad = subprocess.run([kubectl, "get", "pods", "--bogus"], capture_output=True, text=True, check=False, env=env)
+    assert "unknown flag" in bad.stderr
