@@ -1,0 +1,44 @@
+"""Helpers of the EKS target's tests: the EKS profiles, their rendered bundles, parsed YAML objects, CRD schemas."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from crdschema import crd_schema
+from helpers import all_profiles, profile, shared
+from rlobs.bundle import build
+
+EKS_PROFILES = sorted(name for name, text in all_profiles().items() if "\ntarget: eks" in text)
+
+
+@functools.cache
+def bundle(name: str) -> dict[str, str]:
+    """path -> text of profile `name`'s rendered bundle (rendered once per test session)."""
+    return {r.path: r.text for r in build(profile(name))}
+
+
+def objects(name: str, prefix: str = "") -> dict[str, Any]:
+    """path -> the single YAML document of every .yaml file under `prefix`."""
+    return {p: yaml.safe_load(t) for p, t in bundle(name).items() if p.startswith(prefix) and p.endswith(".yaml")}
+
+
+def of_kind(name: str, kind: str) -> dict[str, Any]:
+    return {p: o for p, o in objects(name).items() if isinstance(o, dict) and o.get("kind") == kind}
+
+
+@functools.cache
+def schema(rel: str) -> dict[str, Any]:
+    """A CRD under ../shared/upstream as a strict JSON Schema."""
+    return crd_schema(shared(f"upstream/{rel}"))
+
+
+def write_bundle(name: str, root: Path) -> Path:
+    out = root / name
+    for path, text in bundle(name).items():
+        (out / path).parent.mkdir(parents=True, exist_ok=True)
+        (out / path).write_text(text, encoding="utf-8")
+    return out

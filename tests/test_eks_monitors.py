@@ -1,0 +1,117 @@
+"""ServiceMonitors, PodMonitors and the PrometheusRule: valid CRs, selected by Prometheus, loaded by promtool."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from crdschema import errors
+from eks_helpers import EKS_PROFILES, objects, of_kind
+from eks_helpers import schema as crd
+from helpers import module, profile, tool
+
+CRDS = {
+    "ServiceMonitor": "prometheus-operator/crd-servicemonitors.v0.84.1.yaml",
+    "PodMonitor": "prometheus-operator/crd-podmonitors.v0.84.1.yaml",
+    "PrometheusRule": "prometheus-operator/crd-prometheusrules.v0.84.1.yaml",
+}
+
+
+def _monitoring(name: str) -> dict[str, Any]:
+    return {p: o for kind in CRDS for p, o in of_kind(name, kind).items()}
+
+
+@pytest.mark.parametrize("name", EKS_PROFILES)
+def test_monitors_and_rules_match_the_prometheus_operator_crds(name: str) -> None:
+    module("jsonschema", "validates CRs against the prometheus-operator CRDs")
+    found = _monitoring(name)
+    assert {o["kind"] for o in found.values()} >= {"ServiceMonitor", "PrometheusRule"}
+    for path, obj in found.items():
+        assert errors(crd(CRDS[obj["kind"]]), obj) == [], path
+
+
+def test_the_crd_check_rejects_broken_monitors() -> None:
+    module("jsonschema", "validates CRs against the prometheus-operator CRDs")
+    sm = copy.deepcopy(of_kind("eks-jark", "ServiceMonitor")["rl-layer/ray-head-servicemonitor.yaml"])
+    sm["spec"]["endpoints"][0]["scrapeInterval"] = "15s"  # the field is `interval`
+    assert any("scrapeInterval" in e for e in errors(crd(CRDS["ServiceMonitor"]), sm))
+    pm = copy.deepcopy(of_kind("eks-jark", "PodMonitor")["rl-layer/ray-workers-podmonitor.yaml"])
+    pm["spec"]["podMetricsEndpoints"][0]["relabelings"][0]["action"] = "rename"
+    assert errors(crd(CRDS["PodMonitor"]), pm)
+
+
+def _selected(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    assert set(selector) <= {"matchLabels"}, "only matchLabels selectors are rendered"
+    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+
+
+def test_every_monitor_and_rule_is_selected_by_the_rendered_prometheus() -> None:
+    values = objects("eks-jark", "values/kube-prometheus-stack.yaml")["values/kube-prometheus-stack.yaml"]
+    spec = values["prometheus"]["prometheusSpec"]
+    selectors = {
+        "ServiceMonitor": spec["serviceMonitorSelector"],
+        "PodMonitor": spec["podMonitorSelector"],
+        "PrometheusRule": spec["ruleSelector"],
+    }
+    for path, obj in _monitoring("eks-jark").items():
+        assert _selected(selectors[obj["kind"]], obj["metadata"]["labels"]), path
+
+
+def test_every_monitor_carries_the_release_label_the_reference_stack_selects() -> None:
+    """ai-on-eks mode: the reference chart keeps *SelectorNilUsesHelmValues, i.e. `release: <release name>`."""
+    for path, obj in _monitoring("eks-ai-on-eks").items():
+        assert obj["metadata"]["labels"]["release"] == "kube-prometheus-stack", path
+        assert obj["metadata"]["namespace"] == "monitoring"
+
+
+def test_ray_head_monitor_scrapes_every_kuberay_metrics_port() -> None:
+    sm = of_kind("eks-jark", "ServiceMonitor")["rl-layer/ray-head-servicemonitor.yaml"]
+    assert [e["port"] for e in sm["spec"]["endpoints"]] == ["metrics", "as-metrics", "dash-metrics", "serve"]
+    assert sm["spec"]["selector"] == {"matchLabels": {"ray.io/node-type": "head"}}
+    assert sm["spec"]["targetLabels"] == ["ray.io/cluster"]
+
+
+def test_pipeline_decides_between_collector_and_app_scrape() -> None:
+    jark = of_kind("eks-jark", "ServiceMonitor")
+    assert "rl-layer/otel-collector-servicemonitor.yaml" in jark
+    ref = of_kind("eks-ai-on-eks", "PodMonitor")
+    app = ref["rl-layer/rl-app-podmonitor.yaml"]
+    w = profile("eks-ai-on-eks").workload
+    assert app["spec"]["namespaceSelector"] == {"matchNames": [w.namespace]}
+    assert app["spec"]["podMetricsEndpoints"][0]["port"] == "rl-metrics"
+    # ai-on-eks mode: the reference chart ships the Ray monitors; rlobs does not duplicate them.
+    assert not any("ray-" in p for p in _monitoring("eks-ai-on-eks"))
+
+
+def _rule_groups(name: str) -> list[dict[str, Any]]:
+    rules = of_kind(name, "PrometheusRule")
+    assert len(rules) == 1
+    groups: list[dict[str, Any]] = next(iter(rules.values()))["spec"]["groups"]
+    return groups
+
+
+def _promtool_check(groups: list[dict[str, Any]], tmp: Path) -> subprocess.CompletedProcess[str]:
+    path = tmp / "rules.yaml"
+    path.write_text(yaml.safe_dump({"groups": groups}), encoding="utf-8")
+    promtool = tool("promtool", "checks the PrometheusRule groups")
+    return subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", EKS_PROFILES)
+def test_promtool_accepts_the_rule_groups(name: str, tmp_path: Path) -> None:
+    proc = _promtool_check(_rule_groups(name), tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_promtool_rejects_a_broken_rule(tmp_path: Path) -> None:
+    groups = copy.deepcopy(_rule_groups("eks-jark"))
+    groups[0]["rules"].append({"alert": "Broken", "expr": "sum(rate(x[5m])", "for": "5m"})
+    proc = _promtool_check(groups, tmp_path)
+    assert proc.returncode != 0

@@ -1,0 +1,161 @@
+"""Helm values of the EKS bundle: every key exists in the pinned chart, the collector's values pass its schema,
+credentials only by Secret reference."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from eks_helpers import EKS_PROFILES, objects
+from helpers import module, profile, shared
+from rlobs.versions import CHARTS
+
+# Maps the charts leave open (free-form config or a map of user-named entries) in which no chart default lists the
+# keys: the check stops there, having checked that the map itself exists. Maps whose chart default is {} or null
+# (prometheusSpec.storageSpec, resources, envValueFrom, output.opensearch...) are open as well and found on the way.
+OPEN_MAPS = {
+    "kube-prometheus-stack": {"alertmanager.config"},
+    "opentelemetry-collector": {"config", "ports"},
+}
+
+
+def _chart_values(chart: str) -> dict[str, Any]:
+    version = CHARTS[chart].version
+    found: dict[str, Any] = yaml.safe_load(shared(f"upstream/charts/{chart}-{version}.values.yaml").read_text())
+    if chart == "kube-prometheus-stack":
+        # grafana.* keys belong to the grafana subchart (9.3.2 in kube-prometheus-stack 76.3.0); the parent's
+        # grafana section adds its own keys (sidecar.datasources.uid, additionalDataSources...).
+        sub = yaml.safe_load(shared("upstream/charts/grafana-9.3.2.values.yaml").read_text())
+        found["grafana"] = _merge(sub, found["grafana"])
+    return found
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Helm's coalescing: maps merge, anything else replaces, null deletes."""
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def unknown_keys(values: Any, chart: Any, open_maps: set[str], path: str = "") -> list[str]:
+    """Dotted paths of `values` keys the chart's values do not have."""
+    problems: list[str] = []
+    for key, value in values.items():
+        dotted = f"{path}.{key}" if path else key
+        if not isinstance(chart, dict) or key not in chart:
+            problems.append(dotted)
+        elif dotted in open_maps:
+            continue
+        elif isinstance(value, dict) and isinstance(chart[key], dict) and chart[key]:
+            problems += unknown_keys(value, chart[key], open_maps, dotted)
+    return problems
+
+
+def _values(name: str) -> dict[str, dict[str, Any]]:
+    return {p.removeprefix("values/").removesuffix(".yaml"): v for p, v in objects(name, "values/").items()}
+
+
+@pytest.mark.parametrize("name", EKS_PROFILES)
+def test_every_values_key_exists_in_the_pinned_chart(name: str) -> None:
+    for chart, values in _values(name).items():
+        assert unknown_keys(values, _chart_values(chart), OPEN_MAPS.get(chart, set())) == [], chart
+
+
+def test_the_key_check_rejects_a_misspelt_key() -> None:
+    values = copy.deepcopy(_values("eks-jark")["kube-prometheus-stack"])
+    values["grafana"]["admin"]["existingSecrets"] = values["grafana"]["admin"].pop("existingSecret")
+    values["prometheus"]["prometheusSpec"]["retentionTime"] = "1d"
+    found = unknown_keys(values, _chart_values("kube-prometheus-stack"), OPEN_MAPS["kube-prometheus-stack"])
+    assert found == ["grafana.admin.existingSecrets", "prometheus.prometheusSpec.retentionTime"]
+
+
+def _collector_errors(values: dict[str, Any]) -> list[str]:
+    module("jsonschema", "validates values against the chart's values.schema.json")
+    import jsonschema
+
+    schema = json.loads(shared("upstream/charts/opentelemetry-collector-0.170.0.values.schema.json").read_text())
+    merged = _merge(_chart_values("opentelemetry-collector"), values)
+    validator = jsonschema.Draft7Validator(schema)
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(merged)]
+
+
+@pytest.mark.parametrize("name", EKS_PROFILES)
+def test_collector_values_pass_the_chart_schema(name: str) -> None:
+    assert _collector_errors(_values(name)["opentelemetry-collector"]) == []
+
+
+def test_the_collector_schema_rejects_broken_values() -> None:
+    values = copy.deepcopy(_values("eks-jark")["opentelemetry-collector"])
+    values["ports"]["prom-exporter"]["containerPort"] = "8889"
+    values["image"]["name"] = "collector"
+    assert len(_collector_errors(values)) == 2
+
+
+def test_collector_pipelines_hand_metrics_to_prometheus_and_traces_to_opensearch() -> None:
+    config = _merge(_chart_values("opentelemetry-collector"), _values("eks-jark")["opentelemetry-collector"])["config"]
+    pipelines = config["service"]["pipelines"]
+    assert set(pipelines) == {"metrics", "traces"}
+    assert pipelines["metrics"]["exporters"] == ["prometheus"]
+    assert pipelines["traces"]["exporters"] == ["opensearch/traces"]
+    assert set(config["receivers"]) == {"otlp"}  # jaeger, zipkin and the self-scrape removed with null
+    for pipeline in pipelines.values():
+        for part in ("receivers", "processors", "exporters"):
+            assert all(c in config[part] for c in pipeline[part]), (part, pipeline)
+    assert all(e in config["extensions"] for e in config["service"]["extensions"])
+    assert config["exporters"]["opensearch/traces"]["http"]["endpoint"].startswith("https://")
+
+
+def test_grafana_admin_and_datasource_credentials_come_from_secrets() -> None:
+    eks = profile("eks-jark").eks
+    assert eks is not None
+    grafana = _values("eks-jark")["kube-prometheus-stack"]["grafana"]
+    assert grafana["admin"]["existingSecret"] == eks.grafana.admin_secret
+    assert "adminPassword" not in grafana
+    env = grafana["envValueFrom"]
+    assert {v["secretKeyRef"]["name"] for v in env.values()} == {eks.opensearch.credentials_secret}
+    (ds,) = grafana["additionalDataSources"]
+    # Grafana expands ${VAR} in provisioning files; the ConfigMap holds only the variable's name.
+    assert ds["secureJsonData"] == {"basicAuthPassword": "${OPENSEARCH_PASSWORD}"}
+    assert ds["basicAuthUser"] == "${OPENSEARCH_USERNAME}" and "OPENSEARCH_USERNAME" in env
+    assert grafana["sidecar"]["dashboards"]["label"] == "grafana_dashboard"
+
+
+def test_alertmanager_receivers_read_their_secrets_from_mounted_files() -> None:
+    for name in EKS_PROFILES:
+        eks = profile(name).eks
+        assert eks is not None
+        kps = _values(name).get("kube-prometheus-stack")
+        if kps is None:
+            continue  # ai-on-eks mode: the reference stack owns Alertmanager
+        am = kps["alertmanager"]
+        mounted = set(am["alertmanagerSpec"]["secrets"])
+        receivers = {r["name"]: r for r in am["config"]["receivers"]}
+        assert set(receivers) == {"null", *(r.name for r in eks.alertmanager_receivers)}
+        for r in eks.alertmanager_receivers:
+            (config,) = next(v for k, v in receivers[r.name].items() if k.endswith("_configs"))
+            files = [v for k, v in config.items() if k.endswith("_file")]
+            assert files == [f"/etc/alertmanager/secrets/{r.secret_ref.name}/{r.secret_ref.key}"]
+            assert r.secret_ref.name in mounted
+        routed = {r["receiver"] for r in am["config"]["route"]["routes"]}
+        assert routed == set(receivers)
+
+
+def test_prometheus_retention_storage_and_resources_follow_the_profile() -> None:
+    eks = profile("eks-jark").eks
+    assert eks is not None
+    spec = _values("eks-jark")["kube-prometheus-stack"]["prometheus"]["prometheusSpec"]
+    assert spec["retention"] == eks.prometheus.retention
+    claim = spec["storageSpec"]["volumeClaimTemplate"]["spec"]
+    assert claim["resources"]["requests"]["storage"] == eks.prometheus.storage_size
+    assert claim["storageClassName"] == eks.prometheus.storage_class
+    assert spec["resources"]["limits"]["memory"] == eks.prometheus.limits.memory
