@@ -1,0 +1,130 @@
+"""The `gke:` profile rules: what GCP or Kubernetes would reject is refused at render time, with the rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import all_profiles
+from rlobs.errors import ProfileError
+from rlobs.profile import parse_profile
+
+BASE = all_profiles()["gke-managed-otel"]
+
+
+def _load(old: str, new: str) -> list[str]:
+    assert old in BASE, old
+    try:
+        parse_profile(BASE.replace(old, new, 1), "p.yaml")
+    except ProfileError as exc:
+        return exc.lines()
+    return []
+
+
+@pytest.mark.parametrize("value", ["rl-obs-dev", "abcdef", "a" * 30, "my-project-123"])
+def test_good_project_ids(value: str) -> None:
+    assert _load("project: my-rl-project", f"project: {value}") == []
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["short", "a" * 31, "1project", "my-project-", "My-Project", "my_project", "my-google-proj", "ssl-project"],
+)
+def test_bad_project_ids(value: str) -> None:
+    (line,) = _load("project: my-rl-project", f"project: {value}")
+    assert "gke.project: expected a GCP project ID" in line and repr(value) in line
+
+
+@pytest.mark.parametrize("value", ["us-central1", "us-central1-a", "northamerica-northeast2", "europe-west4-b"])
+def test_good_locations(value: str) -> None:
+    assert _load("location: us-central1", f"location: {value}") == []
+
+
+@pytest.mark.parametrize(
+    "value", ["us-central", "uscentral1", "us-central1-ab", "US-CENTRAL1", "global", "us-central1a"]
+)
+def test_bad_locations(value: str) -> None:
+    (line,) = _load("location: us-central1", f"location: {value}")
+    assert "gke.location: expected a GCP region or zone like us-central1 or us-central1-a" in line
+
+
+@pytest.mark.parametrize("value", ["rl-cluster", "a", "a" * 40, "c1"])
+def test_good_cluster_names(value: str) -> None:
+    assert _load("cluster: rl-cluster", f"cluster: {value}") == []
+
+
+@pytest.mark.parametrize("value", ["a" * 41, "1cluster", "rl-cluster-", "RL", "rl_cluster"])
+def test_bad_cluster_names(value: str) -> None:
+    (line,) = _load("cluster: rl-cluster", f"cluster: {value}")
+    assert "gke.cluster: expected a GKE cluster name" in line
+
+
+@pytest.mark.parametrize("value", ["kube-system", "kube-public", "gke-managed-otel", "gke-gmp-system", "gmp-system"])
+def test_system_namespaces_are_refused(value: str) -> None:
+    (line,) = _load("namespace: rl", f"namespace: {value}")
+    assert line.startswith("p.yaml:10:3:") and "workload.namespace: expected a namespace of your own" in line
+
+
+@pytest.mark.parametrize("value", ["Rl", "rl_ns", "-rl", "a" * 64])
+def test_invalid_namespaces_are_refused(value: str) -> None:
+    (line,) = _load("namespace: rl", f"namespace: {value}")
+    assert "workload.namespace: expected a Kubernetes name" in line
+
+
+@pytest.mark.parametrize("value, ok", [("5s", True), ("5m", True), ("4s", False), ("6m", False), ("1h", False)])
+def test_export_interval_range(value: str, ok: bool) -> None:
+    problems = _load("  container: trainer\n", f"  container: trainer\n  exportInterval: {value}\n")
+    if ok:
+        assert problems == []
+    else:
+        (line,) = problems
+        assert "workload.exportInterval: expected 5s to 5m on the gke target" in line and repr(value) in line
+
+
+def test_autopilot_needs_a_region() -> None:
+    (line,) = _load(
+        "location: us-central1\n  cluster: rl-cluster\n  clusterMode: existing",
+        "location: us-central1-a\n  cluster: rl-cluster\n  clusterMode: create-autopilot",
+    )
+    assert line.startswith("p.yaml:21:") and "gke.location: expected a region like us-central1" in line
+
+
+def test_jobset_needs_replicated_jobs() -> None:
+    (line,) = _load("kind: Deployment", "kind: JobSet")
+    assert "gke: expected `replicatedJobs:`" in line
+    assert _load("kind: Deployment", "kind: Deployment\n  # x") == []
+    (line,) = _load("clusterMode: existing", "clusterMode: existing\n  replicatedJobs: [driver]")
+    assert "gke.replicatedJobs: expected no replicatedJobs for a Deployment" in line
+    (line,) = _load("clusterMode: existing", "clusterMode: existing\n  replicatedJobs: [driver, driver]")
+    assert "gke.replicatedJobs: expected each replicatedJob once" in line
+
+
+@pytest.mark.parametrize(
+    "value, ok",
+    [
+        ("projects/my-rl-project/notificationChannels/123", True),
+        ("projects/123456/notificationChannels/42", True),
+        ("my-rl-project/notificationChannels/123", False),
+        ("projects/my-rl-project/notificationChannels/abc", False),
+    ],
+)
+def test_notification_channels(value: str, ok: bool) -> None:
+    problems = _load("notificationChannels: []", f"notificationChannels: [{value}]")
+    assert (problems == []) is ok
+    if not ok:
+        assert "gke.notificationChannels[0]: expected a notification channel name" in problems[0]
+
+
+@pytest.mark.parametrize(
+    "value, ok",
+    [
+        ("rl-trainer@my-rl-project.iam.gserviceaccount.com", True),
+        ("rl@my-rl-project.iam.gserviceaccount.com", False),
+        ("rl-trainer@my-rl-project.iam.example.com", False),
+    ],
+)
+def test_gcp_service_account(value: str, ok: bool) -> None:
+    old = "kubernetesServiceAccount: grpo-trainer"
+    problems = _load(old, f"{old}\n    gcpServiceAccount: {value}")
+    assert (problems == []) is ok
+    if not ok:
+        assert "gke.workloadIdentity.gcpServiceAccount: expected a service account email" in problems[0]
