@@ -26,7 +26,7 @@ class Attribute:
 @dataclass(frozen=True, slots=True)
 class Metric:
     key: str  # how code refers to it, e.g. loop_duration
-    name: str  # e.g. rl.loop.duration
+    name: str  # the instrument name, dotted (see data/signals.yaml)
     kind: Kind
     unit: str  # UCUM, as the SDK is given it: ms, 1, {token}
     description: str

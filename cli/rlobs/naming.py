@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from rlobs.model import Profile
 
 # gke-telemetry-api: managed OTel on GKE -> Telemetry API; names and labels keep their dots, PromQL quotes them
-#   (Google's RL dashboard uses prometheus.googleapis.com/rl.loop.duration/histogram; shared gke-managed-otel.md §2.2).
+#   (Google's RL dashboard queries prometheus.googleapis.com/<dotted name>/histogram; gke-managed-otel.md §2.2).
 # otel-collector: an OpenTelemetry Collector's Prometheus exporter or Prometheus' own OTLP receiver with suffixes:
 #   underscores, unit suffixes, `_total` on counters, `_ratio` on unit-1 gauges (prometheus/otlptranslator).
 # python-prometheus: the OpenTelemetry Python Prometheus exporter scraped directly: like the collector but unit `1`
@@ -146,7 +146,7 @@ def selector(
 
     matchers: `attribute -> value` equality; regex: `attribute -> regex` (=~); raw: matcher text inserted verbatim
     (Cloud Monitoring `${Var}` template variables). Attribute names are the catalog's (rl.run.id), mapped through
-    `label`. Dotted names use the UTF-8 form `{"rl.loop.duration_bucket", "rl.run.id"="r1"}`.
+    `label`. Dotted names use the UTF-8 form `{"<name>_bucket", "<label>"="r1"}`.
     """
     name = series(metric, pipeline, part)
     parts = [f"{_name_token(label(k, pipeline))}={quote(v)}" for k, v in sorted((matchers or {}).items())]

@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import rlobs
+from rlobs.catalog import load_catalog
+
+CATALOG = load_catalog()
+
+HISTOGRAMS = ["rl.loop.duration", "rl.sample.duration", "rl.reward.duration", "rl.train.duration", "rl.sync.duration"]
+HISTOGRAMS.append("rl.step.duration")
+COUNTERS = ["rl.sample.samples", "rl.sample.episodes", "rl.train.steps", "rl.train.tokens"]
+GAUGES = [
+    "rl.tokens.rate",
+    "rl.tokens.rate_per_gpu",
+    "rl.samples.rate",
+    "rl.samples.rate_per_gpu",
+    "rl.environment.reward.mean",
+    "rl.environment.episode.length.mean",
+    "rl.train.loss",
+    "rl.train.mfu",
+]
+IDENTITY = ["rl.system", "rl.system.version", "rl.run.id", "rl.algorithm", "rl.environment.name", "rl.model.name"]
+SPAN_ONLY = [
+    "rl.loop",
+    "rl.loop.iteration",
+    "rl.sample.episodes",
+    "rl.sample.steps",
+    "rl.sample.batch_size",
+    "rl.reward.batch_size",
+    "rl.reward.sandbox",
+    "rl.train.steps",
+    "rl.train.batch_size",
+    "rl.train.tokens",
+    "rl.sync.bytes",
+    "rl.sync.source",
+    "rl.sync.destination",
+]
+
+
+def test_every_specified_metric_with_its_kind() -> None:
+    kinds = {m.name: m.kind for m in CATALOG.metrics}
+    expected = {n: "histogram" for n in HISTOGRAMS} | {n: "counter" for n in COUNTERS} | {n: "gauge" for n in GAUGES}
+    assert kinds == expected
+
+
+def test_units_signals_and_buckets() -> None:
+    for m in CATALOG.metrics:
+        assert m.description and m.signal in {"latency", "traffic", "errors", "saturation"}
+        if m.kind == "histogram":
+            assert m.unit == "ms" and m.signal == "latency"
+            assert list(m.buckets) == sorted(set(m.buckets))
+            assert m.buckets[0] <= 100 and m.buckets[-1] >= 3_600_000  # loops last seconds to hours
+        else:
+            assert m.buckets == ()
+    # unit 1 only for a true ratio: collectors add _ratio to unit-1 gauges.
+    assert [m.name for m in CATALOG.metrics if m.unit == "1"] == ["rl.train.mfu"]
+
+
+def test_attributes_and_scopes() -> None:
+    scopes = {a.name: a.scope for a in CATALOG.attributes}
+    assert scopes == {n: "identity" for n in IDENTITY} | {n: "span" for n in SPAN_ONLY}
+    for m in CATALOG.metrics:
+        # identity on every point; high-cardinality attributes (the loop iteration) never on metrics.
+        assert m.attributes == tuple(IDENTITY)
+
+
+def test_keys_are_unique_identifiers() -> None:
+    for items in (CATALOG.metrics, CATALOG.attributes, CATALOG.spans):
+        keys = [i.key for i in items]
+        assert len(keys) == len(set(keys))
+        assert all(k.isidentifier() for k in keys)
+
+
+def test_spans_reference_the_catalog() -> None:
+    assert [s.key for s in CATALOG.spans] == ["loop", "sample", "reward", "train", "sync"]
+    for s in CATALOG.spans:
+        assert CATALOG.metric(s.metric).kind == "histogram"
+        assert all(CATALOG.attribute(k).scope == "span" for k in s.attributes)
+
+
+def test_lookup_by_key_or_name() -> None:
+    assert CATALOG.metric("loop_duration") is CATALOG.metric("rl.loop.duration")
+    assert CATALOG.attribute("run_id").name == "rl.run.id"
+    assert [a.key for a in CATALOG.identity][:3] == ["system", "system_version", "run_id"]
+
+
+def test_no_metric_name_is_written_outside_the_catalog() -> None:
+    """Every query is built through naming from the catalog: no module or template spells a metric name."""
+    package = Path(rlobs.__file__).parent
+    names = [m.name for m in CATALOG.metrics]
+    offenders = []
+    for path in sorted(package.rglob("*")):
+        if not path.is_file() or path.suffix not in {".py", ".j2", ".yaml", ".json", ".md"}:
+            continue
+        if path.relative_to(package).as_posix() == "data/signals.yaml":
+            continue
+        text = path.read_text(encoding="utf-8")
+        offenders += [f"{path.relative_to(package)}: {n}" for n in names if n in text]
+    assert offenders == []
