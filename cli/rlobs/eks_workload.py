@@ -13,6 +13,7 @@ from rlobs.versions import FLUENT_BIT_SIDECAR_IMAGE
 RAY_KINDS = ("RayJob", "RayCluster", "RayService")
 LOG_CONFIGMAP = "fluentbit-config"  # the name the reference stack's Ray recipe uses
 RAY_LOGS_INDEX = "ray-logs"
+OPENAPI_FILE = "openapi.json"
 
 _API = {
     "Deployment": "apps/v1",
@@ -208,6 +209,35 @@ def ray_logs(profile: Profile) -> bool:
     return eks.ray_logs and profile.workload.kind in RAY_KINDS
 
 
+def openapi(profile: Profile) -> dict[str, Any] | None:
+    """Merge keys for the Ray kinds, so the strategic-merge patches merge containers by name instead of replacing
+    the list (Kustomize knows only built-in types' merge keys; kustomize examples/customOpenAPIschema.md). The pod
+    template refers to the built-in PodTemplateSpec, which carries the merge keys of containers, env and volumes."""
+    w = profile.workload
+    if w.kind not in RAY_KINDS:
+        return None
+    node: dict[str, Any] = {"$ref": "#/definitions/io.k8s.api.core.v1.PodTemplateSpec"}
+    for key in reversed(_TEMPLATE[w.kind][1:]):
+        node = {"type": "object", "properties": {key: node}}
+    group, version = _API[w.kind].split("/")
+    definition = {
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": node,
+        },
+        "x-kubernetes-group-version-kind": [{"group": group, "kind": w.kind, "version": version}],
+    }
+    return {
+        "swagger": "2.0",
+        "info": {"title": f"rlobs merge keys for {w.kind}", "version": version},
+        "paths": {},
+        "definitions": {f"io.ray.{version}.{w.kind}": definition},
+    }
+
+
 def component(profile: Profile) -> dict[str, Any]:
     """kustomization.yaml of the Component the user adds to their workload's kustomization."""
     w = profile.workload
@@ -218,6 +248,8 @@ def component(profile: Profile) -> dict[str, Any]:
         patches.append({"path": "ray-logs-patch.yaml", "target": target})
         resources.append("fluentbit-config.yaml")
     out: dict[str, Any] = {"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component"}
+    if openapi(profile) is not None:
+        out["openapi"] = {"path": OPENAPI_FILE}
     if resources:
         out["resources"] = resources
     out["patches"] = patches

@@ -128,6 +128,7 @@ _DESCRIPTIONS = {
     "rl-layer/": "ServiceMonitor / PodMonitor (label `release: kube-prometheus-stack`)",
     "workload/kustomization.yaml": "Kustomize Component for your workload's kustomization",
     "workload/otel-env-patch.yaml": "OTel SDK env, RL_* identity env and the scrape label for the RL container",
+    "workload/openapi.json": "merge keys of the Ray kind, so Kustomize merges containers by name",
     "workload/ray-logs-patch.yaml": "FluentBit sidecar + shared /tmp/ray volume on the Ray head",
     "workload/fluentbit-config.yaml": "the sidecar's config: Ray session logs to OpenSearch",
     "README.md": "this file",
@@ -151,6 +152,9 @@ def _workload_files(profile: Profile) -> list[FileSpec]:
         ),
         FileSpec("workload/otel-env-patch.yaml", "yaml", data=eks_workload.env_patch(profile)),
     ]
+    schema = eks_workload.openapi(profile)
+    if schema is not None:
+        files.append(FileSpec(f"workload/{eks_workload.OPENAPI_FILE}", "json", data=schema))
     if eks_workload.ray_logs(profile):
         files += [
             FileSpec("workload/ray-logs-patch.yaml", "yaml", data=eks_workload.logs_patch(profile)),
