@@ -1,0 +1,277 @@
+"""The generated instrumentation module against the real OpenTelemetry SDK and a real OTLP/gRPC receiver."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import module, profile, tool
+from rlobs.catalog import load_catalog
+from rlobs.naming import pipeline_for
+from rlobs.plan import Plan
+from rlobs.render import render
+from rlobs.targets.common import app_files, identity_values
+
+CATALOG = load_catalog()
+PROFILE = "eks-jark"
+
+
+def render_app(root: Path, name: str = PROFILE) -> Path:
+    """Render the bundle's app/ files into root; return the app folder."""
+    p = profile(name)
+    for r in render(Plan(p.metadata.name, app_files(p, CATALOG, pipeline_for(p)))):
+        if r.path.startswith("app/"):
+            path = root / r.path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(r.text, encoding="utf-8")
+    return root / "app"
+
+
+@dataclass
+class Receiver:
+    port: int
+    metrics: list[Any] = field(default_factory=list)
+    traces: list[Any] = field(default_factory=list)
+
+    def metric_points(self) -> dict[str, Any]:
+        """Metric name -> its last exported Metric message (cumulative temporality: the last one is complete)."""
+        found: dict[str, Any] = {}
+        for req in self.metrics:
+            for rm in req.resource_metrics:
+                for sm in rm.scope_metrics:
+                    for m in sm.metrics:
+                        found[m.name] = m
+        return found
+
+    def resources(self) -> list[dict[str, str]]:
+        return [
+            {kv.key: kv.value.string_value for kv in rm.resource.attributes}
+            for req in self.metrics + self.traces
+            for rm in getattr(req, "resource_metrics", None) or req.resource_spans
+        ]
+
+    def spans(self) -> list[Any]:
+        return [s for req in self.traces for rs in req.resource_spans for ss in rs.scope_spans for s in ss.spans]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    module("grpc", "runs an in-test OTLP/gRPC receiver")
+    import grpc
+    from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2, metrics_service_pb2_grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    port = server.add_insecure_port("127.0.0.1:0")
+    got = Receiver(port)
+
+    class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):  # type: ignore[misc]
+        def Export(self, request: Any, context: Any) -> Any:
+            got.metrics.append(request)
+            return metrics_service_pb2.ExportMetricsServiceResponse()
+
+    class Traces(trace_service_pb2_grpc.TraceServiceServicer):  # type: ignore[misc]
+        def Export(self, request: Any, context: Any) -> Any:
+            got.traces.append(request)
+            return trace_service_pb2.ExportTraceServiceResponse()
+
+    metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
+    server.start()
+    try:
+        yield got
+    finally:
+        server.stop(grace=None)
+
+
+def _env(app: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "RL_"))}
+    env.update(
+        {
+            "PYTHONPATH": str(app),
+            "OTEL_METRIC_EXPORT_INTERVAL": "60000",  # only the final export at shutdown
+            "RL_EXAMPLE_ITERATIONS": "3",
+            "RL_EXAMPLE_SECONDS": "0.01",
+        }
+    )
+    env.update(extra)
+    return env
+
+
+def _run_example(app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(app / "example_rl_loop.py")], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.slow
+def test_generated_files_pass_ruff(tmp_path: Path) -> None:
+    ruff = tool("ruff", "lints the generated instrumentation module")
+    app = render_app(tmp_path)
+    settings = ["--isolated", "--line-length", "120", "--target-version", "py311"]
+    lint = subprocess.run(
+        [ruff, "check", *settings, "--select", "E,F,W,I,B,UP,SIM,RUF", str(app)], capture_output=True, text=True
+    )
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    fmt = subprocess.run([ruff, "format", "--check", *settings, str(app)], capture_output=True, text=True)
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+    (app / "broken.py").write_text("import os\n", encoding="utf-8")  # ruff must be able to fail here
+    lint = subprocess.run([ruff, "check", *settings, str(app)], capture_output=True, text=True)
+    assert lint.returncode != 0 and "F401" in lint.stdout
+
+
+def test_requirements_are_pinned(tmp_path: Path) -> None:
+    reqs = (render_app(tmp_path) / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    pins = [r for r in reqs if r and not r.startswith("#")]
+    assert pins == [
+        "opentelemetry-api==1.45.2",
+        "opentelemetry-sdk==1.45.2",
+        "opentelemetry-exporter-otlp-proto-grpc==1.45.2",
+        "opentelemetry-exporter-prometheus==0.66b2",
+        "protobuf>=5",
+    ]
+
+
+@pytest.mark.slow
+def test_metrics_match_the_catalog_exactly(tmp_path: Path, receiver: Receiver) -> None:
+    from opentelemetry.proto.metrics.v1 import metrics_pb2
+
+    app = render_app(tmp_path)
+    env = _env(
+        app,
+        OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}",
+        OTEL_SERVICE_NAME="custom-service",
+        OTEL_RESOURCE_ATTRIBUTES="service.name=from-attributes,deployment.environment=test",
+    )
+    run = _run_example(app, env)
+    assert run.returncode == 0, run.stderr
+    points = receiver.metric_points()
+    assert set(points) == {m.name for m in CATALOG.metrics}
+    identity = {k: v for k, v in identity_values(profile(PROFILE), CATALOG).items() if v is not None}
+    cumulative = metrics_pb2.AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE
+    for m in CATALOG.metrics:
+        got = points[m.name]
+        assert got.unit == m.unit, m.name
+        assert got.description == m.description
+        kind = got.WhichOneof("data")
+        if m.kind == "histogram":
+            assert kind == "histogram" and got.histogram.aggregation_temporality == cumulative
+            dps = got.histogram.data_points
+            assert all(list(dp.explicit_bounds) == list(m.buckets) for dp in dps), m.name
+        elif m.kind == "counter":
+            assert kind == "sum" and got.sum.is_monotonic and got.sum.aggregation_temporality == cumulative
+            dps = got.sum.data_points
+        else:
+            assert kind == "gauge", f"{m.name}: a real gauge, not {kind}"
+            dps = got.gauge.data_points
+        assert len(dps) == 1, m.name
+        attrs = {kv.key: kv.value.string_value for kv in dps[0].attributes}
+        assert attrs == identity, m.name  # identity only: no iteration or phase detail on metric points
+    loop = points[CATALOG.metric("loop_duration").name].histogram.data_points[0]
+    assert loop.count == 3
+    steps = points[CATALOG.metric("train_steps").name].sum.data_points[0]
+    assert steps.as_int == 6
+    reward = points[CATALOG.metric("reward_mean").name].gauge.data_points[0]
+    assert -0.5 < reward.as_double < 0  # negative values survive: it is a gauge
+    resources = receiver.resources()
+    assert resources and all(r["service.name"] == "custom-service" for r in resources)  # OTEL_SERVICE_NAME wins
+    assert all(r["deployment.environment"] == "test" for r in resources)
+
+
+@pytest.mark.slow
+def test_spans_nest_under_the_loop(tmp_path: Path, receiver: Receiver) -> None:
+    app = render_app(tmp_path)
+    run = _run_example(app, _env(app, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}"))
+    assert run.returncode == 0, run.stderr
+    spans = receiver.spans()
+    names = {s.key: s.name for s in CATALOG.spans}
+    loops = [s for s in spans if s.name == names["loop"]]
+    assert len(loops) == 3
+    iteration = CATALOG.attribute("loop_iteration").name
+    assert sorted(next(kv.value.int_value for kv in s.attributes if kv.key == iteration) for s in loops) == [0, 1, 2]
+    loop_ids = {s.span_id for s in loops}
+    for s in loops:
+        assert not s.parent_span_id
+    phases = [s for s in spans if s.name != names["loop"]]
+    assert sorted({s.name for s in phases}) == sorted(n for k, n in names.items() if k != "loop")
+    assert len(phases) == 12 and all(s.parent_span_id in loop_ids for s in phases)
+    run_id = CATALOG.attribute("run_id").name
+    assert all(any(kv.key == run_id for kv in s.attributes) for s in spans)
+    sync = next(s for s in phases if s.name == names["sync"])
+    sync_bytes = CATALOG.attribute("sync_bytes").name
+    assert next(kv.value.int_value for kv in sync.attributes if kv.key == sync_bytes) == 14 * 2**30
+    resources = receiver.resources()
+    assert all(r["service.name"] == profile(PROFILE).workload.otel_service_name for r in resources)  # the default
+
+
+@pytest.mark.slow
+def test_schemeless_endpoint_is_plain_text(tmp_path: Path, receiver: Receiver) -> None:
+    app = render_app(tmp_path)
+    run = _run_example(app, _env(app, OTEL_EXPORTER_OTLP_ENDPOINT=f"127.0.0.1:{receiver.port}"))
+    assert run.returncode == 0, run.stderr
+    assert receiver.metric_points() and receiver.spans()
+
+
+@pytest.mark.slow
+def test_exporters_none_send_nothing(tmp_path: Path, receiver: Receiver) -> None:
+    """The receiver sees nothing when export is off: the checks above cannot pass by accident."""
+    app = render_app(tmp_path)
+    env = _env(
+        app,
+        OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}",
+        OTEL_METRICS_EXPORTER="none",
+        OTEL_TRACES_EXPORTER="none",
+    )
+    run = _run_example(app, env)
+    assert run.returncode == 0, run.stderr
+    assert receiver.metrics == [] and receiver.traces == []
+
+
+@pytest.mark.slow
+def test_console_exporters(tmp_path: Path) -> None:
+    app = render_app(tmp_path)
+    run = _run_example(app, _env(app, OTEL_METRICS_EXPORTER="console", OTEL_TRACES_EXPORTER="console"))
+    assert run.returncode == 0, run.stderr
+    assert CATALOG.metric("loop_duration").name in run.stdout and '"parent_id"' in run.stdout
+
+
+@pytest.mark.slow
+def test_sigterm_flushes_before_exit(tmp_path: Path, receiver: Receiver) -> None:
+    app = render_app(tmp_path)
+    env = _env(
+        app,
+        OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}",
+        RL_EXAMPLE_ITERATIONS="100000",
+        RL_EXAMPLE_SECONDS="0.02",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(app / "example_rl_loop.py")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("iteration 2 done"):
+            break
+    time.sleep(0.05)  # inside iteration 3
+    assert receiver.metrics == []  # nothing exported yet: the interval is a minute
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    points = receiver.metric_points()
+    assert set(points) == {m.name for m in CATALOG.metrics}
+    assert points[CATALOG.metric("loop_duration").name].histogram.data_points[0].count >= 3
+    loops = [s for s in receiver.spans() if s.name == CATALOG.span("loop").name]
+    assert len(loops) >= 4  # the interrupted iteration's span ended and was exported too
