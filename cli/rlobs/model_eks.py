@@ -47,7 +47,7 @@ SecretKey = Annotated[str, AfterValidator(matching(r"[-._a-zA-Z0-9]+", "a Secret
 
 
 # The HCL values a blueprint.tfvars variable can take here (bool, number, string, list(string), map(bool)).
-TfValue = bool | int | float | str | tuple[str, ...] | dict[str, bool]
+TfValue = bool | int | float | str | tuple[str, ...] | dict[str, bool | int | float | str]
 
 
 class SecretRef(Model):

@@ -1,0 +1,134 @@
+"""blueprint.tfvars: the packaged variable table matches ai-on-eks, the file parses back with python-hcl2 and sets only
+declared variables of the declared types, and the profile rejects undeclared, sensitive or conflicting variables."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from eks_helpers import EKS_PROFILES, bundle
+from helpers import all_profiles, profile, shared
+from rlobs.eks_tfvars import check_tfvars, declared, tfvars, type_problem
+from rlobs.errors import ProfileError, RlobsError
+from rlobs.profile import parse_profile
+
+
+def test_packaged_variables_match_upstream_variables_tf() -> None:
+    upstream = json.loads(shared("upstream/ai-on-eks/base-terraform-variables.json").read_text())["variables"]
+    ours = declared()
+    assert sorted(ours) == sorted(upstream)
+    for name, var in upstream.items():
+        assert ours[name] == {"type": var["type"], "sensitive": var["sensitive"]}, name
+    assert "enable_argocd" not in ours  # removed upstream; the bundle must not set it
+
+
+def _parsed(name: str) -> dict[str, Any]:
+    import hcl2
+
+    data: dict[str, Any] = hcl2.loads(bundle(name)["terraform/blueprint.tfvars"])
+    return data
+
+
+def _unquote(value: Any) -> Any:
+    """python-hcl2 8.x keeps the quotes of strings ('"us-west-2"'), in keys too."""
+    if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1]
+    if isinstance(value, list):
+        return [_unquote(v) for v in value]
+    if isinstance(value, dict):
+        return {_unquote(k): _unquote(v) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("name", EKS_PROFILES)
+def test_tfvars_parse_back_with_declared_names_and_types(name: str) -> None:
+    known = declared()
+    parsed = {k: _unquote(v) for k, v in _parsed(name).items() if not k.startswith("__")}  # __comments__
+    assert parsed
+    for key, value in parsed.items():
+        assert key in known, key
+        assert type_problem(known[key]["type"], value) is None, (key, value)
+        assert not known[key]["sensitive"], key
+    eks = profile(name).eks
+    assert eks is not None
+    assert parsed["name"] == eks.cluster.name and parsed["region"] == eks.cluster.region
+    assert parsed["eks_cluster_version"] == eks.cluster.kubernetes_version
+    assert parsed["enable_ai_ml_observability_stack"] is (eks.mode == "ai-on-eks")
+    assert parsed["enable_kube_prometheus_stack"] is False
+    assert parsed["enable_kuberay_operator"] is eks.kuberay_operator
+    assert parsed["enable_nvidia_dcgm_exporter"] is eks.dcgm_exporter
+    assert parsed["nvidia_dcgm_exporter_service_monitor"] is False  # rlobs renders its own
+    assert parsed["enable_cluster_addons"]["metrics-server"] is True
+    for key, value in eks.terraform_variables.items():
+        assert parsed[key] == (list(value) if isinstance(value, tuple) else value)
+
+
+def test_type_checks_reject_wrong_values() -> None:
+    assert type_problem("bool", "true") is not None
+    assert type_problem("number", True) is not None
+    assert type_problem("list(string)", ["a", 1]) is not None
+    assert type_problem("map(bool)", {"coredns": "yes"}) is not None
+    assert type_problem("object({repository = string, tag = string})", {}) is not None
+
+
+def test_enable_argocd_is_explained_not_set() -> None:
+    text = bundle("eks-jark")["terraform/blueprint.tfvars"]
+    assert "enable_argocd" not in _parsed("eks-jark")
+    assert not any("enable_argocd" in line for line in text.splitlines() if not line.startswith("#"))
+    assert "# enable_argocd is deliberately absent" in text
+    assert "enable_argocd" in bundle("eks-jark")["README.md"]
+
+
+def test_render_time_guard_rejects_conflicting_flags() -> None:
+    variables = tfvars(profile("eks-jark"))
+    flipped = tuple(
+        type(v)(v.name, True, v.comment) if v.name == "enable_ai_ml_observability_stack" else v for v in variables
+    )
+    with pytest.raises(RlobsError, match="enable_ai_ml_observability_stack"):
+        check_tfvars(flipped, "rlobs", True)
+    both = tuple(type(v)(v.name, True, v.comment) if v.name == "enable_kube_prometheus_stack" else v for v in variables)
+    with pytest.raises(RlobsError, match="two Prometheus operators"):
+        check_tfvars(both, "rlobs", True)
+    undeclared = (*variables, type(variables[0])("enable_argocd", True))
+    with pytest.raises(RlobsError, match="enable_argocd: expected a declared variable"):
+        check_tfvars(undeclared, "rlobs", True)
+
+
+def _with_vars(block: str) -> str:
+    text = all_profiles()["eks-jark"]
+    return text.rstrip("\n") + "\n  terraformVariables:\n" + "".join(f"    {line}\n" for line in block.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        ("enable_argocd: true", "no longer declared"),
+        ("enable_nvidia_gpu_operater: true", "did you mean 'enable_nvidia_gpu_operator'"),
+        ("grafana_admin_password: hunter2", "TF_VAR_grafana_admin_password"),
+        ("huggingface_token: hf_abc", "never writes credentials"),
+        ("region: eu-west-1", "rlobs sets it from eks.cluster.region"),
+        ("enable_ai_ml_observability_stack: true", "rlobs sets it from eks.mode"),
+        ("enable_kube_prometheus_stack: true", "two Prometheus operators"),
+        ("observability_mcp_enabled: true", "only with eks.mode: ai-on-eks"),
+        ("enable_nvidia_gpu_operator: true", "enable_nvidia_gpu_operator_dcgm_exporter: false"),
+        ('availability_zones_count: "3"', "Terraform type number"),
+        ("availability_zones_count: 5", "2, 3 or 4"),
+        ("ami_family: ubuntu", "bottlerocket or al2023"),
+        ("dranet_driver_image: {repository: x, tag: y}", "not supported"),
+    ],
+)
+def test_profile_rejects_bad_terraform_variables(block: str, expected: str) -> None:
+    with pytest.raises(ProfileError) as info:
+        parse_profile(_with_vars(block), "p.yaml")
+    (problem,) = info.value.problems
+    assert expected in problem.message
+    assert problem.path.startswith("eks.terraformVariables"), problem.path
+    assert problem.line > 1
+
+
+def test_profile_accepts_declared_variables() -> None:
+    prof = parse_profile(_with_vars("enable_mlflow_tracking: true\nsecondary_cidr_blocks: [100.64.0.0/16]"))
+    assert prof.eks is not None
+    assert prof.eks.terraform_variables == {"enable_mlflow_tracking": True, "secondary_cidr_blocks": ("100.64.0.0/16",)}
