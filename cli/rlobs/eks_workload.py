@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlobs.catalog import Catalog
 from rlobs.eks_monitors import APP_METRICS_PORT_NAME
 from rlobs.eks_stack import MONITORING, OPENSEARCH_PORT, OTLP_GRPC_PORT, WORKLOAD_LABEL, stack
 from rlobs.fields import duration_seconds
 from rlobs.model import Profile
+from rlobs.targets.common import identity_env, identity_values
 from rlobs.versions import FLUENT_BIT_SIDECAR_IMAGE
 
 RAY_KINDS = ("RayJob", "RayCluster", "RayService")
@@ -45,7 +47,7 @@ def api_version(kind: str) -> str:
     return _API[kind]
 
 
-def env(profile: Profile) -> list[dict[str, Any]]:
+def env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
     """The container env: OTel SDK settings and the RL_* identity the instrumentation module reads."""
     w = profile.workload
     eks = profile.eks
@@ -76,16 +78,11 @@ def env(profile: Profile) -> list[dict[str, Any]]:
             {"name": "OTEL_EXPORTER_PROMETHEUS_HOST", "value": "0.0.0.0"},
             {"name": "OTEL_EXPORTER_PROMETHEUS_PORT", "value": str(w.metrics_port)},
         ]
-    run = w.run
-    identity = {
-        "RL_RUN_ID": w.run_id,
-        "RL_SYSTEM": run.system,
-        "RL_SYSTEM_VERSION": run.system_version,
-        "RL_ALGORITHM": run.algorithm,
-        "RL_ENVIRONMENT": run.environment,
-        "RL_MODEL": run.model,
-    }
-    out += [{"name": k, "value": v} for k, v in identity.items() if v is not None]
+    # The run identity, under the names the instrumentation module reads (targets.common.identity_env).
+    values = identity_values(profile, catalog)
+    out += [
+        {"name": identity_env(a.key), "value": values[a.name]} for a in catalog.identity if values[a.name] is not None
+    ]
     return out
 
 
@@ -100,7 +97,7 @@ def _head(profile: Profile) -> dict[str, Any]:
     return {"apiVersion": _API[w.kind], "kind": w.kind, "metadata": {"name": w.name, "namespace": w.namespace}}
 
 
-def env_patch(profile: Profile) -> dict[str, Any] | list[dict[str, Any]]:
+def env_patch(profile: Profile, catalog: Catalog) -> dict[str, Any] | list[dict[str, Any]]:
     """A strategic-merge patch (containers merge by name), or JSON 6902 operations for JobSet."""
     w = profile.workload
     eks = profile.eks
@@ -108,11 +105,11 @@ def env_patch(profile: Profile) -> dict[str, Any] | list[dict[str, Any]]:
     ports = [{"name": APP_METRICS_PORT_NAME, "containerPort": w.metrics_port, "protocol": "TCP"}]
     exporter = eks.metrics_pipeline == "prometheus-exporter"
     if w.kind == "JobSet":
-        ops = [{"op": "add", "path": f"{_JOBSET_CONTAINER}/env/-", "value": e} for e in env(profile)]
+        ops = [{"op": "add", "path": f"{_JOBSET_CONTAINER}/env/-", "value": e} for e in env(profile, catalog)]
         if exporter:
             ops.append({"op": "add", "path": f"{_JOBSET_CONTAINER}/ports/-", "value": ports[0]})
         return ops
-    container: dict[str, Any] = {"name": w.container, "env": env(profile)}
+    container: dict[str, Any] = {"name": w.container, "env": env(profile, catalog)}
     if exporter:
         container["ports"] = ports
     template = {"metadata": {"labels": {WORKLOAD_LABEL: w.name}}, "spec": {"containers": [container]}}

@@ -18,13 +18,7 @@ from rlobs.versions import AI_ML_OBSERVABILITY_COMMIT, AI_ML_OBSERVABILITY_REPO,
 
 def pipeline(profile: Profile) -> Pipeline:
     """How the RL metrics reach Prometheus, as rlobs.naming names it."""
-    pipeline_for = getattr(naming, "pipeline_for", None)
-    if pipeline_for is not None:
-        found: Pipeline = pipeline_for(profile)
-        return found
-    eks = profile.eks
-    assert eks is not None
-    return "otel-collector" if eks.metrics_pipeline == "otel-collector" else "python-prometheus"
+    return naming.pipeline_for(profile)
 
 
 def _dashboard_configmap(profile: Profile, name: str, dashboard: dict[str, Any]) -> dict[str, Any]:
@@ -92,7 +86,7 @@ def plan(profile: Profile, catalog: Catalog) -> Plan:
         ]
     layer = {**eks_monitors.monitors(profile, catalog, pipe), **dashboards(profile, catalog, pipe)}
     files += [FileSpec(f"rl-layer/{n}", "yaml", data=obj) for n, obj in sorted(layer.items())]
-    files += _workload_files(profile)
+    files += _workload_files(profile, catalog)
     files += app_files(profile, catalog, pipe)
     files.append(
         FileSpec(
@@ -140,7 +134,7 @@ def _describe(path: str) -> str:
     return _DESCRIPTIONS[max(found, key=len)] if found else "the RL app's instrumentation (see the app files' own docs)"
 
 
-def _workload_files(profile: Profile) -> list[FileSpec]:
+def _workload_files(profile: Profile, catalog: Catalog) -> list[FileSpec]:
     w = profile.workload
     files = [
         FileSpec(
@@ -150,7 +144,7 @@ def _workload_files(profile: Profile) -> list[FileSpec]:
             header=f"A Kustomize Component: add it under `components:` of the kustomization that builds {w.kind} "
             f"{w.name}.",
         ),
-        FileSpec("workload/otel-env-patch.yaml", "yaml", data=eks_workload.env_patch(profile)),
+        FileSpec("workload/otel-env-patch.yaml", "yaml", data=eks_workload.env_patch(profile, catalog)),
     ]
     schema = eks_workload.openapi(profile)
     if schema is not None:
