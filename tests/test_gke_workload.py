@@ -14,6 +14,7 @@ from gke_helpers import write_bundle
 from helpers import all_profiles, module, tool, write_tree
 from rlobs import gke_workload
 from rlobs.bundle import build
+from rlobs.catalog import load_catalog
 from rlobs.model import Profile
 from rlobs.profile import parse_profile
 
@@ -111,7 +112,7 @@ def test_component_merges_env_into_the_rl_container(tmp_path: Path, kind: str) -
     assert rl["name"] == p.workload.container and rl["image"] == "rl:1"
     names = [e["name"] for e in rl["env"]]
     # The patch adds its env and keeps the container's own; the sidecar and the rest of the object are untouched.
-    assert "HF_HOME" in names and set(names) >= {e["name"] for e in gke_workload.container_env(p)}
+    assert "HF_HOME" in names and set(names) >= {e["name"] for e in gke_workload.container_env(p, load_catalog())}
     assert sidecar == {"name": "sidecar", "image": "sidecar:1"}
     assert pod["serviceAccountName"] == "grpo-trainer"
     base = _base(p)
@@ -181,7 +182,7 @@ def test_instrumentation_resource_is_in_the_build(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_env_references_are_defined_above_their_use(kind: str) -> None:
-    env = gke_workload.container_env(_profile(kind))
+    env = gke_workload.container_env(_profile(kind), load_catalog())
     defined: set[str] = set()
     for e in env:
         for ref in re.findall(r"\$\((\w+)\)", e.get("value", "")):
@@ -201,7 +202,7 @@ def _resolved(env: list[dict[str, Any]], pod_name: str) -> dict[str, str]:
 
 def test_env_values() -> None:
     p = parse_profile(all_profiles()["gke-autopilot-jobset"], "p.yaml")
-    env = _resolved(gke_workload.container_env(p), "grpo-jobset-driver-0-0-abcde")
+    env = _resolved(gke_workload.container_env(p, load_catalog()), "grpo-jobset-driver-0-0-abcde")
     endpoint = "http://opentelemetry-collector.gke-managed-otel.svc.cluster.local:4317"
     assert env["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"] == env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] == endpoint
     assert env["OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"] == endpoint  # logs: true
@@ -226,7 +227,7 @@ def test_real_sdk_reads_the_env_as_intended(monkeypatch: pytest.MonkeyPatch) -> 
     from opentelemetry.sdk.resources import Resource
 
     p = parse_profile(all_profiles()["gke-managed-otel"], "p.yaml")
-    for name, value in _resolved(gke_workload.container_env(p), "grpo-trainer-5d9c-xyz").items():
+    for name, value in _resolved(gke_workload.container_env(p, load_catalog()), "grpo-trainer-5d9c-xyz").items():
         monkeypatch.setenv(name, value)
     for exporter in (OTLPMetricExporter(), OTLPSpanExporter()):
         assert exporter._endpoint == "opentelemetry-collector.gke-managed-otel.svc.cluster.local:4317"

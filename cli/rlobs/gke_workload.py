@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlobs.catalog import Catalog
 from rlobs.fields import duration_seconds
-from rlobs.model import Profile, Workload
+from rlobs.model import Profile
 from rlobs.model_gke import GkeSpec
+from rlobs.targets.common import identity_env, identity_values
 
 # The managed collector's Service (shared gke-managed-otel.md §1.4: namespace gke-managed-otel, Service
 # opentelemetry-collector, OTLP gRPC on 4317, plaintext: no TLS listener).
@@ -45,21 +47,15 @@ def _gke(profile: Profile) -> GkeSpec:
     return profile.gke
 
 
-def rl_env(workload: Workload) -> list[dict[str, str]]:
-    """The RL_* identity env the instrumentation module reads (RL_RUN_ID overrides the profile's run id)."""
-    run = workload.run
-    pairs = [
-        ("RL_RUN_ID", workload.run_id),
-        ("RL_SYSTEM", run.system),
-        ("RL_SYSTEM_VERSION", run.system_version),
-        ("RL_ALGORITHM", run.algorithm),
-        ("RL_ENVIRONMENT", run.environment),
-        ("RL_MODEL", run.model),
+def rl_env(profile: Profile, catalog: Catalog) -> list[dict[str, str]]:
+    """The RL_* identity env the app's instrumentation module reads (the same names targets.common renders into it)."""
+    values = identity_values(profile, catalog)
+    return [
+        {"name": identity_env(a.key), "value": value} for a in catalog.identity if (value := values[a.name]) is not None
     ]
-    return [{"name": k, "value": v} for k, v in pairs if v is not None]
 
 
-def container_env(profile: Profile) -> list[dict[str, Any]]:
+def container_env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
     """Env for the RL container, ordered so each $(VAR) is defined above its use (Kubernetes expands in order)."""
     gke, workload = _gke(profile), profile.workload
     attributes = ",".join(
@@ -93,25 +89,25 @@ def container_env(profile: Profile) -> list[dict[str, Any]]:
         {"name": "OTEL_SERVICE_NAME", "value": workload.otel_service_name},
         {"name": "OTEL_RESOURCE_ATTRIBUTES", "value": attributes},
         {"name": "OTEL_METRIC_EXPORT_INTERVAL", "value": str(duration_seconds(workload.export_interval) * 1000)},
-        *rl_env(workload),
+        *rl_env(profile, catalog),
     ]
     return env
 
 
-def _pod_spec(profile: Profile) -> dict[str, Any]:
+def _pod_spec(profile: Profile, catalog: Catalog) -> dict[str, Any]:
     gke, workload = _gke(profile), profile.workload
     spec: dict[str, Any] = {}
     if gke.workload_identity is not None:
         # Workload Identity maps IAM roles to this KSA; the pods must run as it to get them.
         spec["serviceAccountName"] = gke.workload_identity.kubernetes_service_account
-    spec["containers"] = [{"name": workload.container, "env": container_env(profile)}]
+    spec["containers"] = [{"name": workload.container, "env": container_env(profile, catalog)}]
     return spec
 
 
-def patch(profile: Profile) -> dict[str, Any]:
+def patch(profile: Profile, catalog: Catalog) -> dict[str, Any]:
     """A strategic-merge patch that adds the env to the RL container, shaped for the workload's kind."""
     workload = profile.workload
-    template = {"spec": _pod_spec(profile)}
+    template = {"spec": _pod_spec(profile, catalog)}
     spec: dict[str, Any]
     if workload.kind in ("Deployment", "StatefulSet", "Job"):
         spec = {"template": template}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rlobs import cloudmon, gke_project, gke_workload, naming
+from rlobs import cloudmon, filters, gke_project, gke_workload, naming
 from rlobs.catalog import Catalog
 from rlobs.model import Profile
 from rlobs.plan import FileSpec, Plan
@@ -55,7 +55,7 @@ def _monitoring(profile: Profile, catalog: Catalog) -> tuple[list[FileSpec], lis
     return files, dashboards, policies
 
 
-def _workload(profile: Profile) -> list[FileSpec]:
+def _workload(profile: Profile, catalog: Catalog) -> list[FileSpec]:
     gke = gke_project.gke(profile)
     header = f"Kustomize Component of profile {profile.metadata.name}: add `components: [<path to this folder>]`"
     files = [
@@ -63,7 +63,7 @@ def _workload(profile: Profile) -> list[FileSpec]:
         FileSpec(
             f"{WORKLOAD_DIR}/{gke_workload.PATCH_FILE}",
             "yaml",
-            data=gke_workload.patch(profile),
+            data=gke_workload.patch(profile, catalog),
             header=f"Points {profile.workload.kind} {profile.workload.name}'s OTLP exporters at the managed collector.",
         ),
     ]
@@ -147,13 +147,17 @@ def plan(profile: Profile, catalog: Catalog) -> Plan:
         "collector_name": gke_workload.COLLECTOR_NAME,
         "collector_namespace": gke_workload.COLLECTOR_NAMESPACE,
         "endpoint": gke_workload.ENDPOINT,
+        "endpoint_resolved": gke_workload.ENDPOINT.replace(
+            "$(OTEL_COLLECTOR_NAME)", gke_workload.COLLECTOR_NAME
+        ).replace("$(OTEL_COLLECTOR_NAMESPACE)", gke_workload.COLLECTOR_NAMESPACE),
         "dashboards": dashboards,
         "policies": policies,
         "steps": SCRIPTS,
+        "replicated_jobs": ", ".join(filters.md_code(j) for j in gke.replicated_jobs),
         "pipeline": pipeline,
         "example_query": _example_query(profile, catalog, pipeline),
         "example_type": naming.monitoring_type(loop, pipeline),
-        "env": gke_workload.container_env(profile),
+        "env": gke_workload.container_env(profile, catalog),
     }
     files = [
         FileSpec(f"scripts/{name}", "sh", template=f"gke/scripts/{name}.j2", context=context, executable=True)
@@ -163,7 +167,7 @@ def plan(profile: Profile, catalog: Catalog) -> Plan:
         FileSpec("scripts/setup.sh", "sh", template="gke/scripts/setup.sh.j2", context=context, executable=True)
     )
     files += _terraform(profile, context)
-    files += _workload(profile)
+    files += _workload(profile, catalog)
     files += monitoring_files
     files += app_files(profile, catalog, pipeline)
     context["metrics"] = [
@@ -196,6 +200,15 @@ _DESCRIPTIONS = {
 }
 
 
+_APP_DESCRIPTIONS = {
+    "app/rlobs_telemetry.py": "OpenTelemetry module for the RL app: the catalog's metrics and spans.",
+    "app/example_rl_loop.py": "An RL loop instrumented with it (runs on a laptop too).",
+    "app/requirements.txt": "Pinned OpenTelemetry packages for the app.",
+    "docs/runbook.md": "What each alert means and what to check first.",
+    "docs/signals.md": "The RL signals: metrics, attributes and spans.",
+}
+
+
 def _describe(path: str) -> str:
     if path in _DESCRIPTIONS:
         return _DESCRIPTIONS[path]
@@ -203,7 +216,7 @@ def _describe(path: str) -> str:
         return "Cloud Monitoring dashboard (deployed by step 4 or Terraform)."
     if path.startswith(POLICIES_DIR):
         return "Cloud Monitoring alert policy (deployed by step 4)."
-    return "Instrumentation for the RL app (see the app's own README)."
+    return _APP_DESCRIPTIONS.get(path, "Shared RL observability file (signal catalog).")
 
 
 def _example_query(profile: Profile, catalog: Catalog, pipeline: naming.Pipeline) -> str:
