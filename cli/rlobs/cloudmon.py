@@ -104,7 +104,7 @@ def alert_policies(profile: Profile, catalog: Catalog) -> list[tuple[str, dict[s
     name = profile.metadata.name
     found = []
     for a in alerts(profile, catalog, pipeline):
-        run = f"(see the incident's `{run_label}` label)"
+        run = f"`<{run_label}>`"  # the incident's label
         content = "\n".join(
             [
                 f"## {a.name}",

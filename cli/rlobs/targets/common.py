@@ -109,6 +109,7 @@ def _docs_context(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> dic
     histos = [m for m in catalog.metrics if m.kind == "histogram"]
     buckets = sorted({b for m in histos for b in m.buckets})
     found = alerts(profile, catalog, pipeline)
+    run_label = naming.label(catalog.attribute("run_id").name, pipeline)
     return {
         "name": profile.metadata.name,
         "pipeline": pipeline,
@@ -151,7 +152,7 @@ def _docs_context(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> dic
                 "severity": a.severity,
                 "for_": a.for_,
                 "profile_key": _camel(a.key),
-                "description": a.text(a.description, "the run"),
+                "description": a.text(a.description, f"`<{run_label}>`"),
                 "runbook": a.runbook,
                 "expr": a.expr,
             }
