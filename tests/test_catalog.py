@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 import rlobs
 from rlobs.catalog import load_catalog
@@ -98,3 +101,29 @@ def test_no_metric_name_is_written_outside_the_catalog() -> None:
         text = path.read_text(encoding="utf-8")
         offenders += [f"{path.relative_to(package)}: {n}" for n in names if n in text]
     assert offenders == []
+
+
+def test_signals_command_json(capsys: pytest.CaptureFixture[str]) -> None:
+    from rlobs import commands
+
+    commands.signals("json")
+    data = json.loads(capsys.readouterr().out)
+    assert [m["name"] for m in data["metrics"]] == [m.name for m in CATALOG.metrics]
+    mfu = next(m for m in data["metrics"] if m["key"] == "train_mfu")
+    assert mfu["series"] == {
+        "gke-telemetry-api": "rl.train.mfu",
+        "gke-gmp-collector": "rl_train_mfu_ratio",
+        "otel-collector": "rl_train_mfu_ratio",
+        "python-prometheus": "rl_train_mfu",
+    }
+    assert [s["name"] for s in data["spans"]] == ["rl.loop", "rl.sample", "rl.reward", "rl.train", "rl.sync"]
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_signals_command_text(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from rlobs import commands
+
+    commands.signals(fmt)
+    out = capsys.readouterr().out
+    assert "rl_loop_duration_milliseconds_bucket" in out and "rl.loop.iteration" in out
+    assert "14400000" in out

@@ -120,15 +120,22 @@ def validate(profiles: list[Path]) -> list[str]:
 
 
 def signals(fmt: str) -> None:
-    from rlobs import output
+    from rlobs import naming, output
     from rlobs.catalog import load_catalog
 
     catalog = load_catalog()
+    # Series names on every pipeline: what a user greps their backend for.
+    pipelines = naming.PIPELINES
+
+    def series(m: Any, p: naming.Pipeline) -> str:
+        return naming.series(m, p, "bucket" if m.kind == "histogram" else "")
+
     if fmt == "json":
         output.as_json(
             {
                 "metrics": [
                     {
+                        "key": m.key,
                         "name": m.name,
                         "kind": m.kind,
                         "unit": m.unit,
@@ -136,25 +143,58 @@ def signals(fmt: str) -> None:
                         "description": m.description,
                         "buckets": list(m.buckets),
                         "attributes": list(m.attributes),
+                        "series": {p: series(m, p) for p in pipelines},
                     }
                     for m in catalog.metrics
                 ],
                 "attributes": [
-                    {"name": a.name, "scope": a.scope, "description": a.description} for a in catalog.attributes
+                    {"key": a.key, "name": a.name, "scope": a.scope, "description": a.description}
+                    for a in catalog.attributes
+                ],
+                "spans": [
+                    {
+                        "name": s.name,
+                        "description": s.description,
+                        "records": catalog.metric(s.metric).name,
+                        "attributes": [catalog.attribute(k).name for k in s.attributes],
+                    }
+                    for s in catalog.spans
                 ],
             }
         )
         return
     metric_rows = [[m.name, m.kind, m.unit, m.signal, m.description] for m in catalog.metrics]
     attr_rows = [[a.name, a.scope, a.description] for a in catalog.attributes]
+    span_rows = [
+        [s.name, catalog.metric(s.metric).name, ", ".join(catalog.attribute(k).name for k in s.attributes)]
+        for s in catalog.spans
+    ]
+    series_rows = [[m.name, *(series(m, p) for p in pipelines)] for m in catalog.metrics]
+    buckets = sorted({b for m in catalog.metrics for b in m.buckets})
+    notes = [
+        "Every metric point carries the identity attributes; span-scope attributes are on spans only.",
+        "Histogram buckets (ms): " + ", ".join(f"{b:.0f}" if b == int(b) else str(b) for b in buckets),
+    ]
     if fmt == "markdown":
-        print("| metric | kind | unit | signal | description |\n|---|---|---|---|---|")
-        for row in metric_rows:
-            print("| " + " | ".join(f"`{c}`" if i == 0 else c for i, c in enumerate(row)) + " |")
-        print("\n| attribute | scope | description |\n|---|---|---|")
-        for row in attr_rows:
-            print("| " + " | ".join(f"`{c}`" if i == 0 else c for i, c in enumerate(row)) + " |")
+        tables = [
+            (["metric", "kind", "unit", "signal", "description"], metric_rows),
+            (["attribute", "scope", "description"], attr_rows),
+            (["span", "records", "attributes"], span_rows),
+            (["metric", *pipelines], series_rows),
+        ]
+        for i, (headers, rows) in enumerate(tables):
+            print(("\n" if i else "") + "| " + " | ".join(headers) + " |\n" + "|---" * len(headers) + "|")
+            for row in rows:
+                print("| " + " | ".join(f"`{c}`" if j == 0 or i == 3 else c for j, c in enumerate(row)) + " |")
+        print("\n" + "\n".join(notes))
         return
     output.table(metric_rows, ["METRIC", "KIND", "UNIT", "SIGNAL", "DESCRIPTION"])
     print()
     output.table(attr_rows, ["ATTRIBUTE", "SCOPE", "DESCRIPTION"])
+    print()
+    output.table(span_rows, ["SPAN", "RECORDS", "ATTRIBUTES"])
+    print()
+    output.table(series_rows, ["METRIC", *(p.upper() for p in pipelines)])
+    print()
+    for note in notes:
+        print(note)

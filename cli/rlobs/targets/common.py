@@ -126,7 +126,7 @@ def _docs_context(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> dic
             for m in catalog.metrics
         ],
         "identity": [naming.label(a.name, pipeline) for a in catalog.identity],
-        "buckets": ", ".join(f"{b:g}" for b in buckets),
+        "buckets": ", ".join(_number(b) for b in buckets),
         "attributes": [
             {
                 "name": a.name,
