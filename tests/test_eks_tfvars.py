@@ -132,3 +132,11 @@ def test_profile_accepts_declared_variables() -> None:
     prof = parse_profile(_with_vars("enable_mlflow_tracking: true\nsecondary_cidr_blocks: [100.64.0.0/16]"))
     assert prof.eks is not None
     assert prof.eks.terraform_variables == {"enable_mlflow_tracking": True, "secondary_cidr_blocks": ("100.64.0.0/16",)}
+
+
+def test_hcl2_rejects_a_broken_tfvars() -> None:
+    import hcl2
+
+    broken = bundle("eks-jark")["terraform/blueprint.tfvars"].replace('name = "jark-stack"', 'name = "jark-stack')
+    with pytest.raises(Exception, match=r"(?i)unexpected|token|expected"):
+        hcl2.loads(broken)

@@ -77,7 +77,7 @@ def _sample(kind: str, container: str) -> dict[str, Any]:
     return {"apiVersion": api, "kind": kind, "metadata": meta, "spec": spec}
 
 
-def _kustomize(files: dict[str, str], base: dict[str, Any], tmp: Path) -> list[dict[str, Any]]:
+def _kustomize_run(files: dict[str, str], base: dict[str, Any], tmp: Path) -> subprocess.CompletedProcess[str]:
     kubectl = tool("kubectl", "builds the Kustomize Component offline (kubectl kustomize)")
     tree = {f"bundle/{p}": t for p, t in files.items() if p.startswith("workload/")}
     tree["base/workload.yaml"] = yaml.safe_dump(base)
@@ -90,7 +90,11 @@ def _kustomize(files: dict[str, str], base: dict[str, Any], tmp: Path) -> list[d
         }
     )
     write_tree(tmp, tree)
-    proc = subprocess.run([kubectl, "kustomize", str(tmp / "base")], capture_output=True, text=True, check=False)
+    return subprocess.run([kubectl, "kustomize", str(tmp / "base")], capture_output=True, text=True, check=False)
+
+
+def _kustomize(files: dict[str, str], base: dict[str, Any], tmp: Path) -> list[dict[str, Any]]:
+    proc = _kustomize_run(files, base, tmp)
     assert proc.returncode == 0, proc.stderr
     return [d for d in yaml.safe_load_all(proc.stdout) if d]
 
@@ -214,3 +218,13 @@ def test_non_ray_workloads_get_no_ray_log_sidecar() -> None:
     _, files = _variant("Deployment")
     assert "workload/ray-logs-patch.yaml" not in files
     assert "fluentbit-config.yaml" not in files["workload/kustomization.yaml"]
+
+
+@pytest.mark.slow
+def test_kustomize_fails_loudly_when_a_jobset_container_has_no_env_list(tmp_path: Path) -> None:
+    """The documented JobSet limitation: the JSON 6902 patch appends to an existing env list, else the build fails."""
+    container, files = _variant("JobSet")
+    base = _sample("JobSet", container)
+    del base["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    proc = _kustomize_run(files, base, tmp_path)
+    assert proc.returncode != 0 and "env" in proc.stderr

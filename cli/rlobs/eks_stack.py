@@ -110,7 +110,8 @@ def log_output(eks: EksSpec) -> dict[str, Any]:
     return {
         "apiVersion": "fluentbit.fluent.io/v1alpha2",
         "kind": "ClusterOutput",
-        "metadata": {"name": "opensearch", "labels": dict(FLUENTBIT_LABEL)},
+        # The labels the fluent-operator chart's own outputs carry (templates/fluentbit-output-opensearch.yaml).
+        "metadata": {"name": "opensearch", "labels": {**FLUENTBIT_LABEL, "fluentbit.fluent.io/component": "logging"}},
         "spec": {
             # Tags of the chart's tail (kube.*) and systemd (service.*) inputs.
             "matchRegex": r"(?:kube|service)\.(.*)",
