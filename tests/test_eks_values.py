@@ -4,6 +4,7 @@ credentials only by Secret reference."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from typing import Any
 
@@ -24,6 +25,11 @@ OPEN_MAPS = {
 
 
 def _chart_values(chart: str) -> dict[str, Any]:
+    return copy.deepcopy(_chart_values_cached(chart))
+
+
+@functools.cache
+def _chart_values_cached(chart: str) -> dict[str, Any]:
     version = CHARTS[chart].version
     found: dict[str, Any] = yaml.safe_load(shared(f"upstream/charts/{chart}-{version}.values.yaml").read_text())
     if chart == "kube-prometheus-stack":
