@@ -3,7 +3,12 @@ declared variables of the declared types, and the profile rejects undeclared, se
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -140,3 +145,53 @@ def test_hcl2_rejects_a_broken_tfvars() -> None:
     broken = bundle("eks-jark")["terraform/blueprint.tfvars"].replace('name = "jark-stack"', 'name = "jark-stack')
     with pytest.raises(Exception, match=r"(?i)unexpected|token|expected"):
         hcl2.loads(broken)
+
+
+def _terraform_dir(tmp: Path) -> tuple[str, Path]:
+    """A root module declaring exactly ai-on-eks's variables (types and validation rules), nothing else."""
+    terraform = shutil.which("terraform")
+    if terraform is None:
+        # Optional (tooling.md): CI installs no terraform; python-hcl2 and the declared-type checks above always run.
+        pytest.skip("terraform is not installed (optional real-tool check of blueprint.tfvars)")
+    upstream = json.loads(shared("upstream/ai-on-eks/base-terraform-variables.json").read_text())["variables"]
+    rules = {
+        "availability_zones_count": "var.availability_zones_count >= 2 && var.availability_zones_count <= 4",
+        "ami_family": 'contains(["bottlerocket", "al2023"], var.ami_family)',
+    }
+    blocks = []
+    for name, var in sorted(upstream.items()):
+        check = ""
+        if name in rules:
+            check = f'  validation {{\n    condition     = {rules[name]}\n    error_message = "invalid"\n  }}\n'
+        default = json.dumps(var["default"])  # JSON is valid HCL for these defaults ({"k": v} object syntax too)
+        blocks.append(f'variable "{name}" {{\n  type    = {var["type"]}\n  default = {default}\n{check}}}\n')
+    (tmp / "variables.tf").write_text("\n".join(blocks), encoding="utf-8")
+    return terraform, tmp
+
+
+def _terraform_plan(tfvars: str, tmp: Path) -> subprocess.CompletedProcess[str]:
+    terraform, root = _terraform_dir(tmp)
+    (root / "blueprint.tfvars").write_text(tfvars, encoding="utf-8")
+    env = {**os.environ, "TF_CLI_CONFIG_FILE": "/dev/null", "CHECKPOINT_DISABLE": "1", "TF_IN_AUTOMATION": "1"}
+    run = functools.partial(subprocess.run, cwd=root, capture_output=True, text=True, check=False, env=env)
+    init = run([terraform, "init", "-input=false", "-no-color"])
+    assert init.returncode == 0, init.stderr
+    result: subprocess.CompletedProcess[str] = run(
+        [terraform, "plan", "-input=false", "-no-color", "-var-file=blueprint.tfvars"]
+    )
+    return result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", EKS_PROFILES)
+def test_terraform_accepts_the_tfvars_without_warnings(name: str, tmp_path: Path) -> None:
+    proc = _terraform_plan(bundle(name)["terraform/blueprint.tfvars"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Warning" not in proc.stdout + proc.stderr  # e.g. "Value for undeclared variable"
+
+
+@pytest.mark.slow
+def test_terraform_rejects_a_mistyped_tfvars(tmp_path: Path) -> None:
+    text = bundle("eks-jark")["terraform/blueprint.tfvars"] + '\navailability_zones_count = "three"\n'
+    proc = _terraform_plan(text, tmp_path)
+    assert proc.returncode != 0 and "a number is required" in proc.stderr

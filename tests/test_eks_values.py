@@ -6,13 +6,18 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import re
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from eks_helpers import EKS_PROFILES, objects
-from helpers import module, profile, shared
+from helpers import all_profiles, module, profile, shared, tool
+from rlobs import eks_values
+from rlobs.profile import parse_profile
 from rlobs.versions import CHARTS
 
 # Maps the charts leave open (free-form config or a map of user-named entries) in which no chart default lists the
@@ -165,3 +170,48 @@ def test_prometheus_retention_storage_and_resources_follow_the_profile() -> None
     assert claim["resources"]["requests"]["storage"] == eks.prometheus.storage_size
     assert claim["storageClassName"] == eks.prometheus.storage_class
     assert spec["resources"]["limits"]["memory"] == eks.prometheus.limits.memory
+
+
+def _alertmanager_config(name: str) -> dict[str, Any]:
+    """The Alertmanager configuration Helm renders: the chart's default config merged with the bundle's."""
+    chart = _chart_values("kube-prometheus-stack")["alertmanager"]["config"]
+    merged: dict[str, Any] = _merge(chart, _values(name)["kube-prometheus-stack"]["alertmanager"]["config"])
+    return merged
+
+
+def _amtool(config: dict[str, Any], tmp: Path) -> subprocess.CompletedProcess[str]:
+    amtool = tool("amtool", "checks the rendered Alertmanager configuration")
+    version = subprocess.run([amtool, "--version"], capture_output=True, text=True, check=False)
+    found = re.search(r"version (\d+)\.(\d+)", version.stdout + version.stderr)
+    if found and (int(found[1]), int(found[2])) < (0, 26):
+        # webhook_config.url_file arrived in Alertmanager 0.26 (kube-prometheus-stack 76.3.0 runs v0.28.1); an older
+        # amtool (Debian ships 0.25) checks the rest of the webhook receiver with an equivalent inline URL.
+        config = copy.deepcopy(config)
+        for receiver in config["receivers"]:
+            for hook in receiver.get("webhook_configs", []):
+                hook["url"] = "https://example.invalid/" + hook.pop("url_file").rsplit("/", 1)[-1]
+    path = tmp / "alertmanager.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return subprocess.run([amtool, "check-config", str(path)], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in EKS_PROFILES if n != "eks-ai-on-eks"])
+def test_amtool_accepts_the_alertmanager_config(name: str, tmp_path: Path) -> None:
+    proc = _amtool(_alertmanager_config(name), tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_amtool_accepts_every_receiver_type_and_rejects_a_broken_one(tmp_path: Path) -> None:
+    config = _alertmanager_config("eks-jark")
+    text = all_profiles()["eks-ai-on-eks"].replace("mode: ai-on-eks", "mode: rlobs")
+    text = text.replace("    observability_mcp_enabled: false\n", "")
+    prof = parse_profile(text, "p.yaml")
+    assert prof.eks is not None
+    config = _merge(config, eks_values.kube_prometheus_stack(prof.eks)["alertmanager"]["config"])
+    kinds = {k for r in config["receivers"] for k in r if k.endswith("_configs")}
+    assert kinds == {"pagerduty_configs", "webhook_configs"}
+    assert _amtool(config, tmp_path).returncode == 0
+    config["receivers"][1]["pagerduty_configs"][0]["routing_key_path"] = "/nowhere"
+    assert _amtool(config, tmp_path).returncode != 0
