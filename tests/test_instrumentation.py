@@ -275,3 +275,15 @@ def test_sigterm_flushes_before_exit(tmp_path: Path, receiver: Receiver) -> None
     assert points[CATALOG.metric("loop_duration").name].histogram.data_points[0].count >= 3
     loops = [s for s in receiver.spans() if s.name == CATALOG.span("loop").name]
     assert len(loops) >= 4  # the interrupted iteration's span ended and was exported too
+
+
+@pytest.mark.slow
+def test_http_protocol_without_its_exporter_says_what_to_install(tmp_path: Path) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("opentelemetry.exporter.otlp.proto.http") is not None:
+        pytest.skip("the HTTP exporter is installed here; the error path needs it absent")
+    app = render_app(tmp_path)
+    run = _run_example(app, _env(app, OTEL_EXPORTER_OTLP_PROTOCOL="http/protobuf", OTEL_TRACES_EXPORTER="none"))
+    assert run.returncode != 0
+    assert "needs opentelemetry-exporter-otlp-proto-http" in run.stderr

@@ -115,3 +115,24 @@ def test_promtool_catches_a_silent_alert_and_a_wrong_name(tmp_path: Path) -> Non
     _write(tmp_path, wrong, tests)
     run = subprocess.run([promtool, "test", "rules", "rl-alerts.test.yaml"], capture_output=True, text=True)
     assert run.returncode != 0 and "RLMfuLow" in run.stdout + run.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["eks-jark", "eks-prometheus-exporter"])
+def test_bundled_rule_tests_pass_promtool(name: str, tmp_path: Path) -> None:
+    """What ships: the bundle's tests/ folder runs as is, and its rules equal the PrometheusRule's groups."""
+    from rlobs.bundle import build
+    from rlobs.targets.common import RULE_TESTS_FILE, RULES_FILE
+
+    promtool = tool("promtool", "runs the rule unit tests shipped in the bundle")
+    p = profile(name)
+    files = {r.path: r.text for r in build(p)}
+    for rel in (RULES_FILE, RULE_TESTS_FILE):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(files[rel], encoding="utf-8")
+    run = subprocess.run([promtool, "test", "rules", RULE_TESTS_FILE], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    shipped = yaml.safe_load(files[RULES_FILE])["groups"]
+    assert shipped == promrules.rule_groups(p, CATALOG, naming.pipeline_for(p))
+    rule_docs = [d for text in files.values() if "kind: PrometheusRule" in text for d in yaml.safe_load_all(text) if d]
+    assert any(d.get("spec", {}).get("groups") == shipped for d in rule_docs if d.get("kind") == "PrometheusRule")
