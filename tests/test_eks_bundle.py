@@ -171,3 +171,11 @@ def test_profile_rejects_an_inline_receiver_url() -> None:
         parse_profile(text, "p.yaml")
     messages = " ".join(p.message for p in info.value.problems)
     assert "reference to a Kubernetes Secret" in messages
+
+
+def test_profile_rejects_a_head_gitops_revision() -> None:
+    text = all_profiles()["eks-jark"].replace("targetRevision: main", "targetRevision: HEAD")
+    with pytest.raises(ProfileError) as info:
+        parse_profile(text, "p.yaml")
+    (problem,) = info.value.problems
+    assert problem.path == "eks.gitops.targetRevision" and "not HEAD" in problem.message

@@ -30,6 +30,16 @@ GitUrl = Annotated[
         )
     ),
 ]
+# HEAD follows whatever the repository's default branch is at sync time: the unpinned revision the issue is about.
+GitRevision = Annotated[
+    str,
+    AfterValidator(
+        matching(
+            r"(?!HEAD$)[A-Za-z0-9][A-Za-z0-9._/-]{0,199}",
+            "a branch, tag or commit like main, v1.4.0 or a commit SHA (not HEAD: name the revision to sync)",
+        )
+    ),
+]
 RepoPath = Annotated[
     str,
     AfterValidator(
@@ -65,7 +75,7 @@ class EksCluster(Model):
 
 class GitOps(Model):
     repo_url: GitUrl = Field(description="The Git repository this bundle is committed to.")
-    target_revision: str = Field("main", min_length=1, description="Branch, tag or commit ArgoCD syncs.")
+    target_revision: GitRevision = Field("main", description="Branch, tag or commit ArgoCD syncs.")
     path: RepoPath = Field(description="Path of the rendered bundle inside that repository.")
 
 
