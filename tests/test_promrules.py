@@ -136,3 +136,27 @@ def test_bundled_rule_tests_pass_promtool(name: str, tmp_path: Path) -> None:
     assert shipped == promrules.rule_groups(p, CATALOG, naming.pipeline_for(p))
     rule_docs = [d for text in files.values() if "kind: PrometheusRule" in text for d in yaml.safe_load_all(text) if d]
     assert any(d.get("spec", {}).get("groups") == shipped for d in rule_docs if d.get("kind") == "PrometheusRule")
+
+
+@pytest.mark.slow
+def test_rule_tests_follow_custom_thresholds(tmp_path: Path) -> None:
+    """The synthetic series adapt to the profile's thresholds and windows, so users' own settings stay tested."""
+    from helpers import all_profiles
+    from rlobs.profile import parse_profile
+
+    promtool = tool("promtool", "runs the generated rule unit tests")
+    text = all_profiles()["eks-jark"] + (
+        "alerts:\n"
+        "  stall: {window: 5m, for: 2m, severity: warning}\n"
+        "  rewardCollapse: {drop: 0.3, baseline: 30m, for: 10m}\n"
+        "  lossSpike: {factor: 10, baseline: 2h, for: 1m}\n"
+        "  mfuLow: {threshold: 0.5, for: 10m}\n"
+        "  loopRegression: {factor: 3, window: 10m, baseline: 1h, for: 5m}\n"
+        "  syncLatency: {thresholdMs: 5000, window: 5m, for: 3m, severity: critical}\n"
+    )
+    p = parse_profile(text, "custom.yaml")
+    groups = promrules.rule_groups(p, CATALOG, "otel-collector")
+    assert "< 0.5" in groups[0]["rules"][3]["expr"] and "> 5000" in groups[0]["rules"][5]["expr"]
+    _write(tmp_path, groups, promrules.rule_tests(p, CATALOG, "otel-collector"))
+    run = subprocess.run([promtool, "test", "rules", "rl-alerts.test.yaml"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from rlobs import naming
 from rlobs.catalog import Catalog, Metric
-from rlobs.fields import duration_seconds
 from rlobs.model import Profile, Severity
 from rlobs.naming import Pipeline
 
@@ -205,7 +204,3 @@ def alerts(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> tuple[Aler
         )
     )
     return tuple(found)
-
-
-def for_seconds(alert: Alert) -> int:
-    return duration_seconds(alert.for_)

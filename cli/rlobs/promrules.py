@@ -85,7 +85,8 @@ def rule_tests(
         ]
         tests.append(
             {
-                "name": f"{alert.name} fires for {', '.join(case.firing)}, not for {', '.join(case.silent)}",
+                "name": f"{alert.name} fires for {', '.join(case.firing) or 'no run'}, not for "
+                f"{', '.join(case.silent) or 'no run'}",
                 "interval": case.interval,
                 "input_series": [{"series": s, "values": v} for s, v in case.series],
                 "alert_rule_test": [

@@ -126,7 +126,10 @@ def alert_inputs(alert: Alert, profile: Profile, catalog: Catalog, pipeline: Pip
         slow = _bucket_above(b.metric.buckets, lr.factor * fast)
         fast_minutes, tail = base + 5, w + f + 5
         firing = []
-        if slow is not None:
+        # The baseline window still holds `for` minutes of slow loops when the alert fires; they must stay well
+        # under 5% of its loops, or the baseline p95 itself turns slow and nothing can fire.
+        room = 100 * (base - f - 2) * 0.04 > f + 2
+        if slow is not None and room:
             # Slow loops complete less often, as in real runs: 1 per minute against 100.
             b.histogram("regressed", [(fast_minutes, fast, 100), (tail, slow, 1)])
             firing.append("regressed")
