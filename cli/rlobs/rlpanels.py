@@ -26,7 +26,6 @@ class Panel:
     grafana_unit: str  # Grafana unit id
     unit: str  # UCUM, for Cloud Monitoring unitOverride
     queries: tuple[Query, ...]
-    metrics: tuple[str, ...]  # catalog keys charted
     description: str
 
 
@@ -63,7 +62,6 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
                 "ms",
                 "ms",
                 tuple(Query(quantile(key, q), f"{{run}} p{round(q * 100)}") for q in QUANTILES),
-                (key,),
                 m(key),
             )
         )
@@ -75,7 +73,6 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "ms",
             "ms",
             tuple(Query(quantile(s.metric, 0.95), f"{{run}} {s.key}") for s in phases),
-            tuple(s.metric for s in phases),
             "p95 duration of each loop phase: the slowest one bounds the iteration.",
         )
     )
@@ -88,7 +85,6 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             tuple(
                 Query(f"{rate(s.metric, 'sum')} / {rate('loop_duration', 'sum')}", f"{{run}} {s.key}") for s in phases
             ),
-            (*(s.metric for s in phases), "loop_duration"),
             "Fraction of loop time spent in each phase (time-weighted).",
         )
     )
@@ -99,7 +95,6 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "ops",
             "1/s",
             (Query(rate("sample_samples"), "{run} samples/s"), Query(rate("sample_episodes"), "{run} episodes/s")),
-            ("sample_samples", "sample_episodes"),
             "Counted by the rollout phase.",
         ),
         Panel(
@@ -108,7 +103,6 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "ops",
             "{token}/s",
             (Query(rate("train_tokens"), "{run} counted"), Query(gauge("tokens_rate"), "{run} per iteration")),
-            ("train_tokens", "tokens_rate"),
             "From the token counter, and as reported per loop iteration.",
         ),
         Panel(
@@ -120,7 +114,6 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
                 Query(rate("train_steps"), "{run} steps/s"),
                 Query(gauge("samples_rate"), "{run} samples/s"),
             ),
-            ("train_steps", "samples_rate"),
             "Optimizer steps from the step counter; samples per second as reported per loop iteration.",
         ),
         Panel(
@@ -129,7 +122,6 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "none",
             "1",
             (Query(gauge("reward_mean"), "{run}"),),
-            ("reward_mean",),
             m("reward_mean"),
         ),
         Panel(
@@ -138,7 +130,6 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "none",
             "1",
             (Query(gauge("episode_length_mean"), "{run}"),),
-            ("episode_length_mean",),
             m("episode_length_mean"),
         ),
         Panel(
@@ -147,7 +138,6 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "none",
             "1",
             (Query(gauge("train_loss"), "{run}"),),
-            ("train_loss",),
             m("train_loss"),
         ),
         Panel(
@@ -156,7 +146,6 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "percentunit",
             "1",
             (Query(gauge("train_mfu"), "{run}"),),
-            ("train_mfu",),
             m("train_mfu"),
         ),
         Panel(
@@ -168,7 +157,6 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
                 Query(gauge("tokens_rate_per_gpu"), "{run} tokens/s/GPU"),
                 Query(gauge("samples_rate_per_gpu"), "{run} samples/s/GPU"),
             ),
-            ("tokens_rate_per_gpu", "samples_rate_per_gpu"),
             "Throughput per GPU as reported per loop iteration.",
         ),
     ]
