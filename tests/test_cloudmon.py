@@ -126,3 +126,10 @@ def test_google_client_libraries_reject_a_bad_field() -> None:
     pol["conditions"][0]["conditionPrometheusQueryLanguage"]["disableMetricValidaton"] = True
     with pytest.raises(Exception, match="disableMetricValidaton"):
         AlertPolicy.from_json(json.dumps(pol), ignore_unknown_fields=False)
+
+
+def test_every_catalog_metric_is_charted() -> None:
+    queries = _queries(cloudmon.dashboard(profile("gke-managed-otel"), CATALOG))
+    for m in CATALOG.metrics:
+        part: naming.Part = "bucket" if m.kind == "histogram" else ""
+        assert any(naming.selector(m, "gke-telemetry-api", part).split(",")[0] in q for q in queries), m.name
