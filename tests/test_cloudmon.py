@@ -132,4 +132,5 @@ def test_every_catalog_metric_is_charted() -> None:
     queries = _queries(cloudmon.dashboard(profile("gke-managed-otel"), CATALOG))
     for m in CATALOG.metrics:
         part: naming.Part = "bucket" if m.kind == "histogram" else ""
-        assert any(naming.selector(m, "gke-telemetry-api", part).split(",")[0] in q for q in queries), m.name
+        quoted = "{" + naming.quote(naming.series(m, "gke-telemetry-api", part)) + ", "
+        assert any(quoted in q for q in queries), m.name
