@@ -126,12 +126,16 @@ _DESCRIPTIONS = {
     "workload/ray-logs-patch.yaml": "FluentBit sidecar + shared /tmp/ray volume on the Ray head",
     "workload/fluentbit-config.yaml": "the sidecar's config: Ray session logs to OpenSearch",
     "README.md": "this file",
+    "app/": "the RL app's OpenTelemetry module, its requirements and an example loop",
+    "docs/runbook.md": "what each RL alert means and what to check first",
+    "docs/signals.md": "the RL signals and their metric names on this bundle's pipeline",
+    "tests/": "promtool unit tests of the RL alerts (`promtool test rules tests/rl-alerts.test.yaml`)",
 }
 
 
 def _describe(path: str) -> str:
     found = [k for k in _DESCRIPTIONS if path == k or (k.endswith(("/", "-")) and path.startswith(k))]
-    return _DESCRIPTIONS[max(found, key=len)] if found else "the RL app's instrumentation (see the app files' own docs)"
+    return _DESCRIPTIONS[max(found, key=len)] if found else "part of the RL instrumentation"
 
 
 def _workload_files(profile: Profile, catalog: Catalog) -> list[FileSpec]:
