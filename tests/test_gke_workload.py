@@ -27,7 +27,7 @@ def _profile(kind: str, instrumentation: bool = False) -> Profile:
     if kind == "JobSet":
         text = text.replace("  clusterMode: existing", "  clusterMode: existing\n  replicatedJobs: [driver]")
     if instrumentation:
-        text = text.replace("  clusterMode: existing", "  clusterMode: existing\n  instrumentationResource: true")
+        text = text.replace("instrumentationResource: false", "instrumentationResource: true")
     return parse_profile(text, f"{kind}.yaml")
 
 
@@ -166,6 +166,15 @@ def test_kustomize_without_the_schema_would_clobber_crd_lists(tmp_path: Path) ->
     out = subprocess.run([kubectl, "kustomize", str(tmp_path / "overlay")], capture_output=True, text=True, check=True)
     (clobbered,) = yaml.safe_load_all(out.stdout)
     assert len(clobbered["spec"]["replicatedJobs"]) == 1
+
+
+@pytest.mark.slow
+def test_kustomize_rejects_a_broken_patch(tmp_path: Path) -> None:
+    kubectl = tool("kubectl", "builds the workload component with kustomize")
+    _kustomize(tmp_path, _profile("Deployment"))
+    (tmp_path / "bundle/workload/otel-env-patch.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nspec: [\n")
+    proc = subprocess.run([kubectl, "kustomize", str(tmp_path / "overlay")], capture_output=True, text=True)
+    assert proc.returncode != 0 and proc.stderr
 
 
 @pytest.mark.slow

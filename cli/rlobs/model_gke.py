@@ -94,9 +94,9 @@ class WorkloadIdentity(Model):
 
 
 class GkeSpec(Model):
-    project: ProjectId
-    location: Location
-    cluster: ClusterName
+    project: ProjectId = Field(description="GCP project ID of the cluster and of Cloud Monitoring / Cloud Trace.")
+    location: Location = Field(description="Region or zone of the GKE cluster (Autopilot: a region).")
+    cluster: ClusterName = Field(description="GKE cluster name.")
     cluster_mode: Literal["existing", "create-standard", "create-autopilot"] = Field(
         "existing", description="Enable managed OpenTelemetry on an existing cluster, or create one with it."
     )

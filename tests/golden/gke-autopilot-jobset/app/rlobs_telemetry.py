@@ -43,6 +43,7 @@ Telemetry is flushed at normal exit and on SIGTERM (preemption); call flush() be
 from __future__ import annotations
 
 import atexit
+import importlib
 import math
 import os
 import signal
@@ -514,11 +515,32 @@ def _otlp_target(signal_name: str) -> tuple[str, bool, str]:
     return ("http://" if insecure else "https://") + endpoint, insecure, protocol
 
 
-def _otlp_endpoint(endpoint: str, protocol: str, path: str, signal_name: str) -> str:
+# signal -> (exporter module, class, HTTP path)
+_OTLP = {
+    "METRICS": ("metric_exporter", "OTLPMetricExporter", "/v1/metrics"),
+    "TRACES": ("trace_exporter", "OTLPSpanExporter", "/v1/traces"),
+}
+
+
+def _otlp_exporter(signal_name: str) -> Any:
+    endpoint, insecure, protocol = _otlp_target(signal_name)
+    module, cls, path = _OTLP[signal_name]
+    if protocol == "grpc":
+        grpc = importlib.import_module(f"opentelemetry.exporter.otlp.proto.grpc.{module}")
+        return getattr(grpc, cls)(endpoint=endpoint, insecure=insecure)
+    if protocol != "http/protobuf":
+        raise ValueError(f"OTEL_EXPORTER_OTLP_PROTOCOL: expected grpc or http/protobuf, got {protocol!r}")
+    try:
+        http = importlib.import_module(f"opentelemetry.exporter.otlp.proto.http.{module}")
+    except ImportError as exc:
+        raise RuntimeError(
+            "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf needs opentelemetry-exporter-otlp-proto-http at the same "
+            "version as opentelemetry-sdk (requirements.txt pins the gRPC exporter)"
+        ) from exc
     # The HTTP exporters use a signal-specific endpoint verbatim and append /v1/<signal> to the generic one.
-    if protocol != "grpc" and not os.environ.get(f"OTEL_EXPORTER_OTLP_{signal_name}_ENDPOINT"):
-        return endpoint.rstrip("/") + path
-    return endpoint
+    if not os.environ.get(f"OTEL_EXPORTER_OTLP_{signal_name}_ENDPOINT"):
+        endpoint = endpoint.rstrip("/") + path
+    return getattr(http, cls)(endpoint=endpoint)
 
 
 def _metric_readers() -> list[MetricReader]:
@@ -526,20 +548,7 @@ def _metric_readers() -> list[MetricReader]:
     interval = float(os.environ.get("OTEL_METRIC_EXPORT_INTERVAL") or EXPORT_INTERVAL_MS_DEFAULT)
     for choice in _choices("OTEL_METRICS_EXPORTER"):
         if choice == "otlp":
-            endpoint, insecure, protocol = _otlp_target("METRICS")
-            if protocol == "grpc":
-                from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
-            else:
-                from opentelemetry.exporter.otlp.proto.http.metric_exporter import (  # type: ignore[no-redef]
-                    OTLPMetricExporter,
-                )
-
-                endpoint = _otlp_endpoint(endpoint, protocol, "/v1/metrics", "METRICS")
-            kwargs: dict[str, Any] = {"endpoint": endpoint}
-            if protocol == "grpc":
-                kwargs["insecure"] = insecure
-            exporter = OTLPMetricExporter(**kwargs)
-            readers.append(PeriodicExportingMetricReader(exporter, export_interval_millis=interval))
+            readers.append(PeriodicExportingMetricReader(_otlp_exporter("METRICS"), export_interval_millis=interval))
         elif choice == "prometheus":
             from opentelemetry.exporter.prometheus import PrometheusMetricReader
             from prometheus_client import start_http_server
@@ -561,17 +570,7 @@ def _span_exporters() -> list[SpanExporter]:
     exporters: list[SpanExporter] = []
     for choice in _choices("OTEL_TRACES_EXPORTER"):
         if choice == "otlp":
-            endpoint, insecure, protocol = _otlp_target("TRACES")
-            if protocol == "grpc":
-                from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-                exporters.append(OTLPSpanExporter(endpoint=endpoint, insecure=insecure))
-            else:
-                from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # type: ignore[no-redef]
-                    OTLPSpanExporter,
-                )
-
-                exporters.append(OTLPSpanExporter(endpoint=_otlp_endpoint(endpoint, protocol, "/v1/traces", "TRACES")))
+            exporters.append(_otlp_exporter("TRACES"))
         elif choice == "console":
             exporters.append(ConsoleSpanExporter())
         else:
