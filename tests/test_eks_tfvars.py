@@ -122,6 +122,8 @@ def _with_vars(block: str) -> str:
         ("availability_zones_count: 5", "2, 3 or 4"),
         ("ami_family: ubuntu", "bottlerocket or al2023"),
         ("dranet_driver_image: {repository: x, tag: y}", "not supported"),
+        ('enable_cluster_addons: {"metrics-server": false}', "metrics-server to stay true"),
+        ('enable_cluster_addons: {"coredns": "yes"}', "Terraform type map(bool)"),
     ],
 )
 def test_profile_rejects_bad_terraform_variables(block: str, expected: str) -> None:
@@ -131,6 +133,13 @@ def test_profile_rejects_bad_terraform_variables(block: str, expected: str) -> N
     assert expected in problem.message
     assert problem.path.startswith("eks.terraformVariables"), problem.path
     assert problem.line > 1
+
+
+def test_cluster_addon_entries_override_the_default_map() -> None:
+    prof = parse_profile(_with_vars('enable_cluster_addons: {"amazon-cloudwatch-observability": false}'))
+    (addons,) = [v.value for v in tfvars(prof) if v.name == "enable_cluster_addons"]
+    assert addons["amazon-cloudwatch-observability"] is False and addons["metrics-server"] is True
+    assert len(addons) == 7
 
 
 def test_profile_accepts_declared_variables() -> None:

@@ -39,8 +39,24 @@ _OWNED = {
     "enable_nvidia_dcgm_exporter": "eks.dcgmExporter",
     "nvidia_dcgm_exporter_service_monitor": "rlobs (it renders the DCGM ServiceMonitor itself)",
     "enable_ai_ml_observability_stack": "eks.mode",
-    "enable_cluster_addons": "rlobs (metrics-server must stay on)",
 }
+
+# The variable's default (infra/base/terraform/variables.tf); eks.terraformVariables may override entries, except
+# that metrics-server stays on: it is JARK's Metrics Server (an EKS add-on, not a chart in the stack).
+_CLUSTER_ADDONS = {
+    "coredns": True,
+    "kube-proxy": True,
+    "vpc-cni": True,
+    "eks-pod-identity-agent": True,
+    "metrics-server": True,
+    "eks-node-monitoring-agent": True,
+    "amazon-cloudwatch-observability": True,
+}
+
+ARGOCD_NOTE = (
+    "enable_argocd is no longer declared by infra/base/terraform/variables.tf (removed in ai-on-eks PR #202); "
+    "argocd.tf installs Argo CD unconditionally"
+)
 
 # infra/base/terraform/variables.tf `validation` blocks, so a bad value fails at render time, not at apply.
 _VALIDATIONS: dict[str, tuple[set[Any], str]] = {
@@ -94,6 +110,9 @@ def variable_problems(eks: EksSpec) -> list[tuple[str, str]]:
         if key in _OWNED:
             problems.append((key, f"expected no {key}: rlobs sets it from {_OWNED[key]}"))
             continue
+        if key == "enable_cluster_addons" and isinstance(value, dict) and value.get("metrics-server") is False:
+            problems.append((key, "expected metrics-server to stay true (it is the stack's Metrics Server)"))
+            continue
         problem = type_problem(known[key]["type"], value) or _validation_problem(key, value)
         if problem:
             problems.append((key, problem))
@@ -136,12 +155,6 @@ def _flag_problems(mode: str, dcgm: bool, values: dict[str, Any]) -> list[tuple[
     return problems
 
 
-ARGOCD_NOTE = (
-    "enable_argocd is no longer declared by infra/base/terraform/variables.tf (removed in ai-on-eks PR #202); "
-    "argocd.tf installs Argo CD unconditionally"
-)
-
-
 def tfvars(profile: Profile) -> tuple[TfVar, ...]:
     """The variables of blueprint.tfvars, in file order."""
     eks = profile.eks
@@ -167,22 +180,23 @@ def tfvars(profile: Profile) -> tuple[TfVar, ...]:
         TfVar("enable_kube_prometheus_stack", False, "never with the observability stack (two operators, same CRDs)"),
         TfVar(
             "enable_cluster_addons",
-            {
-                "coredns": True,
-                "kube-proxy": True,
-                "vpc-cni": True,
-                "eks-pod-identity-agent": True,
-                "metrics-server": True,
-                "eks-node-monitoring-agent": True,
-                "amazon-cloudwatch-observability": True,
-            },
-            "the variable's default map, spelled out: metrics-server is the EKS add-on here, not a chart",
+            {**_CLUSTER_ADDONS, **_addon_overrides(eks)},
+            "the variable's default map (and eks.terraformVariables' entries): metrics-server is the EKS add-on",
         ),
     )
-    extra = tuple(TfVar(k, v, "from eks.terraformVariables") for k, v in sorted(eks.terraform_variables.items()))
+    extra = tuple(
+        TfVar(k, v, "from eks.terraformVariables")
+        for k, v in sorted(eks.terraform_variables.items())
+        if k != "enable_cluster_addons"
+    )
     result = head + extra
     check_tfvars(result, eks.mode, eks.dcgm_exporter)
     return result
+
+
+def _addon_overrides(eks: EksSpec) -> dict[str, Any]:
+    value = eks.terraform_variables.get("enable_cluster_addons")
+    return value if isinstance(value, dict) else {}
 
 
 def check_tfvars(variables: tuple[TfVar, ...], mode: str, dcgm: bool) -> None:

@@ -35,7 +35,7 @@ enable_ai_ml_observability_stack = false
 # never with the observability stack (two operators, same CRDs)
 enable_kube_prometheus_stack = false
 
-# the variable's default map, spelled out: metrics-server is the EKS add-on here, not a chart
+# the variable's default map (and eks.terraformVariables' entries): metrics-server is the EKS add-on
 enable_cluster_addons = {
   "coredns"                         = true
   "kube-proxy"                      = true
