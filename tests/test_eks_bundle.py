@@ -179,3 +179,13 @@ def test_profile_rejects_a_head_gitops_revision() -> None:
         parse_profile(text, "p.yaml")
     (problem,) = info.value.problems
     assert problem.path == "eks.gitops.targetRevision" and "not HEAD" in problem.message
+
+
+def test_ai_on_eks_mode_rejects_stack_settings_it_would_ignore() -> None:
+    text = all_profiles()["eks-ai-on-eks"].replace(
+        "  metricsPipeline:", "  prometheus: {retention: 30d}\n  metricsPipeline:"
+    )
+    with pytest.raises(ProfileError) as info:
+        parse_profile(text, "p.yaml")
+    (problem,) = info.value.problems
+    assert problem.path == "eks.prometheus" and "eks.mode: ai-on-eks" in problem.message

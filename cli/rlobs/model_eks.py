@@ -145,6 +145,19 @@ class EksSpec(Model):
     )
 
     @model_validator(mode="after")
+    def _stack_settings_need_rlobs_mode(self) -> EksSpec:
+        # In ai-on-eks mode the reference stack deploys these with its own values; silently ignoring them would
+        # leave the user believing their retention or Secrets apply.
+        if self.mode == "ai-on-eks":
+            for key in ("prometheus", "grafana", "opensearch"):
+                if key in self.model_fields_set:
+                    raise ValueError(
+                        f"@{key}: expected no {key} settings with eks.mode: ai-on-eks (the reference stack deploys "
+                        f"{key} with its own values; change them in its Argo CD Application, or use eks.mode: rlobs)"
+                    )
+        return self
+
+    @model_validator(mode="after")
     def _terraform_variables(self) -> EksSpec:
         # Imported here: the declared-variables table is package data, read only when a profile uses this.
         from rlobs.eks_tfvars import variable_problems
