@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gke_helpers import GKE_PROFILES, bare_path, commands, run_script, write_bundle
-from helpers import tool
+from helpers import profile, tool
 from rlobs import gke_project
 from rlobs.targets.gke import SCRIPTS
 
@@ -190,8 +190,16 @@ def _usage_error(proc: subprocess.CompletedProcess[str]) -> str | None:
 
 
 def _shape(cmd: list[str]) -> str:
-    """The command group and flag names (values dropped): one real gcloud run per shape keeps the test fast."""
-    return " ".join(w.split("=", 1)[0] if w.startswith("--") else w for w in cmd if w.startswith("--") or w.islower())
+    """Command words and flag names, values dropped: gcloud parses flags, not values, so one run per shape will do
+    (and keeps the test fast: each gcloud start costs about a second)."""
+    words = [w for w in cmd if not w.startswith("--") and re.fullmatch(r"[a-z][a-z-]*", w) and w not in _VALUES]
+    return " ".join(words + sorted(w.split("=", 1)[0] for w in cmd if w.startswith("--")))
+
+
+# Positional values of the GKE profiles that look like command words.
+_VALUES = {
+    v for n in GKE_PROFILES for v in (getattr(profile(n).gke, "project", ""), getattr(profile(n).gke, "cluster", ""))
+}
 
 
 @pytest.mark.slow
