@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlobs import gke_project
 from rlobs.catalog import Catalog
 from rlobs.fields import duration_seconds
 from rlobs.model import Profile
-from rlobs.model_gke import GkeSpec
 from rlobs.targets.common import identity_env, identity_values
 
 # The managed collector's Service (shared gke-managed-otel.md §1.4: namespace gke-managed-otel, Service
@@ -18,6 +18,7 @@ OTLP_GRPC_PORT = 4317
 # An explicit http:// scheme: a schemeless gRPC endpoint makes the Python exporter open a TLS channel against the
 # plaintext collector (opentelemetry-python exporter/otlp/proto/grpc/exporter.py; issues #1747, #2350).
 ENDPOINT = f"http://$(OTEL_COLLECTOR_NAME).$(OTEL_COLLECTOR_NAMESPACE).svc.cluster.local:{OTLP_GRPC_PORT}"
+RESOLVED_ENDPOINT = f"http://{COLLECTOR_NAME}.{COLLECTOR_NAMESPACE}.svc.cluster.local:{OTLP_GRPC_PORT}"
 
 # The Instrumentation CRD of Managed OpenTelemetry (not the OpenTelemetry operator's): telemetry.googleapis.com.
 INSTRUMENTATION_API = "telemetry.googleapis.com/v1alpha1"
@@ -42,11 +43,6 @@ SCHEMA_FILE = "openapi-schema.json"
 INSTRUMENTATION_FILE = "instrumentation.yaml"
 
 
-def _gke(profile: Profile) -> GkeSpec:
-    assert profile.gke is not None  # model.Profile guarantees the target's section
-    return profile.gke
-
-
 def rl_env(profile: Profile, catalog: Catalog) -> list[dict[str, str]]:
     """The RL_* identity env the app's instrumentation module reads (the same names targets.common renders into it)."""
     values = identity_values(profile, catalog)
@@ -57,7 +53,7 @@ def rl_env(profile: Profile, catalog: Catalog) -> list[dict[str, str]]:
 
 def container_env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
     """Env for the RL container, ordered so each $(VAR) is defined above its use (Kubernetes expands in order)."""
-    gke, workload = _gke(profile), profile.workload
+    gke, workload = gke_project.gke(profile), profile.workload
     attributes = ",".join(
         [
             f"service.namespace={workload.namespace}",
@@ -95,7 +91,7 @@ def container_env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
 
 
 def _pod_spec(profile: Profile, catalog: Catalog) -> dict[str, Any]:
-    gke, workload = _gke(profile), profile.workload
+    gke, workload = gke_project.gke(profile), profile.workload
     spec: dict[str, Any] = {}
     if gke.workload_identity is not None:
         # Workload Identity maps IAM roles to this KSA; the pods must run as it to get them.
@@ -112,7 +108,7 @@ def patch(profile: Profile, catalog: Catalog) -> dict[str, Any]:
     if workload.kind in ("Deployment", "StatefulSet", "Job"):
         spec = {"template": template}
     elif workload.kind == "JobSet":
-        jobs = _gke(profile).replicated_jobs
+        jobs = gke_project.gke(profile).replicated_jobs
         spec = {"replicatedJobs": [{"name": n, "template": {"spec": {"template": template}}} for n in jobs]}
     else:
         spec = {"headGroupSpec": {"template": template}}
@@ -128,7 +124,7 @@ def patch(profile: Profile, catalog: Catalog) -> dict[str, Any]:
 
 def kustomization(profile: Profile) -> dict[str, Any]:
     """A Kustomize Component: include it from the kustomization that already lists the workload."""
-    gke = _gke(profile)
+    gke = gke_project.gke(profile)
     data: dict[str, Any] = {"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component"}
     if gke.instrumentation_resource:
         data["resources"] = [INSTRUMENTATION_FILE]

@@ -133,7 +133,6 @@ def plan(profile: Profile, catalog: Catalog) -> Plan:
     gke = gke_project.gke(profile)
     pipeline = naming.pipeline_for(profile)
     monitoring_files, dashboards, policies = _monitoring(profile, catalog)
-    loop = catalog.metric("loop_duration")
     context: dict[str, Any] = {
         "profile": profile,
         "gke": gke,
@@ -146,17 +145,13 @@ def plan(profile: Profile, catalog: Catalog) -> Plan:
         "google_beta_version": gke_project.GOOGLE_BETA_VERSION,
         "collector_name": gke_workload.COLLECTOR_NAME,
         "collector_namespace": gke_workload.COLLECTOR_NAMESPACE,
-        "endpoint": gke_workload.ENDPOINT,
-        "endpoint_resolved": gke_workload.ENDPOINT.replace(
-            "$(OTEL_COLLECTOR_NAME)", gke_workload.COLLECTOR_NAME
-        ).replace("$(OTEL_COLLECTOR_NAMESPACE)", gke_workload.COLLECTOR_NAMESPACE),
+        "endpoint_resolved": gke_workload.RESOLVED_ENDPOINT,
         "dashboards": dashboards,
         "policies": policies,
         "steps": SCRIPTS,
         "replicated_jobs": ", ".join(filters.md_code(j) for j in gke.replicated_jobs),
         "pipeline": pipeline,
         "example_query": _example_query(profile, catalog, pipeline),
-        "example_type": naming.monitoring_type(loop, pipeline),
         "env": gke_workload.container_env(profile, catalog),
     }
     files = [
