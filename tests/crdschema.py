@@ -47,11 +47,9 @@ def convert(node: Any) -> Any:
 
 def crd_schema(path: Path, version: str | None = None) -> dict[str, Any]:
     """The JSON Schema of a CRD file's `version` (default: the storage version)."""
-    crd = next(
-        d
-        for d in yaml.safe_load_all(path.read_text(encoding="utf-8"))
-        if d and d.get("kind") == "CustomResourceDefinition"
-    )
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: these CRDs are up to 450 KB
+    docs = yaml.load_all(path.read_text(encoding="utf-8"), Loader=loader)
+    crd = next(d for d in docs if d and d.get("kind") == "CustomResourceDefinition")
     versions = crd["spec"]["versions"]
     chosen = next(v for v in versions if (v["name"] == version if version else v.get("storage")))
     schema = convert(chosen["schema"]["openAPIV3Schema"])
