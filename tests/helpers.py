@@ -54,6 +54,15 @@ def tool(name: str, why: str) -> str:
     pytest.skip(f"{name} is not installed ({why}); .ci/run installs it")
 
 
+def preinstalled_tool(name: str, why: str) -> str:
+    """A tool no package registry here provides (gcloud ships only with the machine image): skip when absent,
+    even in CI, since .ci/run cannot install it."""
+    found = shutil.which(name)
+    if found:
+        return found
+    pytest.skip(f"{name} is not installed and no package registry here provides it ({why})")
+
+
 def module(name: str, why: str) -> None:
     try:
         __import__(name)

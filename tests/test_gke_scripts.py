@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gke_helpers import GKE_PROFILES, bare_path, commands, run_script, write_bundle
-from helpers import profile, tool
+from helpers import preinstalled_tool, profile, tool
 from rlobs import gke_project
 from rlobs.targets.gke import SCRIPTS
 
@@ -204,7 +204,7 @@ _VALUES = {
 
 @pytest.mark.slow
 def test_every_gcloud_line_parses(bundles: dict[str, Path], tmp_path: Path) -> None:
-    gcloud = tool("gcloud", "parses each gcloud command the scripts print")
+    gcloud = preinstalled_tool("gcloud", "parses each gcloud command the scripts print")
     lines: dict[str, list[str]] = {}
     for bundle in bundles.values():
         for script in SCRIPTS:
@@ -220,7 +220,7 @@ def test_every_gcloud_line_parses(bundles: dict[str, Path], tmp_path: Path) -> N
 
 @pytest.mark.slow
 def test_gcloud_check_rejects_a_bad_line(tmp_path: Path) -> None:
-    gcloud = tool("gcloud", "parses each gcloud command the scripts print")
+    gcloud = preinstalled_tool("gcloud", "parses each gcloud command the scripts print")
     bad = ["gcloud", "container", "clusters", "update", "c", "--location=us-central1", "--bogus-flag", SCOPE_FLAG]
     assert _usage_error(_gcloud(gcloud, bad, tmp_path)) is not None
     beta = ["gcloud", "beta", "monitoring", "policies", "list", "--project=my-rl-project"]
