@@ -120,17 +120,19 @@ def alert_policies(profile: Profile, catalog: Catalog) -> list[tuple[str, dict[s
                 "```",
             ]
         )
+        # Cloud Monitoring cannot template a dotted PromQL label into the subject; name the workload instead.
+        runs = f"of {profile.workload.name}"
         policy = {
             "displayName": f"{a.name} ({name})",
             "documentation": {
                 "content": content,
                 "mimeType": "text/markdown",
-                "subject": a.text(a.summary, "a run")[:255],
+                "subject": a.text(a.summary, runs)[:255],
             },
             "userLabels": {"rlobs_bundle": name, "rl_alert": _kebab(a.name)},
             "conditions": [
                 {
-                    "displayName": a.text(a.summary, "a run"),
+                    "displayName": a.text(a.summary, runs),
                     "conditionPrometheusQueryLanguage": {
                         "query": a.expr,
                         "duration": f"{duration_seconds(a.for_)}s",
