@@ -37,3 +37,13 @@ def test_good_files_pass() -> None:
 def test_each_broken_format_is_named(path: str, text: str) -> None:
     with pytest.raises(CheckError, match=path.replace(".", r"\.")):
         check([Rendered(path, text)])
+
+
+def test_hcl_worker_is_reusable_and_reports_each_file() -> None:
+    from rlobs.hclworker import HclWorker
+
+    with HclWorker() as hcl:
+        assert hcl.parse({"a.tfvars": 'x = "y"\n'}) == []
+        (failure,) = hcl.parse({"b.tf": "x = \n", "c.tfvars": "y = 1\n"})
+        assert failure.startswith("b.tf: does not parse back")
+        check([Rendered("d.tfvars", "z = true\n")], hcl)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import yaml
-
 from rlobs.resources import package_dir
+from rlobs.yamlsource import load_yaml
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +22,7 @@ def load_blueprints() -> dict[str, Blueprint]:
         if not entry.name.endswith(".yaml"):
             continue
         text = entry.read_text(encoding="utf-8")
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
         name = entry.name.removesuffix(".yaml")
         found[name] = Blueprint(name, str(data["target"]), str(data["metadata"].get("description", "")), text)
     return found

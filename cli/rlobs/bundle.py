@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rlobs.catalog import load_catalog
 from rlobs.check import check
+from rlobs.hclworker import HclWorker
 from rlobs.model import Profile
 from rlobs.plan import Plan
 from rlobs.render import Rendered, render
@@ -14,7 +15,7 @@ def plan_bundle(profile: Profile) -> Plan:
     return TARGETS[profile.target](profile, load_catalog())
 
 
-def build(profile: Profile) -> tuple[Rendered, ...]:
+def build(profile: Profile, hcl: HclWorker | None = None) -> tuple[Rendered, ...]:
     rendered = render(plan_bundle(profile))
-    check(rendered)
+    check(rendered, hcl)
     return rendered

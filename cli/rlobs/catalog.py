@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-import yaml
-
 from rlobs.resources import read_text
+from rlobs.yamlsource import load_yaml
 
 Kind = Literal["histogram", "counter", "gauge"]
 Signal = Literal["latency", "traffic", "errors", "saturation"]
@@ -101,4 +100,4 @@ def parse_catalog(raw: dict[str, Any]) -> Catalog:
 
 @cache
 def load_catalog() -> Catalog:
-    return parse_catalog(yaml.safe_load(read_text("data", "signals.yaml")))
+    return parse_catalog(load_yaml(read_text("data", "signals.yaml")))

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 import yaml
 
 from rlobs.errors import CheckError
+from rlobs.hclworker import HclWorker
 from rlobs.render import Rendered
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -23,46 +24,50 @@ def _json(r: Rendered) -> None:
     json.loads(r.text)
 
 
-def _hcl(r: Rendered) -> None:
-    # Imported here: python-hcl2 builds a lark grammar (~100 ms), only paid when a bundle has HCL.
-    import hcl2
-
-    hcl2.loads(r.text)
-
-
 def _python(r: Rendered) -> None:
     compile(r.text, r.path, "exec", dont_inherit=True)
 
 
 def _shell(scripts: list[Rendered]) -> list[str]:
-    """`bash -n` each script (one process per script: bash stops at the first syntax error)."""
+    """`bash -n` each script, all at once (one process per script: bash stops at the first syntax error)."""
+    procs = [
+        (r, subprocess.Popen(["bash", "-n"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)) for r in scripts
+    ]
     failures = []
-    for r in scripts:
-        proc = subprocess.run(["bash", "-n"], input=r.text, capture_output=True, text=True, check=False)
+    for r, proc in procs:
+        _, err = proc.communicate(r.text)
         if proc.returncode != 0:
-            failures.append(f"{r.path}: bash -n: {proc.stderr.strip()}")
+            failures.append(f"{r.path}: bash -n: {err.strip()}")
     return failures
+
+
+_HCL_SUFFIXES = (".tf", ".tfvars")
 
 
 _PARSERS: dict[str, Callable[[Rendered], None]] = {
     ".yaml": _yaml,
     ".yml": _yaml,
     ".json": _json,
-    ".tf": _hcl,
-    ".tfvars": _hcl,
     ".py": _python,
 }
 
 
-def check(files: Iterable[Rendered]) -> None:
-    """Raise CheckError naming every file that does not parse back."""
+def check(files: Iterable[Rendered], hcl: HclWorker | None = None) -> None:
+    """Raise CheckError naming every file that does not parse back.
+
+    HCL goes to `hcl`, a python-hcl2 worker the caller started early (see hclworker.py), or a new one.
+    """
     failures: list[str] = []
     scripts: list[Rendered] = []
+    hcl_files: dict[str, str] = {}
     for r in files:
         if not r.text.endswith("\n") or r.text.endswith("\n\n"):
             failures.append(f"{r.path}: expected exactly one trailing newline")
         if r.path.endswith(".sh"):
             scripts.append(r)
+            continue
+        if r.path.endswith(_HCL_SUFFIXES):
+            hcl_files[r.path] = r.text
             continue
         parser = _PARSERS.get(r.path[r.path.rfind(".") :])
         if parser is None:
@@ -72,5 +77,11 @@ def check(files: Iterable[Rendered]) -> None:
         except Exception as exc:
             failures.append(f"{r.path}: does not parse back: {type(exc).__name__}: {exc}")
     failures += _shell(scripts)
+    if hcl_files:
+        if hcl is None:
+            with HclWorker() as own:
+                failures += own.parse(hcl_files)
+        else:
+            failures += hcl.parse(hcl_files)
     if failures:
         raise CheckError("rendered bundle failed its parse-back check (a bug in rlobs):\n  " + "\n  ".join(failures))

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rlobs.errors import RlobsError
+from rlobs.hclworker import HclWorker
 from rlobs.write import Changes
 
 SCHEMA_FILE = "rlobs.schema.json"
@@ -90,12 +91,14 @@ def _load_all(profiles: list[Path]) -> list[Any]:
     return loaded
 
 
-def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool) -> list[RenderResult]:
+def render(
+    profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool, hcl: HclWorker | None = None
+) -> list[RenderResult]:
     from rlobs.bundle import build
     from rlobs.write import plan_changes, write_tree
 
     loaded = _load_all(profiles)
-    built = [build(p) for p in loaded]
+    built = [build(p, hcl) for p in loaded]
     results = []
     for path, profile, files in zip(profiles, loaded, built, strict=True):
         out_dir = out if len(loaded) == 1 else out / profile.metadata.name
@@ -110,12 +113,12 @@ def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_di
     return results
 
 
-def validate(profiles: list[Path]) -> list[str]:
+def validate(profiles: list[Path], hcl: HclWorker | None = None) -> list[str]:
     from rlobs.bundle import build
 
     loaded = _load_all(profiles)
     for profile in loaded:
-        build(profile)
+        build(profile, hcl)
     return [p.metadata.name for p in loaded]
 
 

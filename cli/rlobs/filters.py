@@ -8,8 +8,11 @@ from typing import Any
 
 import yaml
 
+# libyaml's emitter when PyYAML was built with it (every manylinux wheel is): ~30x faster than pure Python.
+_SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-class _BlockDumper(yaml.SafeDumper):
+
+class _BlockDumper(_SafeDumper):  # type: ignore[valid-type,misc]
     """Multi-line strings as `|` blocks so embedded JSON, configs and PromQL stay readable in diffs."""
 
     def ignore_aliases(self, data: object) -> bool:

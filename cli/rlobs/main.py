@@ -141,10 +141,15 @@ def render(
     fmt: FormatOpt = Fmt.text,
 ) -> None:
     """Render each profile's bundle into the output directory."""
-    from rlobs import commands
+    from rlobs.hclworker import HclWorker
 
-    with _errors(fmt):
-        results = commands.render(profiles, out, write=not (check or diff or dry_run), force=force, with_diff=diff)
+    # Started before the heavy imports so python-hcl2 warms up on the other core meanwhile.
+    with HclWorker() as hcl, _errors(fmt):
+        from rlobs import commands
+
+        results = commands.render(
+            profiles, out, write=not (check or diff or dry_run), force=force, with_diff=diff, hcl=hcl
+        )
     code = _report_render(results, fmt, check=check, diff=diff, dry_run=dry_run)
     raise typer.Exit(code)
 
@@ -176,10 +181,12 @@ def _report_render(results: list[Any], fmt: Fmt, *, check: bool, diff: bool, dry
 @app.command()
 def validate(profiles: ProfilesArg, fmt: FormatOpt = Fmt.text) -> None:
     """Load each profile and render its bundle in memory; write nothing."""
-    from rlobs import commands, output
+    from rlobs.hclworker import HclWorker
 
-    with _errors(fmt):
-        names = commands.validate(profiles)
+    with HclWorker() as hcl, _errors(fmt):
+        from rlobs import commands, output
+
+        names = commands.validate(profiles, hcl)
     if fmt is Fmt.json:
         output.as_json([{"profile": str(p), "name": n, "valid": True} for p, n in zip(profiles, names, strict=True)])
     else:

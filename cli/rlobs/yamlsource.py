@@ -41,6 +41,11 @@ class Located:
         return self.values.get((), Pos(1, 1))
 
 
+def load_yaml(text: str) -> Any:
+    """Plain data from one YAML document (packaged data files, parse-back checks)."""
+    return yaml.load(text, Loader=_Loader)
+
+
 class YamlSyntaxError(Exception):
     def __init__(self, pos: Pos, message: str) -> None:
         super().__init__(message)
