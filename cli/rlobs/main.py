@@ -88,7 +88,10 @@ def init(
     out: Annotated[Path, typer.Option("--output", "-o", help="Profile file to write.")] = Path("rlobs.yaml"),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing profile.")] = False,
 ) -> None:
-    """Write a starter profile from a blueprint (asks on a terminal, takes flags otherwise)."""
+    """Write a starter profile from a blueprint.
+
+    Asks on a terminal; takes --blueprint or --target otherwise. Also writes rlobs.schema.json beside it.
+    """
     from rlobs import commands, output
 
     with _errors():
@@ -119,7 +122,7 @@ def _ask_blueprint(interactive: bool) -> str:
     return choice
 
 
-ProfilesArg = Annotated[list[Path], typer.Argument(help="Profile YAML files.", show_default=False)]
+ProfilesArg = Annotated[list[Path], typer.Argument(help="Profile YAML files.", show_default=False, metavar="PROFILE...")]
 FormatOpt = Annotated[Fmt, typer.Option("--format", help="text for people, json for machines.")]
 
 
@@ -140,7 +143,10 @@ def render(
     force: Annotated[bool, typer.Option("--force", help="Overwrite files rlobs did not generate.")] = False,
     fmt: FormatOpt = Fmt.text,
 ) -> None:
-    """Render each profile's bundle into the output directory."""
+    """Render profiles into bundle directories.
+
+    Exit 0 when done (or, with --check, when nothing differs), 1 when --check finds drift, 2 on bad input.
+    """
     from rlobs.hclworker import HclWorker
 
     # Started before the heavy imports so python-hcl2 warms up on the other core meanwhile.
@@ -180,7 +186,10 @@ def _report_render(results: list[Any], fmt: Fmt, *, check: bool, diff: bool, dry
 
 @app.command()
 def validate(profiles: ProfilesArg, fmt: FormatOpt = Fmt.text) -> None:
-    """Load each profile and render its bundle in memory; write nothing."""
+    """Check profiles and their bundles; write nothing.
+
+    Loads each profile and renders and parse-checks its bundle in memory.
+    """
     from rlobs.hclworker import HclWorker
 
     with HclWorker() as hcl, _errors(fmt):
@@ -198,7 +207,10 @@ def validate(profiles: ProfilesArg, fmt: FormatOpt = Fmt.text) -> None:
 def schema(
     out: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
 ) -> None:
-    """Print the profile's JSON Schema (for editors: yaml-language-server)."""
+    """Print the profile's JSON Schema.
+
+    For editors: profiles from `rlobs init` point yaml-language-server at it.
+    """
     from rlobs import commands
 
     with _errors():
@@ -227,7 +239,10 @@ def blueprints(fmt: FormatOpt = Fmt.text) -> None:
 def signals(
     fmt: Annotated[SignalsFmt, typer.Option("--format", help="table, markdown or json.")] = SignalsFmt.table,
 ) -> None:
-    """Print the RL signal catalog: metrics, units, golden signals and attributes."""
+    """Print the RL signal catalog.
+
+    Metrics, kinds, units, golden signals, attributes, spans and the series name on each pipeline.
+    """
     from rlobs import commands
 
     with _errors():
