@@ -122,7 +122,7 @@ def _ask_blueprint(interactive: bool) -> str:
     return choice
 
 
-ProfilesArg = Annotated[list[Path], typer.Argument(help="Profile YAML files.", show_default=False, metavar="PROFILE...")]
+ProfilesArg = Annotated[list[Path], typer.Argument(help="Profile YAML files.", show_default=False, metavar="PROFILE")]
 FormatOpt = Annotated[Fmt, typer.Option("--format", help="text for people, json for machines.")]
 
 
