@@ -27,6 +27,8 @@ def _variant(kind: str, pipeline: str = "otel-collector") -> tuple[str, dict[str
     text = text.replace("metricsPipeline: otel-collector", f"metricsPipeline: {pipeline}")
     if kind not in RAY_KINDS:
         text = text.replace("container: ray-head", "container: trainer")
+    if kind == "JobSet":
+        text = text.replace("  container: trainer", "  container: trainer\n  replicatedJobs: [trainers]")
     prof = parse_profile(text, f"eks-jark-{kind}.yaml")
     return ("ray-head" if kind in RAY_KINDS else "trainer"), {r.path: r.text for r in build(prof)}
 

@@ -88,16 +88,6 @@ def test_autopilot_needs_a_region() -> None:
     assert line.startswith("p.yaml:22:3:") and "gke.location: expected a region like us-central1" in line
 
 
-def test_jobset_needs_replicated_jobs() -> None:
-    (line,) = _load("kind: Deployment", "kind: JobSet")
-    assert "gke: expected `replicatedJobs:`" in line
-    assert _load("kind: Deployment", "kind: Deployment\n  # x") == []
-    (line,) = _load("clusterMode: existing", "clusterMode: existing\n  replicatedJobs: [driver]")
-    assert "gke.replicatedJobs: expected no replicatedJobs for a Deployment" in line
-    (line,) = _load("clusterMode: existing", "clusterMode: existing\n  replicatedJobs: [driver, driver]")
-    assert "gke.replicatedJobs: expected each replicatedJob once" in line
-
-
 @pytest.mark.parametrize(
     "value, ok",
     [

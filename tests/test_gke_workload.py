@@ -25,7 +25,7 @@ K8S_VERSION = "1.34"
 def _profile(kind: str, instrumentation: bool = False) -> Profile:
     text = all_profiles()["gke-managed-otel"].replace("kind: Deployment", f"kind: {kind}")
     if kind == "JobSet":
-        text = text.replace("  clusterMode: existing", "  clusterMode: existing\n  replicatedJobs: [driver]")
+        text = text.replace("  container: trainer", "  container: trainer\n  replicatedJobs: [driver]")
     if instrumentation:
         text = text.replace("instrumentationResource: false", "instrumentationResource: true")
     return parse_profile(text, f"{kind}.yaml")

@@ -108,7 +108,7 @@ def patch(profile: Profile, catalog: Catalog) -> dict[str, Any]:
     if workload.kind in ("Deployment", "StatefulSet", "Job"):
         spec = {"template": template}
     elif workload.kind == "JobSet":
-        jobs = gke_project.gke(profile).replicated_jobs
+        jobs = workload.replicated_jobs
         spec = {"replicatedJobs": [{"name": n, "template": {"spec": {"template": template}}} for n in jobs]}
     else:
         spec = {"headGroupSpec": {"template": template}}

@@ -43,6 +43,24 @@ class Workload(Model):
     run: RunIdentity
     export_interval: Duration = Field("30s", description="How often the SDK exports metrics.")
     metrics_port: int = Field(9464, ge=1024, le=65535, description="Port of the app's /metrics endpoint.")
+    replicated_jobs: tuple[DnsLabel, ...] = Field(
+        (),
+        description="JobSet only: the replicatedJobs whose pods run the RL container (each gets the patch).",
+    )
+
+    @model_validator(mode="after")
+    def _replicated_jobs_for_jobsets(self) -> Workload:
+        # A JobSet's replicatedJobs are a list keyed by name; the patch merges into the named ones only.
+        if self.kind == "JobSet" and not self.replicated_jobs:
+            raise ValueError(
+                "@kind: kind is JobSet, so expected `replicatedJobs:` naming the JobSet's replicatedJobs that run "
+                f"container {self.container!r}, got none"
+            )
+        if self.kind != "JobSet" and self.replicated_jobs:
+            raise ValueError(f"@replicatedJobs: expected no replicatedJobs for a {self.kind}, got some")
+        if len(set(self.replicated_jobs)) != len(self.replicated_jobs):
+            raise ValueError("@replicatedJobs: expected each replicatedJob once")
+        return self
 
     @property
     def otel_service_name(self) -> str:

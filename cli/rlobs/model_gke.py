@@ -113,10 +113,6 @@ class GkeSpec(Model):
     notification_channels: tuple[NotificationChannel, ...] = Field(
         (), description="Channels the alert policies notify."
     )
-    replicated_jobs: tuple[DnsLabel, ...] = Field(
-        (),
-        description="JobSet only: the replicatedJobs whose pods run the RL container (each gets the OTel env).",
-    )
 
     @model_validator(mode="after")
     def _autopilot_is_regional(self) -> GkeSpec:
@@ -126,8 +122,6 @@ class GkeSpec(Model):
                 f"@location: expected a region like us-central1 for clusterMode create-autopilot "
                 f"(Autopilot clusters are regional), got the zone {self.location!r}"
             )
-        if len(set(self.replicated_jobs)) != len(self.replicated_jobs):
-            raise ValueError("@replicatedJobs: expected each replicatedJob once")
         return self
 
     def check_workload(self, workload: Workload) -> None:
@@ -143,10 +137,3 @@ class GkeSpec(Model):
                 "@workload.namespace: expected a namespace of your own, not one Kubernetes or GKE manages "
                 f"(kube-*, gke-*, gmp-system, gmp-public), got {workload.namespace!r}"
             )
-        if workload.kind == "JobSet" and not self.replicated_jobs:
-            raise ValueError(
-                "@gke: expected `replicatedJobs:` naming the JobSet's replicatedJobs that run container "
-                f"{workload.container!r} when workload.kind is JobSet, got none"
-            )
-        if workload.kind != "JobSet" and self.replicated_jobs:
-            raise ValueError(f"@gke.replicatedJobs: expected no replicatedJobs for a {workload.kind}, got some")

@@ -149,7 +149,7 @@ def plan(profile: Profile, catalog: Catalog) -> Plan:
         "dashboards": dashboards,
         "policies": policies,
         "steps": SCRIPTS,
-        "replicated_jobs": ", ".join(filters.md_code(j) for j in gke.replicated_jobs),
+        "replicated_jobs": ", ".join(filters.md_code(j) for j in profile.workload.replicated_jobs),
         "pipeline": pipeline,
         "example_query": _example_query(profile, catalog, pipeline),
         "env": gke_workload.container_env(profile, catalog),
