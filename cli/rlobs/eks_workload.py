@@ -9,7 +9,7 @@ from rlobs.eks_monitors import APP_METRICS_PORT_NAME
 from rlobs.eks_stack import MONITORING, OPENSEARCH_PORT, OTLP_GRPC_PORT, WORKLOAD_LABEL, stack
 from rlobs.fields import duration_seconds
 from rlobs.model import Profile
-from rlobs.targets.common import identity_env, identity_values
+from rlobs.targets.common import rl_env
 from rlobs.versions import FLUENT_BIT_SIDECAR_IMAGE
 
 RAY_KINDS = ("RayJob", "RayCluster", "RayService")
@@ -79,11 +79,7 @@ def env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
             {"name": "OTEL_EXPORTER_PROMETHEUS_PORT", "value": str(w.metrics_port)},
         ]
     # The run identity, under the names the instrumentation module reads (targets.common.identity_env).
-    values = identity_values(profile, catalog)
-    out += [
-        {"name": identity_env(a.key), "value": values[a.name]} for a in catalog.identity if values[a.name] is not None
-    ]
-    return out
+    return out + rl_env(profile, catalog)
 
 
 def _nest(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from rlobs import gke_project
 from rlobs.catalog import Catalog
 from rlobs.fields import duration_seconds
 from rlobs.model import Profile
-from rlobs.targets.common import identity_env, identity_values
+from rlobs.targets.common import rl_env
 
 # The managed collector's Service (shared gke-managed-otel.md §1.4: namespace gke-managed-otel, Service
 # opentelemetry-collector, OTLP gRPC on 4317, plaintext: no TLS listener).
@@ -41,14 +41,6 @@ _RAY_CLUSTER_SPEC = {"RayJob": ("rayClusterSpec",), "RayCluster": (), "RayServic
 PATCH_FILE = "otel-env-patch.yaml"
 SCHEMA_FILE = "openapi-schema.json"
 INSTRUMENTATION_FILE = "instrumentation.yaml"
-
-
-def rl_env(profile: Profile, catalog: Catalog) -> list[dict[str, str]]:
-    """The RL_* identity env the app's instrumentation module reads (the same names targets.common renders into it)."""
-    values = identity_values(profile, catalog)
-    return [
-        {"name": identity_env(a.key), "value": value} for a in catalog.identity if (value := values[a.name]) is not None
-    ]
 
 
 def container_env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:

@@ -52,6 +52,14 @@ def identity_values(profile: Profile, catalog: Catalog) -> dict[str, str | None]
     return {a.name: by_key.get(a.key) for a in catalog.identity}
 
 
+def rl_env(profile: Profile, catalog: Catalog) -> list[dict[str, str]]:
+    """The RL container's RL_* env: the run identity the app module reads, for the attributes the profile sets."""
+    values = identity_values(profile, catalog)
+    return [
+        {"name": identity_env(a.key), "value": value} for a in catalog.identity if (value := values[a.name]) is not None
+    ]
+
+
 def _identity_rows(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
     values = identity_values(profile, catalog)
     return [{"name": a.name, "env": identity_env(a.key), "default": values[a.name]} for a in catalog.identity]
