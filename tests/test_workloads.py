@@ -1,14 +1,205 @@
-"""The workload section's rules that hold on every target (replicatedJobs of a JobSet)."""
+"""The workload kinds: patch shape per kind, the merge-key schema, the Component, and real kustomize merging by name."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-from helpers import all_profiles
+from helpers import all_profiles, tool, write_tree
+from rlobs import workloads
 from rlobs.errors import ProfileError
 from rlobs.profile import parse_profile
+from workload_helpers import (
+    KINDS,
+    OTHER_JOB,
+    PROXY,
+    assert_user_parts_kept,
+    container,
+    kustomize,
+    kustomize_run,
+    sample,
+    targeted,
+    workload,
+)
+
+FRAGMENT: dict[str, Any] = {
+    "metadata": {"labels": {"rlobs.io/workload": "grpo-trainer"}},
+    "spec": {
+        "containers": [
+            {
+                "name": "trainer",
+                "env": [{"name": "OTEL_SERVICE_NAME", "value": "grpo-trainer"}],
+                "ports": [{"name": "rl-metrics", "containerPort": 9464, "protocol": "TCP"}],
+                "volumeMounts": [{"name": "logs", "mountPath": "/tmp/ray"}],
+            },
+            {"name": "fluentbit", "image": "fluent/fluent-bit:4.0"},
+        ],
+        "volumes": [{"name": "logs", "emptyDir": {}}],
+    },
+}
+
+
+def _at(obj: dict[str, Any], path: tuple[str, ...]) -> Any:
+    for key in path:
+        obj = obj[key]
+    return obj
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k != "JobSet"])
+def test_patch_puts_the_fragment_at_the_kinds_pod_template(kind: str) -> None:
+    patch = workloads.patch(workload(kind), FRAGMENT)
+    assert patch["apiVersion"] == workloads.API_VERSIONS[kind] and patch["kind"] == kind
+    assert patch["metadata"] == {"name": "grpo-trainer", "namespace": "rl"}
+    assert _at(patch, workloads.POD_TEMPLATE[kind]) == FRAGMENT
+    if kind in workloads.RAY_KINDS:
+        assert workloads.POD_TEMPLATE[kind][-2:] == ("headGroupSpec", "template")
+
+
+def test_jobset_patch_has_one_entry_per_named_replicated_job() -> None:
+    patch = workloads.patch(workload("JobSet", jobs=("driver", "rollout")), FRAGMENT)
+    assert patch["apiVersion"] == "jobset.x-k8s.io/v1alpha2"
+    jobs = _at(patch, workloads.REPLICATED_JOBS)
+    assert [j["name"] for j in jobs] == ["driver", "rollout"]
+    assert all(_at(j, workloads.JOB_POD_TEMPLATE) == FRAGMENT for j in jobs)
+    # Copies, not one shared dict: a later edit of one job's template must not leak into the other.
+    assert _at(jobs[0], workloads.JOB_POD_TEMPLATE) is not _at(jobs[1], workloads.JOB_POD_TEMPLATE)
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "StatefulSet", "Job"])
+def test_built_in_kinds_need_no_schema(kind: str) -> None:
+    assert workloads.openapi(kind) is None
+    assert "openapi" not in workloads.component(workload(kind), [workloads.ENV_PATCH_FILE], [])
+
+
+@pytest.mark.parametrize("kind", sorted(workloads.CRD_KINDS))
+def test_schema_points_the_crds_pod_template_at_the_built_in_pod_template_spec(kind: str) -> None:
+    schema = workloads.openapi(kind)
+    assert schema is not None
+    json.dumps(schema)  # serialisable as the bundle's JSON file
+    (name, definition), *rest = schema["definitions"].items()
+    assert not rest
+    group, _, version = workloads.API_VERSIONS[kind].partition("/")
+    assert definition["x-kubernetes-group-version-kind"] == [{"group": group, "kind": kind, "version": version}]
+    assert name == {"JobSet": "io.x-k8s.jobset.v1alpha2.JobSet"}.get(kind, f"io.ray.v1.{kind}")
+    ref = {"$ref": "#/definitions/io.k8s.api.core.v1.PodTemplateSpec"}
+    node = definition
+    if kind == "JobSet":
+        jobs = node["properties"]["spec"]["properties"]["replicatedJobs"]
+        assert jobs["x-kubernetes-patch-merge-key"] == "name" and jobs["x-kubernetes-patch-strategy"] == "merge"
+        node, path = jobs["items"], workloads.JOB_POD_TEMPLATE
+    else:
+        path = workloads.POD_TEMPLATE[kind]
+    for key in path:
+        node = node["properties"][key]
+    assert node == ref
+
+
+def test_component_lists_the_schema_resources_and_patches_in_order() -> None:
+    w = workload("RayJob", container="ray-head")
+    assert workloads.component(w, ["a.yaml", "b.yaml"], ["cm.yaml"]) == {
+        "apiVersion": "kustomize.config.k8s.io/v1alpha1",
+        "kind": "Component",
+        "openapi": {"path": "openapi.json"},
+        "resources": ["cm.yaml"],
+        "patches": [
+            {"path": "a.yaml", "target": {"kind": "RayJob", "name": "grpo-trainer"}},
+            {"path": "b.yaml", "target": {"kind": "RayJob", "name": "grpo-trainer"}},
+        ],
+    }
+
+
+def _component(kind: str, schema: dict[str, Any] | None = None) -> tuple[dict[str, str], Any]:
+    w = workload(kind)
+    files = {
+        "kustomization.yaml": yaml.safe_dump(workloads.component(w, ["patch.yaml"], [])),
+        "patch.yaml": yaml.safe_dump(workloads.patch(w, FRAGMENT)),
+    }
+    schema = schema or workloads.openapi(kind)
+    if schema is not None:
+        files[workloads.OPENAPI_FILE] = json.dumps(schema)
+    return files, w
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_kustomize_merges_every_list_by_name(kind: str, tmp_path: Path) -> None:
+    files, w = _component(kind)
+    (built,) = kustomize(tmp_path, files, sample(w))
+    assert_user_parts_kept(built, w)
+    for template in targeted(built, w):
+        rl = container(template, "trainer")
+        assert {"name": "OTEL_SERVICE_NAME", "value": "grpo-trainer"} in rl["env"]
+        assert {"name": "rl-metrics", "containerPort": 9464, "protocol": "TCP"} in rl["ports"]
+        assert {"name": "logs", "mountPath": "/tmp/ray"} in rl["volumeMounts"]
+        assert {"name": "logs", "emptyDir": {}} in template["spec"]["volumes"]
+        assert container(template, "fluentbit") == {"name": "fluentbit", "image": "fluent/fluent-bit:4.0"}
+        assert template["metadata"]["labels"]["rlobs.io/workload"] == "grpo-trainer"
+    if kind == "JobSet":
+        assert [j["name"] for j in built["spec"]["replicatedJobs"]] == ["driver", "rollout", OTHER_JOB]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(workloads.CRD_KINDS))
+@pytest.mark.parametrize("schema", ["none", "unknown-ref"])
+def test_kustomize_without_the_merge_keys_replaces_crd_lists(kind: str, schema: str, tmp_path: Path) -> None:
+    """Why the Component ships openapi.json, and that kustomize really resolves the built-in PodTemplateSpec: with
+    no schema, or one pointing at a definition kustomize does not know, the patch replaces the lists."""
+    files, w = _component(kind)
+    if schema == "none":
+        kustomization = yaml.safe_load(files.pop("kustomization.yaml"))
+        del kustomization["openapi"], files[workloads.OPENAPI_FILE]
+        files["kustomization.yaml"] = yaml.safe_dump(kustomization)
+    else:
+        files[workloads.OPENAPI_FILE] = files[workloads.OPENAPI_FILE].replace("PodTemplateSpec", "NoSuchSpec")
+    (built,) = kustomize(tmp_path, files, sample(w))
+    for template in targeted(built, w):
+        assert PROXY not in template["spec"]["containers"]
+    if kind == "JobSet" and schema == "none":
+        assert [j["name"] for j in built["spec"]["replicatedJobs"]] == ["driver", "rollout"]  # OTHER_JOB is gone
+
+
+@pytest.mark.slow
+def test_built_in_kinds_beside_a_crd_still_merge(tmp_path: Path) -> None:
+    """The custom schema adds to kustomize's built-in one: the user's own patch of a Deployment in the kustomization
+    that includes the Component still merges containers and env by name."""
+    kubectl = tool("kubectl", "builds the workload Component offline (kubectl kustomize)")
+    files, w = _component("RayJob")
+    deployment = workload("Deployment")
+    write_tree(
+        tmp_path,
+        {
+            **{f"component/{p}": t for p, t in files.items()},
+            "base/workload.yaml": yaml.safe_dump(sample(w)),
+            "base/deployment.yaml": yaml.safe_dump(sample(deployment)),
+            "base/patch.yaml": yaml.safe_dump(workloads.patch(deployment, FRAGMENT)),
+            "base/kustomization.yaml": yaml.safe_dump(
+                {
+                    "resources": ["workload.yaml", "deployment.yaml"],
+                    "patches": [{"path": "patch.yaml"}],
+                    "components": ["../component"],
+                }
+            ),
+        },
+    )
+    proc = subprocess.run([kubectl, "kustomize", str(tmp_path / "base")], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    built = {d["kind"]: d for d in yaml.safe_load_all(proc.stdout)}
+    assert_user_parts_kept(built["Deployment"], deployment)
+    assert_user_parts_kept(built["RayJob"], w)
+
+
+@pytest.mark.slow
+def test_kustomize_rejects_a_broken_patch(tmp_path: Path) -> None:
+    files, w = _component("JobSet")
+    files["patch.yaml"] = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nspec: [\n"
+    proc = kustomize_run(tmp_path, files, sample(w))
+    assert proc.returncode != 0 and proc.stderr
 
 
 def _errors(text: str) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlobs import workloads
 from rlobs.catalog import Catalog
 from rlobs.eks_monitors import APP_METRICS_PORT_NAME
 from rlobs.eks_stack import MONITORING, OPENSEARCH_PORT, OTLP_GRPC_PORT, WORKLOAD_LABEL, stack
@@ -12,39 +13,10 @@ from rlobs.model import Profile
 from rlobs.targets.common import rl_env
 from rlobs.versions import FLUENT_BIT_SIDECAR_IMAGE
 
-RAY_KINDS = ("RayJob", "RayCluster", "RayService")
 LOG_CONFIGMAP = "fluentbit-config"  # the name the reference stack's Ray recipe uses
 RAY_LOGS_INDEX = "ray-logs"
-OPENAPI_FILE = "openapi.json"
-
-_API = {
-    "Deployment": "apps/v1",
-    "StatefulSet": "apps/v1",
-    "Job": "batch/v1",
-    "JobSet": "jobset.x-k8s.io/v1alpha2",
-    "RayJob": "ray.io/v1",
-    "RayCluster": "ray.io/v1",
-    "RayService": "ray.io/v1",
-}
-
-# Where the pod template that runs the RL loop sits. For Ray it is the head group: the driver of a RayJob and a
-# RayService's Serve controller run there (https://docs.ray.io/en/latest/cluster/kubernetes/user-guides/).
-_TEMPLATE = {
-    "Deployment": ("spec", "template"),
-    "StatefulSet": ("spec", "template"),
-    "Job": ("spec", "template"),
-    "RayJob": ("spec", "rayClusterSpec", "headGroupSpec", "template"),
-    "RayCluster": ("spec", "headGroupSpec", "template"),
-    "RayService": ("spec", "rayClusterConfig", "headGroupSpec", "template"),
-}
-
-# JobSet nests the pod template in a list (replicatedJobs) whose entries Kustomize cannot match by a name rlobs
-# knows, so its patch is a JSON 6902 patch on the first replicated job's first container.
-_JOBSET_CONTAINER = "/spec/replicatedJobs/0/template/spec/template/spec/containers/0"
-
-
-def api_version(kind: str) -> str:
-    return _API[kind]
+LOGS_PATCH_FILE = "ray-logs-patch.yaml"
+LOG_CONFIG_FILE = "fluentbit-config.yaml"
 
 
 def env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
@@ -82,34 +54,16 @@ def env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
     return out + rl_env(profile, catalog)
 
 
-def _nest(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:
-    for key in reversed(path):
-        leaf = {key: leaf}
-    return leaf
-
-
-def _head(profile: Profile) -> dict[str, Any]:
-    w = profile.workload
-    return {"apiVersion": _API[w.kind], "kind": w.kind, "metadata": {"name": w.name, "namespace": w.namespace}}
-
-
-def env_patch(profile: Profile, catalog: Catalog) -> dict[str, Any] | list[dict[str, Any]]:
-    """A strategic-merge patch (containers merge by name), or JSON 6902 operations for JobSet."""
+def env_patch(profile: Profile, catalog: Catalog) -> dict[str, Any]:
+    """A strategic-merge patch: the env (and the scraped port) on the RL container, the scrape label on its pods."""
     w = profile.workload
     eks = profile.eks
     assert eks is not None
-    ports = [{"name": APP_METRICS_PORT_NAME, "containerPort": w.metrics_port, "protocol": "TCP"}]
-    exporter = eks.metrics_pipeline == "prometheus-exporter"
-    if w.kind == "JobSet":
-        ops = [{"op": "add", "path": f"{_JOBSET_CONTAINER}/env/-", "value": e} for e in env(profile, catalog)]
-        if exporter:
-            ops.append({"op": "add", "path": f"{_JOBSET_CONTAINER}/ports/-", "value": ports[0]})
-        return ops
     container: dict[str, Any] = {"name": w.container, "env": env(profile, catalog)}
-    if exporter:
-        container["ports"] = ports
+    if eks.metrics_pipeline == "prometheus-exporter":
+        container["ports"] = [{"name": APP_METRICS_PORT_NAME, "containerPort": w.metrics_port, "protocol": "TCP"}]
     template = {"metadata": {"labels": {WORKLOAD_LABEL: w.name}}, "spec": {"containers": [container]}}
-    return {**_head(profile), **_nest(_TEMPLATE[w.kind], template)}
+    return workloads.patch(w, template)
 
 
 def logs_patch(profile: Profile) -> dict[str, Any]:
@@ -145,7 +99,7 @@ def logs_patch(profile: Profile) -> dict[str, Any]:
             {"name": "fluentbit-config", "configMap": {"name": LOG_CONFIGMAP}},
         ],
     }
-    return {**_head(profile), **_nest(_TEMPLATE[w.kind], {"spec": spec})}
+    return workloads.patch(w, {"spec": spec})
 
 
 def fluentbit_config(profile: Profile) -> dict[str, Any]:
@@ -199,51 +153,13 @@ def fluentbit_config(profile: Profile) -> dict[str, Any]:
 def ray_logs(profile: Profile) -> bool:
     eks = profile.eks
     assert eks is not None
-    return eks.ray_logs and profile.workload.kind in RAY_KINDS
-
-
-def openapi(profile: Profile) -> dict[str, Any] | None:
-    """Merge keys for the Ray kinds, so the strategic-merge patches merge containers by name instead of replacing
-    the list (Kustomize knows only built-in types' merge keys; kustomize examples/customOpenAPIschema.md). The pod
-    template refers to the built-in PodTemplateSpec, which carries the merge keys of containers, env and volumes."""
-    w = profile.workload
-    if w.kind not in RAY_KINDS:
-        return None
-    node: dict[str, Any] = {"$ref": "#/definitions/io.k8s.api.core.v1.PodTemplateSpec"}
-    for key in reversed(_TEMPLATE[w.kind][1:]):
-        node = {"type": "object", "properties": {key: node}}
-    group, version = _API[w.kind].split("/")
-    definition = {
-        "type": "object",
-        "properties": {
-            "apiVersion": {"type": "string"},
-            "kind": {"type": "string"},
-            "metadata": {"type": "object"},
-            "spec": node,
-        },
-        "x-kubernetes-group-version-kind": [{"group": group, "kind": w.kind, "version": version}],
-    }
-    return {
-        "swagger": "2.0",
-        "info": {"title": f"rlobs merge keys for {w.kind}", "version": version},
-        "paths": {},
-        "definitions": {f"io.ray.{version}.{w.kind}": definition},
-    }
+    return eks.ray_logs and profile.workload.kind in workloads.RAY_KINDS
 
 
 def component(profile: Profile) -> dict[str, Any]:
     """kustomization.yaml of the Component the user adds to their workload's kustomization."""
-    w = profile.workload
-    target = {"kind": w.kind, "name": w.name}
-    patches = [{"path": "otel-env-patch.yaml", "target": target}]
-    resources = []
+    patches, resources = [workloads.ENV_PATCH_FILE], []
     if ray_logs(profile):
-        patches.append({"path": "ray-logs-patch.yaml", "target": target})
-        resources.append("fluentbit-config.yaml")
-    out: dict[str, Any] = {"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component"}
-    if openapi(profile) is not None:
-        out["openapi"] = {"path": OPENAPI_FILE}
-    if resources:
-        out["resources"] = resources
-    out["patches"] = patches
-    return out
+        patches.append(LOGS_PATCH_FILE)
+        resources.append(LOG_CONFIG_FILE)
+    return workloads.component(profile.workload, patches, resources)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs import gke_project
+from rlobs import gke_project, workloads
 from rlobs.catalog import Catalog
 from rlobs.fields import duration_seconds
 from rlobs.model import Profile
@@ -23,23 +23,6 @@ RESOLVED_ENDPOINT = f"http://{COLLECTOR_NAME}.{COLLECTOR_NAMESPACE}.svc.cluster.
 # The Instrumentation CRD of Managed OpenTelemetry (not the OpenTelemetry operator's): telemetry.googleapis.com.
 INSTRUMENTATION_API = "telemetry.googleapis.com/v1alpha1"
 
-# Kinds whose pod template lives in a custom resource; Kustomize has no merge keys for them (lists would be
-# replaced, not merged), so the component ships a small OpenAPI schema declaring them.
-CRD_KINDS = frozenset({"JobSet", "RayJob", "RayCluster", "RayService"})
-API_VERSIONS = {
-    "Deployment": "apps/v1",
-    "StatefulSet": "apps/v1",
-    "Job": "batch/v1",
-    "JobSet": "jobset.x-k8s.io/v1alpha2",
-    "RayJob": "ray.io/v1",
-    "RayCluster": "ray.io/v1",
-    "RayService": "ray.io/v1",
-}
-# Where the head pod template sits in each Ray kind (KubeRay ray.io/v1 CRDs).
-_RAY_CLUSTER_SPEC = {"RayJob": ("rayClusterSpec",), "RayCluster": (), "RayService": ("rayClusterConfig",)}
-
-PATCH_FILE = "otel-env-patch.yaml"
-SCHEMA_FILE = "openapi-schema.json"
 INSTRUMENTATION_FILE = "instrumentation.yaml"
 
 
@@ -94,86 +77,13 @@ def _pod_spec(profile: Profile, catalog: Catalog) -> dict[str, Any]:
 
 def patch(profile: Profile, catalog: Catalog) -> dict[str, Any]:
     """A strategic-merge patch that adds the env to the RL container, shaped for the workload's kind."""
-    workload = profile.workload
-    template = {"spec": _pod_spec(profile, catalog)}
-    spec: dict[str, Any]
-    if workload.kind in ("Deployment", "StatefulSet", "Job"):
-        spec = {"template": template}
-    elif workload.kind == "JobSet":
-        jobs = workload.replicated_jobs
-        spec = {"replicatedJobs": [{"name": n, "template": {"spec": {"template": template}}} for n in jobs]}
-    else:
-        spec = {"headGroupSpec": {"template": template}}
-        for key in reversed(_RAY_CLUSTER_SPEC[workload.kind]):
-            spec = {key: spec}
-    return {
-        "apiVersion": API_VERSIONS[workload.kind],
-        "kind": workload.kind,
-        "metadata": {"name": workload.name, "namespace": workload.namespace},
-        "spec": spec,
-    }
+    return workloads.patch(profile.workload, {"spec": _pod_spec(profile, catalog)})
 
 
 def kustomization(profile: Profile) -> dict[str, Any]:
     """A Kustomize Component: include it from the kustomization that already lists the workload."""
-    gke = gke_project.gke(profile)
-    data: dict[str, Any] = {"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component"}
-    if gke.instrumentation_resource:
-        data["resources"] = [INSTRUMENTATION_FILE]
-    if profile.workload.kind in CRD_KINDS:
-        # A custom schema replaces Kustomize's built-in one for this kustomization, so it is only used where the
-        # patched object is a CRD (kustomize docs: "Using a custom OpenAPI schema").
-        data["openapi"] = {"path": SCHEMA_FILE}
-    target = {"kind": profile.workload.kind, "name": profile.workload.name}
-    data["patches"] = [{"path": PATCH_FILE, "target": target}]
-    return data
-
-
-def _merge_list(key: str, items: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "array",
-        "x-kubernetes-patch-merge-key": key,
-        "x-kubernetes-patch-strategy": "merge",
-        "items": items,
-    }
-
-
-def openapi_schema(profile: Profile) -> dict[str, Any]:
-    """Merge keys for the lists the patch touches inside a CRD (replicatedJobs, containers, env by name)."""
-    kind = profile.workload.kind
-    group, _, version = API_VERSIONS[kind].partition("/")
-    pod_template = {"$ref": "#/definitions/rlobs.PodTemplate"}
-    spec: dict[str, Any]
-    if kind == "JobSet":
-        job = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"template": pod_template}}}}
-        spec = {"replicatedJobs": _merge_list("name", {"type": "object", "properties": {"template": job}})}
-    else:
-        spec = {"headGroupSpec": {"type": "object", "properties": {"template": pod_template}}}
-        for key in reversed(_RAY_CLUSTER_SPEC[kind]):
-            spec = {key: {"type": "object", "properties": spec}}
-    reverse_domain = ".".join(reversed(group.split(".")))
-    return {
-        "definitions": {
-            f"{reverse_domain}.{version}.{kind}": {
-                "type": "object",
-                "x-kubernetes-group-version-kind": [{"group": group, "kind": kind, "version": version}],
-                "properties": {"spec": {"type": "object", "properties": spec}},
-            },
-            "rlobs.Container": {
-                "type": "object",
-                "properties": {"env": _merge_list("name", {"type": "object"})},
-            },
-            "rlobs.PodTemplate": {
-                "type": "object",
-                "properties": {
-                    "spec": {
-                        "type": "object",
-                        "properties": {"containers": _merge_list("name", {"$ref": "#/definitions/rlobs.Container"})},
-                    }
-                },
-            },
-        }
-    }
+    resources = [INSTRUMENTATION_FILE] if gke_project.gke(profile).instrumentation_resource else []
+    return workloads.component(profile.workload, [workloads.ENV_PATCH_FILE], resources)
 
 
 def instrumentation(profile: Profile) -> dict[str, Any]:

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs import eks_argocd, eks_dashboards, eks_monitors, eks_stack, eks_tfvars, eks_values, eks_workload, naming
+from rlobs import (
+    eks_argocd,
+    eks_dashboards,
+    eks_monitors,
+    eks_stack,
+    eks_tfvars,
+    eks_values,
+    eks_workload,
+    naming,
+    workloads,
+)
 from rlobs.catalog import Catalog
 from rlobs.eks_stack import GRAFANA_DASHBOARD_LABEL, MONITORING, RELEASE_LABEL
 from rlobs.filters import to_json
@@ -122,7 +132,7 @@ _DESCRIPTIONS = {
     "rl-layer/": "ServiceMonitor / PodMonitor (label `release: kube-prometheus-stack`)",
     "workload/kustomization.yaml": "Kustomize Component for your workload's kustomization",
     "workload/otel-env-patch.yaml": "OTel SDK env, RL_* identity env and the scrape label for the RL container",
-    "workload/openapi.json": "merge keys of the Ray kind, so Kustomize merges containers by name",
+    "workload/openapi.json": "merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name",
     "workload/ray-logs-patch.yaml": "FluentBit sidecar + shared /tmp/ray volume on the Ray head",
     "workload/fluentbit-config.yaml": "the sidecar's config: Ray session logs to OpenSearch",
     "README.md": "this file",
@@ -148,14 +158,14 @@ def _workload_files(profile: Profile, catalog: Catalog) -> list[FileSpec]:
             header=f"A Kustomize Component: add it under `components:` of the kustomization that builds {w.kind} "
             f"{w.name}.",
         ),
-        FileSpec("workload/otel-env-patch.yaml", "yaml", data=eks_workload.env_patch(profile, catalog)),
+        FileSpec(f"workload/{workloads.ENV_PATCH_FILE}", "yaml", data=eks_workload.env_patch(profile, catalog)),
     ]
-    schema = eks_workload.openapi(profile)
+    schema = workloads.openapi(w.kind)
     if schema is not None:
-        files.append(FileSpec(f"workload/{eks_workload.OPENAPI_FILE}", "json", data=schema))
+        files.append(FileSpec(f"workload/{workloads.OPENAPI_FILE}", "json", data=schema))
     if eks_workload.ray_logs(profile):
         files += [
-            FileSpec("workload/ray-logs-patch.yaml", "yaml", data=eks_workload.logs_patch(profile)),
-            FileSpec("workload/fluentbit-config.yaml", "yaml", data=eks_workload.fluentbit_config(profile)),
+            FileSpec(f"workload/{eks_workload.LOGS_PATCH_FILE}", "yaml", data=eks_workload.logs_patch(profile)),
+            FileSpec(f"workload/{eks_workload.LOG_CONFIG_FILE}", "yaml", data=eks_workload.fluentbit_config(profile)),
         ]
     return files

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rlobs import cloudmon, filters, gke_project, gke_workload, naming
+from rlobs import cloudmon, gke_project, gke_workload, naming, workloads
 from rlobs.catalog import Catalog
 from rlobs.model import Profile
 from rlobs.plan import FileSpec, Plan
@@ -61,16 +61,15 @@ def _workload(profile: Profile, catalog: Catalog) -> list[FileSpec]:
     files = [
         FileSpec(f"{WORKLOAD_DIR}/kustomization.yaml", "yaml", data=gke_workload.kustomization(profile), header=header),
         FileSpec(
-            f"{WORKLOAD_DIR}/{gke_workload.PATCH_FILE}",
+            f"{WORKLOAD_DIR}/{workloads.ENV_PATCH_FILE}",
             "yaml",
             data=gke_workload.patch(profile, catalog),
             header=f"Points {profile.workload.kind} {profile.workload.name}'s OTLP exporters at the managed collector.",
         ),
     ]
-    if profile.workload.kind in gke_workload.CRD_KINDS:
-        files.append(
-            FileSpec(f"{WORKLOAD_DIR}/{gke_workload.SCHEMA_FILE}", "json", data=gke_workload.openapi_schema(profile))
-        )
+    schema = workloads.openapi(profile.workload.kind)
+    if schema is not None:
+        files.append(FileSpec(f"{WORKLOAD_DIR}/{workloads.OPENAPI_FILE}", "json", data=schema))
     if gke.instrumentation_resource:
         files.append(
             FileSpec(
@@ -149,7 +148,6 @@ def plan(profile: Profile, catalog: Catalog) -> Plan:
         "dashboards": dashboards,
         "policies": policies,
         "steps": SCRIPTS,
-        "replicated_jobs": ", ".join(filters.md_code(j) for j in profile.workload.replicated_jobs),
         "pipeline": pipeline,
         "example_query": _example_query(profile, catalog, pipeline),
         "env": gke_workload.container_env(profile, catalog),
@@ -189,8 +187,8 @@ _DESCRIPTIONS = {
     "terraform/variables.tf": "Inputs of main.tf.",
     "terraform/terraform.tfvars": "This profile's values for main.tf.",
     f"{WORKLOAD_DIR}/kustomization.yaml": "Kustomize Component to include from your workload's kustomization.",
-    f"{WORKLOAD_DIR}/{gke_workload.PATCH_FILE}": "Adds the OTLP and RL env to the RL container.",
-    f"{WORKLOAD_DIR}/{gke_workload.SCHEMA_FILE}": "Merge keys for the CRD's lists, so the patch merges them.",
+    f"{WORKLOAD_DIR}/{workloads.ENV_PATCH_FILE}": "Adds the OTLP and RL env to the RL container.",
+    f"{WORKLOAD_DIR}/{workloads.OPENAPI_FILE}": "Merge keys for the CRD's lists, so the patch merges them by name.",
     f"{WORKLOAD_DIR}/{gke_workload.INSTRUMENTATION_FILE}": "The managed Instrumentation resource (Preview).",
 }
 
