@@ -68,6 +68,11 @@ def test_component_wires_every_workload_kind(kind: str, pipeline: str, tmp_path:
         assert template["metadata"]["labels"] == {"app": "grpo", "rlobs.io/workload": "grpo-trainer"}
         metrics_port = {"name": "rl-metrics", "containerPort": 9464, "protocol": "TCP"}
         assert (metrics_port in rl["ports"]) == (pipeline == "prometheus-exporter")
+        if pipeline == "prometheus-exporter":
+            # The app's PodMonitor selects exactly the patched pods, on the port the patch declares.
+            monitor = yaml.safe_load(files["rl-layer/rl-app-podmonitor.yaml"])["spec"]
+            assert monitor["selector"]["matchLabels"].items() <= template["metadata"]["labels"].items()
+            assert {e["port"] for e in monitor["podMetricsEndpoints"]} == {metrics_port["name"]}
         if kind in workloads.RAY_KINDS:
             sidecar = container(template, "fluentbit")
             assert {m["mountPath"] for m in sidecar["volumeMounts"]} == {"/tmp/ray", "/fluent-bit/etc/fluent-bit.conf"}

@@ -147,14 +147,13 @@ def collector(profile: Profile) -> dict[str, Any]:
 def app(profile: Profile) -> dict[str, Any]:
     """metricsPipeline prometheus-exporter: scrape the RL app's own /metrics on workload.metricsPort."""
     w = profile.workload
-    # JobSet pods carry the JobSet controller's name label; every other kind gets WORKLOAD_LABEL from the patch.
-    label = "jobset.sigs.k8s.io/jobset-name" if w.kind == "JobSet" else WORKLOAD_LABEL
+    # The workload patch labels the RL pods of every kind (a JobSet's named replicatedJobs only) with WORKLOAD_LABEL.
     return {
         "apiVersion": API,
         "kind": "PodMonitor",
         "metadata": _meta(f"{w.name}-app", profile),
         "spec": {
-            "selector": {"matchLabels": {label: w.name}},
+            "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}},
             "namespaceSelector": {"matchNames": [w.namespace]},
             "podMetricsEndpoints": [{"port": APP_METRICS_PORT_NAME, "path": "/metrics", "interval": "15s"}],
         },
