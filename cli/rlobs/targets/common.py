@@ -22,6 +22,17 @@ SIGNALS_FILE = "docs/signals.md"
 RULES_FILE = "tests/rl-alerts.rules.yaml"
 RULE_TESTS_FILE = "tests/rl-alerts.test.yaml"
 
+# What each file app_files() renders is, for the bundles' README file tables.
+DESCRIPTIONS = {
+    TELEMETRY_FILE: "The OpenTelemetry module for the RL app: every catalog metric and span, set up from `OTEL_*`.",
+    EXAMPLE_FILE: "A fake RL loop that uses the module; runs on a laptop too (see its docstring).",
+    REQUIREMENTS_FILE: "The module's pinned OpenTelemetry packages.",
+    RUNBOOK_FILE: "What each RL alert means and what to check first.",
+    SIGNALS_FILE: "The RL signals and their series names on this bundle's metric pipeline.",
+    RULES_FILE: "The RL alert rules as a plain rules file, for promtool.",
+    RULE_TESTS_FILE: "promtool unit tests of the RL alerts: `promtool test rules tests/rl-alerts.test.yaml`.",
+}
+
 # Pinned together (opentelemetry-python releases API, SDK and exporters in lock-step; the Prometheus exporter is on
 # the 0.x beta line of the same release). protobuf>=5: the OTLP exporters need it since 1.28.0.
 REQUIREMENTS = (

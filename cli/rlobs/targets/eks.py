@@ -22,6 +22,7 @@ from rlobs.grafana import rl_dashboard
 from rlobs.model import Profile
 from rlobs.naming import Pipeline
 from rlobs.plan import FileSpec, Plan
+from rlobs.targets import common
 from rlobs.targets.common import app_files
 from rlobs.versions import AI_ML_OBSERVABILITY_COMMIT, AI_ML_OBSERVABILITY_REPO, CHARTS
 
@@ -121,25 +122,28 @@ def plan(profile: Profile, catalog: Catalog) -> Plan:
 
 
 _DESCRIPTIONS = {
-    "terraform/blueprint.tfvars": "ai-on-eks `infra/jark-stack` variables: cluster, KubeRay, DCGM, add-ons, stack flag",
-    "argocd/root-app.yaml": "the app-of-apps root; the only object you apply by hand",
-    "argocd/apps/": "one Argo CD Application per component, pinned chart versions, sync waves",
-    "values/": "Helm values of each chart (read by the Applications through `$values`)",
-    "stack/opensearch-cluster.yaml": "OpenSearch + Dashboards (opensearch-operator CR), credentials from Secrets",
-    "stack/fluentbit-output.yaml": "FluentBit ClusterOutput: node container logs to OpenSearch over TLS",
-    "rl-layer/dashboard-": 'Grafana dashboard ConfigMap (label `grafana_dashboard: "1"`)',
-    "rl-layer/rl-prometheusrule.yaml": "the RL alerts and recording rules",
-    "rl-layer/": "ServiceMonitor / PodMonitor (label `release: kube-prometheus-stack`)",
-    "workload/kustomization.yaml": "Kustomize Component for your workload's kustomization",
-    "workload/otel-env-patch.yaml": "OTel SDK env, RL_* identity env and the scrape label for the RL container",
-    "workload/openapi.json": "merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name",
-    "workload/ray-logs-patch.yaml": "FluentBit sidecar + shared /tmp/ray volume on the Ray head",
-    "workload/fluentbit-config.yaml": "the sidecar's config: Ray session logs to OpenSearch",
-    "README.md": "this file",
-    "app/": "the RL app's OpenTelemetry module, its requirements and an example loop",
-    "docs/runbook.md": "what each RL alert means and what to check first",
-    "docs/signals.md": "the RL signals and their metric names on this bundle's pipeline",
-    "tests/": "promtool unit tests of the RL alerts (`promtool test rules tests/rl-alerts.test.yaml`)",
+    "terraform/blueprint.tfvars": "ai-on-eks `infra/jark-stack` variables: cluster, region, KubeRay, DCGM, add-ons, stack flag.",
+    "argocd/root-app.yaml": "The app-of-apps root; the only object you apply by hand.",
+    "argocd/apps/": "One Argo CD Application per component, pinned chart versions, sync waves.",
+    "values/": "Helm values of each chart (read by the Applications through `$values`).",
+    "stack/opensearch-cluster.yaml": "OpenSearch + Dashboards (opensearch-operator CR), credentials from Secrets.",
+    "stack/fluentbit-output.yaml": "FluentBit ClusterOutput: node container logs to OpenSearch over TLS.",
+    "rl-layer/dashboard-rl.yaml": "Grafana dashboard ConfigMap: the RL golden signals.",
+    "rl-layer/dashboard-training.yaml": "Grafana dashboard ConfigMap: Ray and GPU (DCGM) training.",
+    "rl-layer/dashboard-inference.yaml": "Grafana dashboard ConfigMap: vLLM inference on Ray Serve.",
+    "rl-layer/rl-prometheusrule.yaml": "PrometheusRule: the RL alerts.",
+    "rl-layer/ray-head-servicemonitor.yaml": "ServiceMonitor: Ray head (metrics, autoscaler, dashboard, Serve ports).",
+    "rl-layer/ray-workers-podmonitor.yaml": "PodMonitor: Ray workers.",
+    "rl-layer/dcgm-exporter-servicemonitor.yaml": "ServiceMonitor: NVIDIA DCGM exporter (GPU metrics).",
+    "rl-layer/otel-collector-servicemonitor.yaml": "ServiceMonitor: the OpenTelemetry Collector's Prometheus exporter.",
+    "rl-layer/rl-app-podmonitor.yaml": "PodMonitor: the RL app's own `/metrics`.",
+    "workload/kustomization.yaml": "Kustomize Component for your workload's kustomization.",
+    "workload/otel-env-patch.yaml": "OTel SDK env, RL_* identity env and the scrape label for the RL container.",
+    "workload/openapi.json": "Merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name.",
+    "workload/ray-logs-patch.yaml": "FluentBit sidecar + shared /tmp/ray volume on the Ray head.",
+    "workload/fluentbit-config.yaml": "The sidecar's config: Ray session logs to OpenSearch.",
+    "README.md": "This file.",
+    **common.DESCRIPTIONS,
 }
 
 

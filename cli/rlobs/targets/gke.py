@@ -9,6 +9,7 @@ from rlobs import cloudmon, gke_project, gke_workload, naming, workloads
 from rlobs.catalog import Catalog
 from rlobs.model import Profile
 from rlobs.plan import FileSpec, Plan
+from rlobs.targets import common
 from rlobs.targets.common import app_files
 
 SCRIPTS = (
@@ -193,15 +194,6 @@ _DESCRIPTIONS = {
 }
 
 
-_APP_DESCRIPTIONS = {
-    "app/rlobs_telemetry.py": "OpenTelemetry module for the RL app: the catalog's metrics and spans.",
-    "app/example_rl_loop.py": "An RL loop instrumented with it (runs on a laptop too).",
-    "app/requirements.txt": "Pinned OpenTelemetry packages for the app.",
-    "docs/runbook.md": "What each alert means and what to check first.",
-    "docs/signals.md": "The RL signals: metrics, attributes and spans.",
-}
-
-
 def _describe(path: str) -> str:
     if path in _DESCRIPTIONS:
         return _DESCRIPTIONS[path]
@@ -209,7 +201,7 @@ def _describe(path: str) -> str:
         return "Cloud Monitoring dashboard (deployed by step 4 or Terraform)."
     if path.startswith(POLICIES_DIR):
         return "Cloud Monitoring alert policy (deployed by step 4)."
-    return _APP_DESCRIPTIONS.get(path, "Shared RL observability file (signal catalog).")
+    return common.DESCRIPTIONS[path]
 
 
 def _example_query(profile: Profile, catalog: Catalog, pipeline: naming.Pipeline) -> str:
