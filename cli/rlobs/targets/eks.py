@@ -122,7 +122,7 @@ def plan(profile: Profile, catalog: Catalog) -> Plan:
 
 
 _DESCRIPTIONS = {
-    "terraform/blueprint.tfvars": "ai-on-eks `infra/jark-stack` variables: cluster, region, KubeRay, DCGM, add-ons, stack flag.",
+    "terraform/blueprint.tfvars": "The ai-on-eks `infra/jark-stack` variables: cluster, KubeRay, DCGM, add-ons.",
     "argocd/root-app.yaml": "The app-of-apps root; the only object you apply by hand.",
     "argocd/apps/": "One Argo CD Application per component, pinned chart versions, sync waves.",
     "values/": "Helm values of each chart (read by the Applications through `$values`).",
