@@ -27,6 +27,9 @@ def make_env() -> jinja2.Environment:
         keep_trailing_newline=True,  # copier#464: templates own their final newline
         trim_blocks=True,
         lstrip_blocks=True,
+        # Compiled templates are cached in the system temp dir (keyed by each template's source checksum), which
+        # saves ~100 ms of Jinja compilation per run; output is the same with or without the cache.
+        bytecode_cache=jinja2.FileSystemBytecodeCache(),
     )
     env.filters.update(filters.FILTERS)
     return env
