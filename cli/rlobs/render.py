@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from dataclasses import dataclass
 
 import jinja2
@@ -18,6 +20,22 @@ class Rendered:
     executable: bool = False
 
 
+class _QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
+    """Compiled templates in the system temp dir, keyed by each template's source checksum: ~100 ms less Jinja
+    compilation per run, same output with or without it. A cache that cannot be written only costs that time."""
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    try:
+        return _QuietBytecodeCache()
+    except (OSError, RuntimeError):  # no usable temp dir (jinja2 refuses an unsafe one with RuntimeError)
+        return None
+
+
 def make_env() -> jinja2.Environment:
     """The only Jinja environment: strict undefined, no autoescape (no HTML here), filters registered once."""
     env = jinja2.Environment(
@@ -27,9 +45,7 @@ def make_env() -> jinja2.Environment:
         keep_trailing_newline=True,  # copier#464: templates own their final newline
         trim_blocks=True,
         lstrip_blocks=True,
-        # Compiled templates are cached in the system temp dir (keyed by each template's source checksum), which
-        # saves ~100 ms of Jinja compilation per run; output is the same with or without the cache.
-        bytecode_cache=jinja2.FileSystemBytecodeCache(),
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters.update(filters.FILTERS)
     return env
