@@ -1,9 +1,8 @@
-"""Turn a Plan into file contents, in memory; no I/O besides reading packaged templates."""
+"""Turn a Plan into file contents, in memory; no I/O besides packaged templates and their compile cache."""
 
 from __future__ import annotations
 
 import contextlib
-
 from dataclasses import dataclass
 
 import jinja2
