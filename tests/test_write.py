@@ -56,15 +56,64 @@ def test_stale_generated_files_are_removed_with_their_empty_folders(tmp_path: Pa
     assert '"old/gone.yaml"' not in (tmp_path / MANIFEST).read_text()
 
 
-def test_edited_generated_file_is_drift_and_restored(tmp_path: Path) -> None:
+def test_edited_generated_file_is_drift_and_is_only_overwritten_with_force(tmp_path: Path) -> None:
     files = [Rendered("a.yaml", "a: 1\n")]
     _write(files, tmp_path)
     (tmp_path / "a.yaml").write_text("a: 2\n")
-    drift = plan_changes(files, tmp_path, with_diff=True)
+    drift = plan_changes(files, tmp_path, with_diff=True, force=True)
     assert drift.updated == ("a.yaml",)
     assert "-a: 2\n+a: 1\n" in drift.diff
-    _write(files, tmp_path)
+    with pytest.raises(OutputConflictError, match="edited since rlobs wrote them"):
+        _write(files, tmp_path)
+    assert (tmp_path / "a.yaml").read_text() == "a: 2\n"
+    _write(files, tmp_path, force=True)
     assert (tmp_path / "a.yaml").read_text() == "a: 1\n"
+
+
+def test_edited_stale_file_is_not_deleted_without_force(tmp_path: Path) -> None:
+    _write([Rendered("a.yaml", "a: 1\n"), Rendered("old.yaml", "o: 1\n")], tmp_path)
+    (tmp_path / "old.yaml").write_text("o: mine\n")
+    with pytest.raises(OutputConflictError, match=r"old\.yaml"):
+        _write([Rendered("a.yaml", "a: 1\n")], tmp_path)
+    assert (tmp_path / "old.yaml").read_text() == "o: mine\n"
+
+
+def test_planted_symlink_at_a_staging_name_is_not_followed(tmp_path: Path) -> None:
+    out, victim = tmp_path / "out", tmp_path / "victim"
+    _write([Rendered("README.md", "v1\n")], out)
+    victim.write_text("precious\n")
+    for name in (".README.md.rlobs-new", ".README.md.x.rlobs-new"):
+        (out / name).symlink_to(victim)
+    _write([Rendered("README.md", "v2\n")], out)
+    assert victim.read_text() == "precious\n"
+    assert (out / "README.md").read_text() == "v2\n"
+    assert not (out / "README.md").is_symlink()
+
+
+def test_interrupted_write_is_still_recognised_as_ours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write([Rendered("a.yaml", "a: 1\n"), Rendered("b.yaml", "b: 1\n")], tmp_path)
+    new = [Rendered("a.yaml", "a: 2\n"), Rendered("b.yaml", "b: 2\n")]
+    changes = plan_changes(new, tmp_path)
+    real_replace = os.replace
+    replaced: list[str] = []
+
+    def dying_replace(src: str, dst: str) -> None:
+        if str(dst).endswith(".yaml"):
+            replaced.append(str(dst))
+            if len(replaced) == 2:
+                raise KeyboardInterrupt  # killed between two files
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", dying_replace)
+    with pytest.raises(KeyboardInterrupt):
+        write_tree(new, tmp_path, changes)
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert (tmp_path / "a.yaml").read_text() == "a: 2\n"
+    assert (tmp_path / "b.yaml").read_text() == "b: 1\n"
+    # The next render finishes the job without --force: neither file counts as foreign or hand-edited.
+    _write(new, tmp_path)
+    assert (tmp_path / "b.yaml").read_text() == "b: 2\n"
+    assert "pending" not in (tmp_path / MANIFEST).read_text()
 
 
 @pytest.mark.parametrize("bad", ["../escape.yaml", "/abs.yaml", "a/../../b.yaml", "./a.yaml"])
@@ -100,6 +149,7 @@ def test_failed_staging_leaves_the_previous_bundle(tmp_path: Path, monkeypatch: 
     assert (tmp_path / "a.yaml").read_text() == "a: 1\n"
     assert (tmp_path / "b.yaml").read_text() == "b: 1\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST, "a.yaml", "b.yaml"]
+    assert "pending" not in (tmp_path / MANIFEST).read_text()
 
 
 def test_unreadable_manifest_is_a_clear_error(tmp_path: Path) -> None:

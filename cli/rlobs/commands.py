@@ -104,7 +104,8 @@ def render(
         out_dir = out if len(loaded) == 1 else out / profile.metadata.name
         if out_dir.exists() and not out_dir.is_dir():
             raise RlobsError(f"{out_dir}: expected a directory, got a file")
-        changes = plan_changes(files, out_dir, force=force, with_diff=with_diff)
+        # --check, --diff and --dry-run report foreign or edited files as differences; only a write refuses them.
+        changes = plan_changes(files, out_dir, force=force or not write, with_diff=with_diff)
         results.append(RenderResult(path, profile.metadata.name, out_dir, changes))
     if write:
         for result, files in zip(results, built, strict=True):
