@@ -44,3 +44,10 @@ def test_yaml_block_strings_round_trip() -> None:
     data = {"text": "line one\nline two\n", "plain": "x: y"}
     assert yaml.safe_load(to_yaml(data)) == data
     assert "text: |" in to_yaml(data)
+
+
+def test_hcl_attributes_align_like_terraform_fmt() -> None:
+    from rlobs.filters import hcl_attributes
+
+    text = hcl_attributes({"a": 1, "long_name": {"k": True}, "b": ["q"], "cc": 2})
+    assert text == 'a = 1\nlong_name = {\n  "k" = true\n}\nb  = ["q"]\ncc = 2\n'

@@ -80,6 +80,28 @@ def hcl_value(value: object) -> str:
     raise TypeError(f"no HCL form for {type(value).__name__}")
 
 
+def hcl_attributes(data: dict[str, object]) -> str:
+    """Top-level `key = value` lines, `=` aligned as `terraform fmt` does it: across runs of one-line attributes,
+    while an attribute whose value spans lines stands alone (hashicorp/hcl hclwrite format.go)."""
+    rendered = [(k, hcl_value(v)) for k, v in data.items()]
+    out: list[str] = []
+    run: list[tuple[str, str]] = []
+
+    def flush() -> None:
+        width = max((len(k) for k, _ in run), default=0)
+        out.extend(f"{k.ljust(width)} = {v}\n" for k, v in run)
+        run.clear()
+
+    for key, value in rendered:
+        if "\n" in value:
+            flush()
+            out.append(f"{key} = {value}\n")
+        else:
+            run.append((key, value))
+    flush()
+    return "".join(out)
+
+
 def py_str(value: object) -> str:
     """A Python string literal, double-quoted where that needs no extra escapes (as `ruff format` writes it)."""
     text = repr(str(value))

@@ -65,7 +65,7 @@ def _render_one(spec: FileSpec, env: jinja2.Environment) -> Rendered:
     elif spec.fmt == "json":
         text = filters.to_json(spec.data)
     elif spec.fmt == "hcl":
-        text = "".join(f"{k} = {filters.hcl_value(v)}\n" for k, v in spec.data.items())
+        text = filters.hcl_attributes(spec.data)
     else:
         raise ValueError(f"{spec.path}: a {spec.fmt} file needs a template")
     if spec.header:
