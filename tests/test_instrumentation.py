@@ -138,7 +138,7 @@ def test_requirements_are_pinned(tmp_path: Path) -> None:
         "opentelemetry-sdk==1.45.2",
         "opentelemetry-exporter-otlp-proto-grpc==1.45.2",
         "opentelemetry-exporter-prometheus==0.66b2",
-        "protobuf>=5",
+        "protobuf>=5,<8",
     ]
 
 

@@ -111,3 +111,9 @@ def test_load_from_disk_uses_the_path_in_messages(tmp_path: Path) -> None:
     with pytest.raises(ProfileError) as info:
         load_profile(tmp_path / "bad.yaml")
     assert info.value.lines()[0].startswith(f"{tmp_path / 'bad.yaml'}:2:7: kind: expected one of 'Profile'")
+
+
+def test_nan_threshold_is_refused() -> None:
+    text = GOOD + "alerts:\n  mfuLow:\n    threshold: .nan\n"
+    (line,) = _errors(text)
+    assert line.startswith("p.yaml:18:16: alerts.mfuLow.threshold: expected a finite number, got nan")

@@ -21,6 +21,7 @@ class Model(_BaseModel):
         frozen=True,
         strict=True,
         validate_default=False,
+        allow_inf_nan=False,  # a threshold of nan or inf is never meant
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from types import TracebackType
 
 _CHILD = """
@@ -28,11 +29,13 @@ for line in sys.stdin:
 
 class HclWorker:
     def __init__(self) -> None:
+        # stderr goes to a file, not a pipe nobody reads until the end: a chatty child can never block on it.
+        self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - closed by close()
         self._proc = subprocess.Popen(
             [sys.executable, "-c", _CHILD],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=self._stderr,
             text=True,
         )
 
@@ -46,8 +49,9 @@ class HclWorker:
         except OSError:
             answer = ""
         if not answer:
-            _, err = self._proc.communicate()
-            return [f"python-hcl2 check process failed: {err.strip()[-500:]}"]
+            self._proc.wait()
+            self._stderr.seek(0)
+            return [f"python-hcl2 check process failed: {self._stderr.read().strip()[-500:]}"]
         failures: list[str] = json.loads(answer)
         return failures
 
@@ -55,9 +59,10 @@ class HclWorker:
         if self._proc.poll() is None:
             self._proc.kill()
         self._proc.wait()
-        for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+        for stream in (self._proc.stdin, self._proc.stdout):
             if stream is not None:
                 stream.close()
+        self._stderr.close()
 
     def __enter__(self) -> HclWorker:
         return self

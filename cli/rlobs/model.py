@@ -156,7 +156,8 @@ class Profile(Model):
     def _target_section(self) -> Profile:
         # "@key: ..." tells profile.py which key the problem sits at (see profile._relocate).
         if getattr(self, self.target) is None:
-            raise ValueError(f"@target: target is {self.target}, so expected a `{self.target}:` section, got none")
+            section = f"{'an' if self.target == 'eks' else 'a'} `{self.target}:` section"
+            raise ValueError(f"@target: target is {self.target}, so expected {section}, got none")
         other = "eks" if self.target == "gke" else "gke"
         if getattr(self, other) is not None:
             raise ValueError(f"@{other}: target is {self.target}, so expected no `{other}:` section, got one")

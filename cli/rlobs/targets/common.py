@@ -34,13 +34,14 @@ DESCRIPTIONS = {
 }
 
 # Pinned together (opentelemetry-python releases API, SDK and exporters in lock-step; the Prometheus exporter is on
-# the 0.x beta line of the same release). protobuf>=5: the OTLP exporters need it since 1.28.0.
+# the 0.x beta line of the same release). protobuf: the OTLP exporters need >=5 since 1.28.0 and 1.45 allows up to
+# 7.x (opentelemetry-proto's own bounds); a range, not a pin, so the RL framework's own protobuf pin can coexist.
 REQUIREMENTS = (
     "opentelemetry-api==1.45.2",
     "opentelemetry-sdk==1.45.2",
     "opentelemetry-exporter-otlp-proto-grpc==1.45.2",
     "opentelemetry-exporter-prometheus==0.66b2",
-    "protobuf>=5",
+    "protobuf>=5,<8",
 )
 
 
