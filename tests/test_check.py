@@ -47,4 +47,3 @@ def test_hcl_worker_is_reusable_and_reports_each_file() -> None:
         (failure,) = hcl.parse({"b.tf": "x = \n", "c.tfvars": "y = 1\n"})
         assert failure.startswith("b.tf: does not parse back")
         check([Rendered("d.tfvars", "z = true\n")], hcl)
-
