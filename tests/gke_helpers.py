@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -10,9 +11,11 @@ import subprocess
 from pathlib import Path
 
 from helpers import all_profiles, profile
+from rlobs import gke_project
 from rlobs.bundle import build
 
 GKE_PROFILES = sorted(name for name, text in all_profiles().items() if "\ntarget: gke" in text)
+SCOPE_FLAG = f"--managed-otel-scope={gke_project.OTEL_SCOPE}"
 
 
 def write_bundle(name: str, root: Path) -> Path:
@@ -49,3 +52,22 @@ def bare_path(root: Path) -> str:
         if not (bin_dir / name).exists():
             (bin_dir / name).symlink_to(found)
     return str(bin_dir)
+
+
+def gcloud_run(gcloud: str, cmd: list[str], config: Path) -> subprocess.CompletedProcess[str]:
+    """Run a printed gcloud command line with a real gcloud and an empty config (so no account)."""
+    env = {"CLOUDSDK_CONFIG": str(config), "CLOUDSDK_CORE_DISABLE_PROMPTS": "1", "PATH": "/usr/bin:/bin"}
+    return subprocess.run([gcloud, *cmd[1:]], capture_output=True, text=True, check=False, env=env, timeout=60)
+
+
+def gcloud_usage_error(proc: subprocess.CompletedProcess[str]) -> str | None:
+    """None when gcloud accepted the command line (rc 2 = usage error, found before any login); else the reason.
+    Tolerates only --managed-otel-scope."""
+    if proc.returncode != 2:
+        return None
+    found = re.search(r"unrecognized arguments: (.*)", proc.stderr)
+    # gcloud before 576.0.0 lacks --managed-otel-scope; it lists every unknown argument (plus a "did you mean"
+    # hint), so an error naming only that flag means the rest of the line parsed.
+    if found and re.sub(r"\(did you mean [^)]*\)", "", found.group(1)).split() == [SCOPE_FLAG]:
+        return None
+    return proc.stderr.strip().splitlines()[0]

@@ -3,20 +3,30 @@
 from __future__ import annotations
 
 import functools
+import json
 import re
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from gke_helpers import GKE_PROFILES, bare_path, commands, run_script, write_bundle
+from gke_helpers import (
+    GKE_PROFILES,
+    SCOPE_FLAG,
+    bare_path,
+    commands,
+    gcloud_run,
+    gcloud_usage_error,
+    run_script,
+    write_bundle,
+)
 from helpers import preinstalled_tool, profile, tool
 from rlobs import gke_project
-from rlobs.targets.gke import SCRIPTS
+from rlobs.targets.gke import SCRIPTS, equals
 
 ALL_SCRIPTS = (*SCRIPTS, "setup.sh")
-SCOPE_FLAG = f"--managed-otel-scope={gke_project.OTEL_SCOPE}"
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +166,23 @@ def test_deploy_monitoring_covers_every_file(bundles: dict[str, Path], name: str
     assert deployed == on_disk and on_disk
     # Each file is first looked up by display name, so a second run updates instead of duplicating.
     lists = [c for c in cmds if "list" in c]
-    assert len(lists) == len(on_disk) and all(c[-2].startswith("--filter=displayName=") for c in lists)
+    by_name = [c for c in lists if c[-2].startswith("--filter=displayName>=")]
+    assert len(by_name) == len(on_disk)
+    # Before any change, the bundle's labelled dashboards and policies are listed: those left over get deleted.
+    bundle_name, project = profile(name).metadata.name, gke_project.gke(profile(name)).project
+    assert [c for c in lists if c not in by_name] == [
+        [
+            *("gcloud", "monitoring", "dashboards", "list", f"--project={project}"),
+            f"--filter={equals('labels.rlobs_bundle', bundle_name)}",
+            "--format=value(name)",
+        ],
+        [
+            *("gcloud", "alpha", "monitoring", "policies", "list", f"--project={project}"),
+            f"--filter={equals('userLabels.rlobs_bundle', bundle_name)}",
+            "--format=value(name)",
+        ],
+    ]
+    assert cmds.index(lists[1]) < min(i for i, c in enumerate(cmds) if "create" in c)
 
 
 def test_setup_runs_every_step_in_order(bundles: dict[str, Path]) -> None:
@@ -170,23 +196,6 @@ def test_setup_runs_every_step_in_order(bundles: dict[str, Path]) -> None:
 
 
 # --- every printed gcloud line against a real gcloud (rc 2 = usage error, found before any login) ---------
-
-
-def _gcloud(gcloud: str, cmd: list[str], config: Path) -> subprocess.CompletedProcess[str]:
-    env = {"CLOUDSDK_CONFIG": str(config), "CLOUDSDK_CORE_DISABLE_PROMPTS": "1", "PATH": "/usr/bin:/bin"}
-    return subprocess.run([gcloud, *cmd[1:]], capture_output=True, text=True, check=False, env=env, timeout=60)
-
-
-def _usage_error(proc: subprocess.CompletedProcess[str]) -> str | None:
-    """None when gcloud accepted the command line; else the reason. Tolerates only --managed-otel-scope."""
-    if proc.returncode != 2:
-        return None
-    found = re.search(r"unrecognized arguments: (.*)", proc.stderr)
-    # gcloud before 576.0.0 lacks --managed-otel-scope; it lists every unknown argument (plus a "did you mean"
-    # hint), so an error naming only that flag means the rest of the line parsed.
-    if found and re.sub(r"\(did you mean [^)]*\)", "", found.group(1)).split() == [SCOPE_FLAG]:
-        return None
-    return proc.stderr.strip().splitlines()[0]
 
 
 def _shape(cmd: list[str]) -> str:
@@ -212,8 +221,8 @@ def test_every_gcloud_line_parses(bundles: dict[str, Path], tmp_path: Path) -> N
                 if cmd[0] == "gcloud":
                     lines.setdefault(_shape(cmd), cmd)
     with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(lambda c: (c, _gcloud(gcloud, c, tmp_path)), lines.values()))
-    problems = [f"{' '.join(c)}: {why}" for c, p in results if (why := _usage_error(p))]
+        results = list(pool.map(lambda c: (c, gcloud_run(gcloud, c, tmp_path)), lines.values()))
+    problems = [f"{' '.join(c)}: {why}" for c, p in results if (why := gcloud_usage_error(p))]
     assert not problems, "\n".join(problems)
     assert any(SCOPE_FLAG in c for c in lines.values())
 
@@ -222,9 +231,9 @@ def test_every_gcloud_line_parses(bundles: dict[str, Path], tmp_path: Path) -> N
 def test_gcloud_check_rejects_a_bad_line(tmp_path: Path) -> None:
     gcloud = preinstalled_tool("gcloud", "parses each gcloud command the scripts print")
     bad = ["gcloud", "container", "clusters", "update", "c", "--location=us-central1", "--bogus-flag", SCOPE_FLAG]
-    assert _usage_error(_gcloud(gcloud, bad, tmp_path)) is not None
+    assert gcloud_usage_error(gcloud_run(gcloud, bad, tmp_path)) is not None
     beta = ["gcloud", "beta", "monitoring", "policies", "list", "--project=my-rl-project"]
-    assert _usage_error(_gcloud(gcloud, beta, tmp_path)) is not None
+    assert gcloud_usage_error(gcloud_run(gcloud, beta, tmp_path)) is not None
 
 
 @pytest.mark.slow
@@ -250,3 +259,38 @@ def test_every_kubectl_line_parses(bundles: dict[str, Path], tmp_path: Path) -> 
     assert seen
     bad = subprocess.run([kubectl, "get", "pods", "--bogus"], capture_output=True, text=True, check=False, env=env)
     assert "unknown flag" in bad.stderr
+
+
+@pytest.mark.slow
+def test_bundle_filters_match_exactly_in_gcloud(tmp_path: Path) -> None:
+    # The label filter decides what step 4 deletes: evaluate it with gcloud's own --filter engine. Plain `key=value`
+    # would not do: gcloud warns it is moving to word matching, where rl-gke also matches rl-gke-2.
+    gcloud = preinstalled_tool("gcloud", "evaluates the scripts' --filter expressions with gcloud's filter engine")
+    lib = Path(gcloud).resolve().parents[1] / "lib"
+    script = (
+        "import json, sys\n"
+        "from googlecloudsdk.core.resource import resource_filter\n"
+        "expr, items = json.load(sys.stdin)\n"
+        "print(json.dumps([i['name'] for i in items if resource_filter.Compile(expr).Evaluate(i)]))\n"
+    )
+
+    def evaluate(expr: str, items: list[dict[str, object]], warns: bool = False) -> list[str]:
+        env = {"PYTHONPATH": f"{lib}:{lib / 'third_party'}", "CLOUDSDK_CONFIG": str(tmp_path), "PATH": "/usr/bin:/bin"}
+        proc = subprocess.run(
+            [sys.executable, "-c", script], input=json.dumps([expr, items]), capture_output=True, text=True, env=env
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert ("operator evaluation is changing" in proc.stderr) is warns, proc.stderr
+        return list(json.loads(proc.stdout))
+
+    values = ("rl-gke", "rl-gke-2", "my-rl-gke", "rl", "RL-GKE", "")
+    policies = [{"name": v or "none", "userLabels": {"rlobs_bundle": v} if v else {}} for v in values]
+    assert evaluate(equals("userLabels.rlobs_bundle", "rl-gke"), policies) == ["rl-gke"]
+    dashboards = [{"name": v or "none", "labels": {"rlobs_bundle": v} if v else {}} for v in values]
+    assert evaluate(equals("labels.rlobs_bundle", "rl-gke"), dashboards) == ["rl-gke"]
+    titles = ["RLLossSpike (rl-gke)", "RLLossSpike (rl-gke-2)", "rllossspike (rl-gke)", 'a "quoted" name']
+    named = [{"name": t, "displayName": t} for t in titles]
+    assert evaluate(equals("displayName", "RLLossSpike (rl-gke)"), named) == ["RLLossSpike (rl-gke)"]
+    assert evaluate(equals("displayName", 'a "quoted" name'), named) == ['a "quoted" name']
+    # The check can fail: `=` matches case-insensitively (and warns about word matching).
+    assert evaluate('displayName="RLLossSpike (rl-gke)"', named[:3], warns=True) == [titles[0], titles[2]]

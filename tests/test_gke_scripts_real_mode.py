@@ -1,31 +1,85 @@
 """The GKE scripts without --dry-run, against stand-in gcloud and kubectl that log calls and answer look-ups.
 
 They prove the branches a dry run cannot show: a second run changes nothing, existing dashboards and policies are
-updated rather than duplicated, too-old gcloud or GKE versions stop the script, the project number is filled in.
+updated rather than duplicated, stale ones of the bundle are deleted and others' left alone, too-old gcloud or GKE
+versions stop the script, the project number is filled in.
 """
 
 from __future__ import annotations
 
+import json
+import stat
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gke_helpers import run_script, write_bundle
+from gke_helpers import commands, gcloud_run, gcloud_usage_error, run_script, write_bundle
+from helpers import preinstalled_tool, profile
 from rlobs import gke_project
+from rlobs.bundle import build
 
 # Answers to the scripts' read-only look-ups come from FAKE_* variables; every call is logged.
 FAKE = r"""#!/usr/bin/env bash
 printf '%s %s\n' "$(basename "$0")" "$*" >> "$FAKE_LOG"
 case "$*" in
+  *"monitoring "*) exec "$FAKE_PYTHON" "$(dirname "$0")/fake_monitoring.py" "$@" ;;
   "version --format="*) echo "${FAKE_GCLOUD_VERSION:-580.0.0}" ;;
   *"clusters describe"*currentMasterVersion*) [[ -n ${FAKE_MASTER:-} ]] || exit 1; echo "$FAKE_MASTER" ;;
   *"clusters describe"*managedOpentelemetryConfig*) echo "${FAKE_SCOPE:-}" ;;
   *"clusters describe"*workloadPool*) echo "${FAKE_POOL-p.svc.id.goog}" ;;
-  *"dashboards list"*) echo "${FAKE_DASHBOARD:-}" ;;
-  *"policies list"*) echo "${FAKE_POLICY:-}" ;;
   *"projects describe"*) echo 123456789012 ;;
   *"get namespace"* | *"get serviceaccount"*) [[ -n ${FAKE_K8S_EXISTS:-} ]] || exit 1; echo found ;;
 esac
+"""
+
+# Cloud Monitoring as a JSON file of dashboards and policies: list (with the --filter forms the script uses:
+# `key>="v" AND key<="v"`, exact string comparison as in gcloud), create, update, delete.
+FAKE_MONITORING = r"""
+import json, os, re, sys
+
+args = sys.argv[1:]
+kind = "dashboards" if "dashboards" in args else "policies"
+verb = args[args.index(kind) + 1]
+flags = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
+store_path = os.environ["FAKE_MONITORING"]
+store = json.load(open(store_path))
+items = store[kind]
+
+
+def value(item, key):
+    for part in key.split("."):
+        item = item.get(part) if isinstance(item, dict) else None
+    return item
+
+
+def matches(item, expr):
+    for term in expr.split(" AND "):
+        key, op, want = re.fullmatch(r'([\w.]+)(>=|<=)"(.*)"', term).groups()
+        got = value(item, key)
+        if not isinstance(got, str) or not (got >= want if op == ">=" else got <= want):
+            return False
+    return True
+
+
+if verb == "list":
+    for item in items:
+        if matches(item, flags["filter"]):
+            print(item["name"])
+elif verb in ("create", "update"):
+    body = json.load(open(flags.get("config-from-file") or flags["policy-from-file"]))
+    if verb == "create":
+        store["serial"] += 1
+        body["name"] = "projects/1/%s/%d" % (kind, store["serial"])
+        items.append(body)
+    else:
+        (i,) = [i for i, item in enumerate(items) if item["name"] == args[args.index(verb) + 1]]
+        items[i] = {**body, "name": items[i]["name"]}
+elif verb == "delete":
+    assert "--quiet" in args
+    store[kind] = [item for item in items if item["name"] != args[args.index(verb) + 1]]
+json.dump(store, open(store_path, "w"))
 """
 
 
@@ -41,11 +95,17 @@ def _run(tmp_path: Path, bundle: Path, script: str, **fake: str) -> tuple[int, l
     for name in ("gcloud", "kubectl"):
         (bin_dir / name).write_text(FAKE)
         (bin_dir / name).chmod(0o755)
+    (bin_dir / "fake_monitoring.py").write_text(FAKE_MONITORING)
+    store = tmp_path / "monitoring.json"
+    if not store.exists():
+        store.write_text(json.dumps({"serial": 100, "dashboards": [], "policies": []}))
     log = tmp_path / "calls.log"
     log.write_text("")
     env = {
         "PATH": f"{bin_dir}:/usr/bin:/bin",
         "FAKE_LOG": str(log),
+        "FAKE_PYTHON": sys.executable,
+        "FAKE_MONITORING": str(store),
         **{f"FAKE_{k.upper()}": v for k, v in fake.items()},
     }
     proc = run_script(bundle / "scripts" / script, env=env)
@@ -129,22 +189,123 @@ def test_iam_creates_the_service_account_only_when_missing(tmp_path: Path, bundl
     assert [c for c in calls if c.startswith("kubectl annotate")]  # --overwrite: harmless again
 
 
+def _store(tmp_path: Path) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads((tmp_path / "monitoring.json").read_text())
+    return result
+
+
+def _seed(tmp_path: Path, **kinds: list[dict[str, Any]]) -> None:
+    store = {"serial": 100, "dashboards": [], "policies": [], **kinds}
+    (tmp_path / "monitoring.json").write_text(json.dumps(store))
+
+
+def _names(items: list[dict[str, Any]]) -> list[str]:
+    return sorted(i["displayName"] for i in items)
+
+
 def test_monitoring_updates_what_exists(tmp_path: Path, bundles: dict[str, Path]) -> None:
     bundle = bundles["gke-managed-otel"]
+    files = sorted(str(p.relative_to(bundle)) for p in (bundle / "monitoring").rglob("*.json"))
     rc, calls, out = _run(tmp_path, bundle, "04-deploy-monitoring.sh")
     assert rc == 0, out
     created = [c for c in calls if " create " in c]
-    assert created and not [c for c in calls if " update " in c]
-    rc, calls, out = _run(
-        tmp_path,
-        bundle,
-        "04-deploy-monitoring.sh",
-        dashboard="projects/1/dashboards/abc",
-        policy="projects/1/alertPolicies/9",
-    )
+    assert len(created) == len(files) and not [c for c in calls if " update " in c or " delete " in c]
+    first = _store(tmp_path)
+    # Every dashboard and policy carries the bundle label the next run finds stale ones by.
+    assert {d["labels"]["rlobs_bundle"] for d in first["dashboards"]} == {"rl-gke"}
+    assert {p["userLabels"]["rlobs_bundle"] for p in first["policies"]} == {"rl-gke"}
+
+    rc, calls, out = _run(tmp_path, bundle, "04-deploy-monitoring.sh")
     assert rc == 0, out
-    assert not [c for c in calls if " create " in c]
-    updates = [c for c in calls if " update " in c]
-    assert len(updates) == len(created)
-    assert any(c.startswith("gcloud monitoring dashboards update projects/1/dashboards/abc ") for c in updates)
-    assert any(c.startswith("gcloud alpha monitoring policies update projects/1/alertPolicies/9 ") for c in updates)
+    assert not [c for c in calls if " create " in c or " delete " in c]
+    assert len([c for c in calls if " update " in c]) == len(files)
+    # Updated in place: same resources, no duplicates.
+    assert _store(tmp_path) == first
+
+
+def _policy(name: str, display: str, **labels: str) -> dict[str, Any]:
+    return {"name": f"projects/1/alertPolicies/{name}", "displayName": display, "userLabels": labels}
+
+
+def test_monitoring_deletes_stale_and_leaves_others(tmp_path: Path, bundles: dict[str, Path]) -> None:
+    bundle = bundles["gke-managed-otel"]
+    policy_file = sorted((bundle / "monitoring" / "alert-policies").glob("*.json"))[0]
+    current = json.loads(policy_file.read_text())["displayName"]
+    dashboard = {"name": "projects/1/dashboards/d1", "displayName": "RL golden signals (rl-gke)"}
+    seeded = {
+        "current": _policy("1", current, rlobs_bundle="rl-gke"),
+        "stale": _policy("2", "RLRenamedAway (rl-gke)", rlobs_bundle="rl-gke"),
+        # A second copy of a current policy (e.g. from a run before policies were looked up): one is enough.
+        "duplicate": _policy("3", current, rlobs_bundle="rl-gke"),
+        "foreign": _policy("4", "Someone else's (rl-gke)"),
+        "other bundle": _policy("5", "RLLossSpike (rl-gke-2)", rlobs_bundle="rl-gke-2"),
+        "word match": _policy("6", "x", rlobs_bundle="rl"),
+    }
+    stale_dashboard = {"name": "projects/1/dashboards/d2", "displayName": "old", "labels": {"rlobs_bundle": "rl-gke"}}
+    _seed(tmp_path, dashboards=[dashboard, stale_dashboard], policies=list(seeded.values()))
+    rc, calls, out = _run(tmp_path, bundle, "04-deploy-monitoring.sh")
+    assert rc == 0, out
+    assert [c for c in calls if " delete " in c] == [
+        "gcloud monitoring dashboards delete projects/1/dashboards/d2 --project=my-rl-project --quiet",
+        "gcloud alpha monitoring policies delete projects/1/alertPolicies/2 --project=my-rl-project --quiet",
+        "gcloud alpha monitoring policies delete projects/1/alertPolicies/3 --project=my-rl-project --quiet",
+    ]
+    store = _store(tmp_path)
+    by_name = {p["name"]: p for p in store["policies"]}
+    # The current one was updated in place (now with the file's content), not created again.
+    assert by_name["projects/1/alertPolicies/1"] == {
+        **json.loads(policy_file.read_text()),
+        "name": seeded["current"]["name"],
+    }
+    assert _names(store["policies"]).count(current) == 1
+    for key in ("foreign", "other bundle", "word match"):
+        assert by_name[seeded[key]["name"]] == seeded[key], key
+    # The untouched dashboard was updated; the stale one is gone.
+    assert [d["name"] for d in store["dashboards"]] == ["projects/1/dashboards/d1"]
+    # A second run has nothing left to delete.
+    rc, calls, out = _run(tmp_path, bundle, "04-deploy-monitoring.sh")
+    assert rc == 0 and not [c for c in calls if " delete " in c or " create " in c], out
+
+
+def test_monitoring_alerts_turned_off_deletes_the_policies(tmp_path: Path, bundles: dict[str, Path]) -> None:
+    rc, _, out = _run(tmp_path, bundles["gke-managed-otel"], "04-deploy-monitoring.sh")
+    assert rc == 0, out
+    deployed = _store(tmp_path)
+    assert deployed["policies"]
+    base = profile("gke-managed-otel")
+    quiet = base.model_copy(update={"alerts": base.alerts.model_copy(update={"enabled": False})})
+    root = tmp_path / "alerts-off"
+    for r in build(quiet):
+        path = root / r.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(r.text, encoding="utf-8")
+        if r.executable:
+            path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    assert not (root / "monitoring" / "alert-policies").exists()
+    rc, calls, out = _run(tmp_path, root, "04-deploy-monitoring.sh")
+    assert rc == 0, out
+    assert len([c for c in calls if "policies delete" in c]) == len(deployed["policies"])
+    after = _store(tmp_path)
+    assert after["policies"] == [] and [d["name"] for d in after["dashboards"]] == [
+        d["name"] for d in deployed["dashboards"]
+    ]
+
+
+@pytest.mark.slow
+def test_delete_lines_parse_with_real_gcloud(tmp_path: Path, bundles: dict[str, Path]) -> None:
+    # A dry run cannot print the deletes (they depend on look-ups), so take them from a run with stale items.
+    gcloud = preinstalled_tool("gcloud", "parses each gcloud command the scripts print")
+    stale = {"name": "projects/1/dashboards/d9", "displayName": "old", "labels": {"rlobs_bundle": "rl-gke"}}
+    _seed(tmp_path, dashboards=[stale], policies=[_policy("9", "RLGone (rl-gke)", rlobs_bundle="rl-gke")])
+    rc, _, out = _run(tmp_path, bundles["gke-managed-otel"], "04-deploy-monitoring.sh")
+    assert rc == 0, out
+    deletes = [c for c in commands(out) if "delete" in c]
+    assert [c[:4] for c in deletes] == [
+        ["gcloud", "monitoring", "dashboards", "delete"],
+        ["gcloud", "alpha", "monitoring", "policies"],
+    ]
+    config = tmp_path / "gcloud-config"
+    config.mkdir()
+    for cmd in deletes:
+        assert gcloud_usage_error(gcloud_run(gcloud, cmd, config)) is None, cmd
+    assert gcloud_usage_error(gcloud_run(gcloud, [*deletes[0], "--bogus"], config)) is not None

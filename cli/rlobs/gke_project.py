@@ -13,8 +13,11 @@ MIN_GKE_VERSION = "1.34.1-gke.2178000"
 MIN_GCLOUD_VERSION = "576.0.0"
 OTEL_SCOPE = "COLLECTION_AND_INSTRUMENTATION_COMPONENTS"
 # google_container_cluster.managed_opentelemetry_config exists on google-beta from 7.17.0 (Google's Terraform
-# sample gke_standard_regional_with_managed_otel).
-GOOGLE_BETA_VERSION = ">= 7.17.0"
+# sample gke_standard_regional_with_managed_otel). `~>` keeps `terraform init` on 7.x: a major release may make
+# breaking changes (https://googlecloudplatform.github.io/magic-modules/develop/breaking-changes/make-a-breaking-change).
+GOOGLE_BETA_VERSION = "~> 7.17"
+# Terraform 1.x keeps its compatibility promise within 1.x; main.tf needs nothing newer than 1.3.
+TERRAFORM_VERSION = "~> 1.3"
 
 # The RL tutorial enables container, monitoring, cloudtrace and telemetry; the how-to adds logging for OTLP logs.
 BASE_APIS = (

@@ -22,6 +22,10 @@ SCRIPTS = (
 DASHBOARDS_DIR = "monitoring/dashboards"
 POLICIES_DIR = "monitoring/alert-policies"
 WORKLOAD_DIR = "workload"
+# User label on every dashboard and alert policy of a bundle (value: metadata.name, a DNS label, so a valid label
+# value): step 4 deletes the labelled ones the bundle no longer has. Dashboard.labels and AlertPolicy.userLabels are
+# both string maps (monitoring v1 and v3 discovery).
+BUNDLE_LABEL = "rlobs_bundle"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,26 +37,31 @@ class Deployable:
     filter: str
 
 
-def _filter(display_name: str) -> str:
-    escaped = display_name.replace("\\", "\\\\").replace('"', '\\"')
-    return f'displayName="{escaped}"'
+def equals(key: str, value: str) -> str:
+    """A gcloud --filter true only where `key` is exactly `value`. Not `key=value`: gcloud warns that `=` is moving
+    to word matching, under which rlobs_bundle="rl-gke" would also match rl-gke-2; `gcloud topic filters` gives
+    `key <= value AND key >= value` as the equality test."""
+    quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"{key}>={quoted} AND {key}<={quoted}"
 
 
 def _monitoring(profile: Profile, catalog: Catalog) -> tuple[list[FileSpec], list[Deployable], list[Deployable]]:
-    gke = gke_project.gke(profile)
+    gke, name = gke_project.gke(profile), profile.metadata.name
     files: list[FileSpec] = []
     dashboard = cloudmon.dashboard(profile, catalog)
-    path = f"{DASHBOARDS_DIR}/{profile.metadata.name}.json"
+    dashboard = {**dashboard, "labels": {**dashboard.get("labels", {}), BUNDLE_LABEL: name}}
+    path = f"{DASHBOARDS_DIR}/{name}.json"
     files.append(FileSpec(path, "json", data=dashboard))
-    dashboards = [Deployable(path, dashboard["displayName"], _filter(dashboard["displayName"]))]
+    dashboards = [Deployable(path, dashboard["displayName"], equals("displayName", dashboard["displayName"]))]
     policies: list[Deployable] = []
     if profile.alerts.enabled:
         for stem, policy in cloudmon.alert_policies(profile, catalog):
+            policy = {**policy, "userLabels": {**policy.get("userLabels", {}), BUNDLE_LABEL: name}}
             if gke.notification_channels and not policy.get("notificationChannels"):
                 policy = {**policy, "notificationChannels": list(gke.notification_channels)}
             path = f"{POLICIES_DIR}/{stem}.json"
             files.append(FileSpec(path, "json", data=policy))
-            policies.append(Deployable(path, policy["displayName"], _filter(policy["displayName"])))
+            policies.append(Deployable(path, policy["displayName"], equals("displayName", policy["displayName"])))
     return files, dashboards, policies
 
 
@@ -88,23 +97,24 @@ def _workload(profile: Profile, catalog: Catalog) -> list[FileSpec]:
 
 def _terraform(profile: Profile, context: dict[str, Any]) -> list[FileSpec]:
     gke, identity = gke_project.gke(profile), gke_project.identity(profile)
-    tfvars: dict[str, Any] = {
-        "project_id": gke.project,
-        "location": gke.location,
-        "cluster_name": gke.cluster,
-        "namespace": profile.workload.namespace,
-        "kubernetes_service_account": identity.ksa,
-        "gcp_service_account": identity.gsa,
-        "services": list(gke_project.apis(profile)),
-        "writer_roles": list(gke_project.roles(profile)),
-    }
+    # Only the inputs main.tf reads for this profile: the cluster's name and location only when Terraform creates
+    # it, the service accounts only for the identity that names them (a declared but unused variable is dead input).
+    tfvars: dict[str, Any] = {"project_id": gke.project}
+    if gke.cluster_mode != "existing":
+        tfvars |= {"location": gke.location, "cluster_name": gke.cluster}
+    tfvars["namespace"] = profile.workload.namespace
+    if identity.mode in ("gsa", "ksa"):
+        tfvars["kubernetes_service_account"] = identity.ksa
+    if identity.mode == "gsa":
+        tfvars["gcp_service_account"] = identity.gsa
+    tfvars |= {"services": list(gke_project.apis(profile)), "writer_roles": list(gke_project.roles(profile))}
     descriptions = {
         "project_id": "GCP project ID.",
         "location": "Region or zone of the GKE cluster.",
         "cluster_name": "Name of the GKE cluster.",
         "namespace": "Kubernetes namespace of the RL workload.",
-        "kubernetes_service_account": "Kubernetes ServiceAccount of the workload (empty: the whole namespace).",
-        "gcp_service_account": "Google service account the workload acts as (empty: none).",
+        "kubernetes_service_account": "Kubernetes ServiceAccount of the workload.",
+        "gcp_service_account": "Google service account the workload acts as.",
         "services": "Google Cloud APIs to enable.",
         "writer_roles": "Roles the workload's identity gets to write metrics, traces (and logs).",
     }
@@ -143,11 +153,15 @@ def plan(profile: Profile, catalog: Catalog) -> Plan:
         "min_gcloud": gke_project.MIN_GCLOUD_VERSION,
         "scope": gke_project.OTEL_SCOPE,
         "google_beta_version": gke_project.GOOGLE_BETA_VERSION,
+        "terraform_version": gke_project.TERRAFORM_VERSION,
         "collector_name": gke_workload.COLLECTOR_NAME,
         "collector_namespace": gke_workload.COLLECTOR_NAMESPACE,
         "endpoint_resolved": gke_workload.RESOLVED_ENDPOINT,
         "dashboards": dashboards,
         "policies": policies,
+        # What step 4 lists before deploying, to delete afterwards what this bundle no longer has.
+        "bundle_dashboards": equals(f"labels.{BUNDLE_LABEL}", profile.metadata.name),
+        "bundle_policies": equals(f"userLabels.{BUNDLE_LABEL}", profile.metadata.name),
         "steps": SCRIPTS,
         "pipeline": pipeline,
         "example_query": _example_query(profile, catalog, pipeline),
@@ -182,7 +196,7 @@ _DESCRIPTIONS = {
     "scripts/01-enable-apis.sh": "Enables the Google Cloud APIs.",
     "scripts/02-enable-managed-otel.sh": "Enables Managed OpenTelemetry (creating the cluster if the profile says so).",
     "scripts/03-grant-iam.sh": "Grants the workload's identity the roles to write telemetry.",
-    "scripts/04-deploy-monitoring.sh": "Creates or updates the dashboards and alert policies.",
+    "scripts/04-deploy-monitoring.sh": "Creates or updates the dashboards and alert policies; deletes stale ones.",
     "scripts/05-verify.sh": "Checks the managed collector and prints where the data shows up.",
     "terraform/main.tf": "Steps 1-3 and the dashboards as Terraform (google-beta provider).",
     "terraform/variables.tf": "Inputs of main.tf.",

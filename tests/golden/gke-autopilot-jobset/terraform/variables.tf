@@ -21,12 +21,12 @@ variable "namespace" {
 }
 
 variable "kubernetes_service_account" {
-  description = "Kubernetes ServiceAccount of the workload (empty: the whole namespace)."
+  description = "Kubernetes ServiceAccount of the workload."
   type        = string
 }
 
 variable "gcp_service_account" {
-  description = "Google service account the workload acts as (empty: none)."
+  description = "Google service account the workload acts as."
   type        = string
 }
 

@@ -4,12 +4,12 @@
 # scripts/04-deploy-monitoring.sh deploys monitoring/alert-policies/*.json.
 
 terraform {
-  required_version = ">= 1.3.0"
+  required_version = "~> 1.3"
   required_providers {
-    # managed_opentelemetry_config is on the google-beta provider from 7.17.0.
+    # managed_opentelemetry_config is on the google-beta provider from 7.17.0; ~> stays on major 7.
     google-beta = {
       source  = "hashicorp/google-beta"
-      version = ">= 7.17.0"
+      version = "~> 7.17"
     }
   }
 }
@@ -27,7 +27,7 @@ resource "google_project_service" "apis" {
 }
 
 # The cluster exists already and is not managed here. If your Terraform manages it, add to its
-# google_container_cluster resource (provider google-beta >= 7.17.0, GKE 1.34.1-gke.2178000 or later):
+# google_container_cluster resource (provider google-beta 7.17.0 or later, GKE 1.34.1-gke.2178000 or later):
 #
 #   managed_opentelemetry_config {
 #     scope = "COLLECTION_AND_INSTRUMENTATION_COMPONENTS"

@@ -5,28 +5,13 @@ variable "project_id" {
   type        = string
 }
 
-variable "location" {
-  description = "Region or zone of the GKE cluster."
-  type        = string
-}
-
-variable "cluster_name" {
-  description = "Name of the GKE cluster."
-  type        = string
-}
-
 variable "namespace" {
   description = "Kubernetes namespace of the RL workload."
   type        = string
 }
 
 variable "kubernetes_service_account" {
-  description = "Kubernetes ServiceAccount of the workload (empty: the whole namespace)."
-  type        = string
-}
-
-variable "gcp_service_account" {
-  description = "Google service account the workload acts as (empty: none)."
+  description = "Kubernetes ServiceAccount of the workload."
   type        = string
 }
 

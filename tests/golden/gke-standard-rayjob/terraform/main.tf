@@ -4,12 +4,12 @@
 # scripts/04-deploy-monitoring.sh deploys monitoring/alert-policies/*.json.
 
 terraform {
-  required_version = ">= 1.3.0"
+  required_version = "~> 1.3"
   required_providers {
-    # managed_opentelemetry_config is on the google-beta provider from 7.17.0.
+    # managed_opentelemetry_config is on the google-beta provider from 7.17.0; ~> stays on major 7.
     google-beta = {
       source  = "hashicorp/google-beta"
-      version = ">= 7.17.0"
+      version = "~> 7.17"
     }
   }
 }

@@ -20,16 +20,6 @@ variable "namespace" {
   type        = string
 }
 
-variable "kubernetes_service_account" {
-  description = "Kubernetes ServiceAccount of the workload (empty: the whole namespace)."
-  type        = string
-}
-
-variable "gcp_service_account" {
-  description = "Google service account the workload acts as (empty: none)."
-  type        = string
-}
-
 variable "services" {
   description = "Google Cloud APIs to enable."
   type        = list(string)
