@@ -215,3 +215,47 @@ def test_amtool_accepts_every_receiver_type_and_rejects_a_broken_one(tmp_path: P
     assert _amtool(config, tmp_path).returncode == 0
     config["receivers"][1]["pagerduty_configs"][0]["routing_key_path"] = "/nowhere"
     assert _amtool(config, tmp_path).returncode != 0
+
+
+# Grafana's own parser of a GF_INSTALL_PLUGINS entry (pkg/setting/setting_plugins.go,
+# migrateInstallPluginsToPreinstallPluginsSync): `[<url>;]<id>[ <version>]`.
+_GF_PLUGIN_ENTRY = re.compile(r"(?:([^;]+);)?([^;\s]+)(?:\s+(.+))?")
+_VERSION = re.compile(r"\d+\.\d+\.\d+")
+
+
+def _mode(name: str) -> str:
+    eks = profile(name).eks
+    assert eks is not None
+    return eks.mode
+
+
+def unpinned_plugins(plugins: list[str]) -> list[str]:
+    """Entries of grafana.plugins that install whatever release grafana.com serves: pinned are `<id> <x.y.z>` and the
+    chart's URL form `https://grafana.com/api/plugins/<id>/versions/<x.y.z>/download;<id>` (grafana-9.3.2 values)."""
+    found = []
+    # The chart joins the list with "," into GF_INSTALL_PLUGINS (templates/configmap.yaml), so split as Grafana does.
+    for entry in ",".join(plugins).split(","):
+        match = _GF_PLUGIN_ENTRY.fullmatch(entry.strip())
+        url, version = (match[1], match[3]) if match else (None, None)
+        pinned_url = url is not None and re.search(rf"/versions/{_VERSION.pattern}/download$", url)
+        if not (version and _VERSION.fullmatch(version)) and not pinned_url:
+            found.append(entry)
+    return found
+
+
+@pytest.mark.parametrize("name", [n for n in EKS_PROFILES if _mode(n) == "rlobs"])  # ai-on-eks: not rlobs' Grafana
+def test_every_grafana_plugin_is_pinned(name: str) -> None:
+    grafana = _values(name)["kube-prometheus-stack"]["grafana"]
+    assert grafana["plugins"] and unpinned_plugins(grafana["plugins"]) == []
+    # The datasource the bundle provisions is the plugin that is installed.
+    types = {ds["type"] for ds in grafana["additionalDataSources"]}
+    assert types <= {_GF_PLUGIN_ENTRY.fullmatch(p)[2] for p in grafana["plugins"]}  # type: ignore[index]
+
+
+def test_the_pin_check_rejects_unpinned_plugins() -> None:
+    url = (
+        "https://grafana.com/api/plugins/marcusolsson-json-datasource/versions/{}/download;marcusolsson-json-datasource"
+    )
+    assert unpinned_plugins([url.format("1.3.2"), "grafana-clock-panel 2.1.8"]) == []
+    broken = ["grafana-opensearch-datasource", url.format("latest"), "grafana-clock-panel latest"]
+    assert unpinned_plugins(broken) == broken

@@ -13,7 +13,14 @@ from rlobs.eks_stack import (
 )
 from rlobs.model import Profile
 from rlobs.model_eks import EksSpec, Receiver
-from rlobs.versions import FLUENT_BIT_DAEMONSET_TAG, KUBE_RBAC_PROXY_IMAGE, OPENSEARCH_VERSION, OTEL_COLLECTOR_IMAGE
+from rlobs.versions import (
+    FLUENT_BIT_DAEMONSET_TAG,
+    GRAFANA_OPENSEARCH_PLUGIN,
+    GRAFANA_OPENSEARCH_PLUGIN_VERSION,
+    KUBE_RBAC_PROXY_IMAGE,
+    OPENSEARCH_VERSION,
+    OTEL_COLLECTOR_IMAGE,
+)
 
 # Alertmanager mounts each Secret of alertmanagerSpec.secrets at /etc/alertmanager/secrets/<name>/<key>
 # (prometheus-operator Alertmanager CRD, spec.secrets).
@@ -76,7 +83,10 @@ def _grafana(eks: EksSpec) -> dict[str, Any]:
         # grafana chart 9.3.2 `admin.existingSecret`: the admin user/password come from this Secret, so the
         # chart's default password is never used (helm-charts#4558).
         "admin": {"existingSecret": eks.grafana.admin_secret, "userKey": "admin-user", "passwordKey": "admin-password"},
-        "plugins": ["grafana-opensearch-datasource"],
+        # The chart joins `plugins` into GF_INSTALL_PLUGINS (templates/configmap.yaml, _pod.tpl); "<id> <version>"
+        # pins the release: Grafana 12 reads that form into plugins.preinstall_sync with the version
+        # (pkg/setting/setting_plugins.go), older images pass it to `grafana cli plugins install <id> <version>`.
+        "plugins": [f"{GRAFANA_OPENSEARCH_PLUGIN} {GRAFANA_OPENSEARCH_PLUGIN_VERSION}"],
         # Grafana expands ${VAR} in provisioning files, so the datasource ConfigMap holds only the variable names
         # (https://grafana.com/docs/grafana/latest/administration/provisioning/#using-environment-variables).
         "envValueFrom": {
@@ -97,7 +107,7 @@ def _grafana(eks: EksSpec) -> dict[str, Any]:
             {
                 "name": "OpenSearch",
                 "uid": "opensearch",
-                "type": "grafana-opensearch-datasource",
+                "type": GRAFANA_OPENSEARCH_PLUGIN,
                 "access": "proxy",
                 "url": st.opensearch_url,
                 "basicAuth": True,

@@ -51,6 +51,13 @@ CHARTS: dict[str, Chart] = {
 # (chart/templates/opensearch/opensearch-cluster.yaml: general.version 2.14.0).
 OPENSEARCH_VERSION = "2.14.0"
 
+# The Grafana OpenSearch datasource plugin, pinned: a bare plugin id makes Grafana install whatever release
+# grafana.com serves at every pod start. 2.30.0 (github.com/grafana/opensearch-datasource/releases/tag/v2.30.0,
+# 2025-09-15) has the PPL support the datasource uses and requires Grafana >=10.4.0 (src/plugin.json
+# grafanaDependency); the grafana 9.3.2 subchart of kube-prometheus-stack 76.3.0 runs Grafana 12.
+GRAFANA_OPENSEARCH_PLUGIN = "grafana-opensearch-datasource"
+GRAFANA_OPENSEARCH_PLUGIN_VERSION = "2.30.0"
+
 # The collector distribution with the opensearch exporter and basicauth extension (contrib); the tag follows the
 # chart's appVersion when left empty, so pinning the chart pins the image.
 OTEL_COLLECTOR_IMAGE = "otel/opentelemetry-collector-contrib"
