@@ -189,3 +189,28 @@ def test_ai_on_eks_mode_rejects_stack_settings_it_would_ignore() -> None:
         parse_profile(text, "p.yaml")
     (problem,) = info.value.problems
     assert problem.path == "eks.prometheus" and "eks.mode: ai-on-eks" in problem.message
+
+
+def test_ai_on_eks_mode_accepts_the_log_writer_secret_only() -> None:
+    anchor = "  metricsPipeline:"
+    text = all_profiles()["eks-ai-on-eks"].replace(anchor, "  opensearch: {logWriterSecret: ray-logs-user}\n" + anchor)
+    eks = parse_profile(text, "p.yaml").eks
+    assert eks is not None and eks.opensearch.log_writer_secret == "ray-logs-user"
+    text = text.replace("{logWriterSecret: ray-logs-user}", "{logWriterSecret: ray-logs-user, replicas: 5}")
+    with pytest.raises(ProfileError) as info:
+        parse_profile(text, "p.yaml")
+    (problem,) = info.value.problems
+    assert problem.path == "eks.opensearch" and "eks.mode: ai-on-eks" in problem.message
+
+
+@pytest.mark.parametrize("name", EKS_PROFILES)
+def test_readme_security_notes_say_tls_is_not_verified_and_how_to_verify(name: str) -> None:
+    readme = bundle(name)["README.md"]
+    notes = readme.split("## Security notes\n", 1)[1].split("\n## ", 1)[0]
+    assert "encrypted but not verified" in notes
+    # How to verify: the operator's CA Secret and the setting of each client that skips verification today.
+    for word in ("opensearch-http-cert", "ca.crt", "tls.ca_file", "ca_file", "tlsCACert"):
+        assert word in notes, word
+    values = "\n".join(t for p, t in bundle(name).items() if p.startswith(("values/", "stack/", "workload/")))
+    for skip in ("tlsSkipVerify", "insecure_skip_verify", "tls.verify"):
+        assert skip not in values or skip in notes, skip

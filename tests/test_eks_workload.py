@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
-from eks_helpers import bundle, objects
-from helpers import all_profiles, module
+from eks_helpers import EKS_PROFILES, bundle, objects
+from helpers import all_profiles, module, profile
 from rlobs import workloads
 from rlobs.bundle import build
+from rlobs.eks_stack import stack
 from rlobs.model import Profile
 from rlobs.profile import parse_profile
 from workload_helpers import (
@@ -161,6 +162,26 @@ def test_ray_log_config_tails_ray_logs_and_ships_to_opensearch_over_tls() -> Non
         "name": "POD_LABELS",
         "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['ray.io/cluster']"}},
     }
+
+
+@pytest.mark.parametrize("name", [n for n in EKS_PROFILES if "workload/ray-logs-patch.yaml" in bundle(n)])
+def test_ray_log_sidecar_writes_as_the_log_writer_not_the_admin(name: str) -> None:
+    eks = profile(name).eks
+    assert eks is not None
+    refs = set()
+    for obj in objects(name, "workload/").values():
+        refs |= {m["name"] for m in _find(obj, "secretKeyRef")}
+    # The workload's namespace holds only the write-only log user, never the stack's admin Secret.
+    assert refs == {eks.opensearch.log_writer_secret}
+    assert stack(eks).opensearch_secret not in refs
+
+
+def _find(node: Any, key: str) -> list[Any]:
+    if isinstance(node, dict):
+        return [v for k, v in node.items() if k == key] + [x for v in node.values() for x in _find(v, key)]
+    if isinstance(node, list):
+        return [x for v in node for x in _find(v, key)]
+    return []
 
 
 def test_non_ray_workloads_get_no_ray_log_sidecar() -> None:

@@ -71,7 +71,8 @@ def logs_patch(profile: Profile) -> dict[str, Any]:
     w = profile.workload
     eks = profile.eks
     assert eks is not None
-    secret = stack(eks).opensearch_secret
+    # A write-only user of the Ray log index, never the admin: every pod in the workload's namespace can read it.
+    secret = stack(eks).log_writer_secret
     sidecar = {
         "name": "fluentbit",
         "image": FLUENT_BIT_SIDECAR_IMAGE,
@@ -103,7 +104,7 @@ def logs_patch(profile: Profile) -> dict[str, Any]:
 
 
 def fluentbit_config(profile: Profile) -> dict[str, Any]:
-    """The sidecar's fluent-bit.conf: Ray session logs -> OpenSearch over TLS, credentials from env."""
+    """The sidecar's fluent-bit.conf: Ray session logs -> OpenSearch over TLS, the log writer's credentials from env."""
     eks = profile.eks
     assert eks is not None
     host = f"{stack(eks).opensearch_service}.{MONITORING}.svc"
@@ -137,7 +138,8 @@ def fluentbit_config(profile: Profile) -> dict[str, Any]:
             "    Replace_Dots        On",
             "    Trace_Error         On",
             "    tls                 On",
-            # opensearch-operator generates a self-signed CA; the connection is encrypted but not verified.
+            # opensearch-operator generates a self-signed CA; the connection is encrypted but not verified (the
+            # README's Security notes say how to verify it).
             "    tls.verify          Off",
             "",
         ]

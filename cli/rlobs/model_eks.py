@@ -107,6 +107,11 @@ class OpenSearchSettings(Model):
         description="Existing Secret with the OpenSearch security plugin files (internal_users.yml holds the "
         "bcrypt hash of the admin password); the README shows how to create it.",
     )
+    log_writer_secret: DnsLabel = Field(
+        "opensearch-log-writer",
+        description="Existing Secret (keys username and password) in the workload's namespace: the OpenSearch user "
+        "the Ray log sidecar writes as, allowed to write only the Ray log index; the README shows how to create it.",
+    )
     storage_size: Quantity = "30Gi"
     replicas: int = Field(3, ge=1, le=9)
 
@@ -150,7 +155,8 @@ class EksSpec(Model):
         # leave the user believing their retention or Secrets apply.
         if self.mode == "ai-on-eks":
             for key in ("prometheus", "grafana", "opensearch"):
-                if key in self.model_fields_set:
+                # The log writer Secret lives in the workload's namespace and is read by rlobs' own sidecar.
+                if key in self.model_fields_set and getattr(self, key).model_fields_set - {"log_writer_secret"}:
                     raise ValueError(
                         f"@{key}: expected no {key} settings with eks.mode: ai-on-eks (the reference stack deploys "
                         f"{key} with its own values; change them in its Argo CD Application, or use eks.mode: rlobs)"

@@ -8,6 +8,7 @@ from rlobs import (
     eks_argocd,
     eks_dashboards,
     eks_monitors,
+    eks_security,
     eks_stack,
     eks_tfvars,
     eks_values,
@@ -24,7 +25,12 @@ from rlobs.naming import Pipeline
 from rlobs.plan import FileSpec, Plan
 from rlobs.targets import common
 from rlobs.targets.common import app_files
-from rlobs.versions import AI_ML_OBSERVABILITY_COMMIT, AI_ML_OBSERVABILITY_REPO, CHARTS
+from rlobs.versions import (
+    AI_ML_OBSERVABILITY_COMMIT,
+    AI_ML_OBSERVABILITY_REPO,
+    CHARTS,
+    GRAFANA_OPENSEARCH_PLUGIN_VERSION,
+)
 
 
 def pipeline(profile: Profile) -> Pipeline:
@@ -112,6 +118,15 @@ def plan(profile: Profile, catalog: Catalog) -> Plan:
                 "stack": eks_stack.stack(eks),
                 "files": [(path, _describe(path)) for path in sorted([*(f.path for f in files), "README.md"])],
                 "ray_logs": eks_workload.ray_logs(profile),
+                "ray_logs_index": eks_workload.RAY_LOGS_INDEX,
+                "security_config": eks_security.security_config(eks_workload.ray_logs(profile)),
+                "log_writer_user": eks_security.LOG_WRITER_USER,
+                "log_writer_role": {
+                    k: v for k, v in eks_security.security_config(True)["roles.yml"].items() if k != "_meta"
+                },
+                "admin_hash_var": eks_security.ADMIN_HASH_VAR,
+                "log_writer_hash_var": eks_security.LOG_WRITER_HASH_VAR,
+                "grafana_plugin_version": GRAFANA_OPENSEARCH_PLUGIN_VERSION,
                 "ref_repo": AI_ML_OBSERVABILITY_REPO,
                 "ref_commit": AI_ML_OBSERVABILITY_COMMIT,
                 "argocd_note": eks_tfvars.ARGOCD_NOTE,
