@@ -117,3 +117,8 @@ def test_nan_threshold_is_refused() -> None:
     text = GOOD + "alerts:\n  mfuLow:\n    threshold: .nan\n"
     (line,) = _errors(text)
     assert line.startswith("p.yaml:18:16: alerts.mfuLow.threshold: expected a finite number, got nan")
+
+
+def test_non_string_key() -> None:
+    text = GOOD.replace("metadata:\n  name: demo", "metadata:\n  name: demo\n  1: one")
+    assert any("expected text keys" in line for line in _errors(text))

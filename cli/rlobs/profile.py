@@ -80,7 +80,7 @@ def _problem(err: Any, located: Located, display: str, root: Any) -> Problem:
             rel, _, message = message[1:].partition(": ")
             loc = (*loc, *rel.split("."))
         pos = located.pos(loc, key=relocated)
-        return Problem(display, pos.line, pos.column, _dotted(loc), _with_got(message, err, located, loc))
+        return Problem(display, pos.line, pos.column, _dotted(loc), _with_got(message, err))
     if kind == "extra_forbidden":
         pos = located.pos(loc, key=True)
         if _SECRET_KEY.search(str(loc[-1])) and not isinstance(err["input"], dict | tuple):
@@ -115,11 +115,13 @@ def _from_message(message: str, err: Any) -> str:
     ctx = err.get("ctx") or {}
     if err["type"] == "literal_error":
         return f"one of {ctx.get('expected', '')}"
+    if message.startswith("Keys should be strings"):
+        return "text keys"
     text = message.removeprefix("Input should be ").removeprefix("Value should be ")
     return text[0].lower() + text[1:] if text else "a valid value"
 
 
-def _with_got(message: str, err: Any, located: Located, loc: Path) -> str:
+def _with_got(message: str, err: Any) -> str:
     if ", got " in message:
         return message
     return f"{message}, got {_got(err['input'])}"
