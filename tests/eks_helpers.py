@@ -11,7 +11,7 @@ import yaml
 
 from crdschema import crd_schema
 from helpers import all_profiles, profile, shared
-from rlobs.bundle import build
+from rlobs.pipeline import build
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
 

@@ -11,11 +11,11 @@ import subprocess
 from pathlib import Path
 
 from helpers import all_profiles, profile
-from rlobs import gke_project
-from rlobs.bundle import build
+from rlobs.pipeline import build
+from rlobs.targets.gke import project
 
 GKE_PROFILES = sorted(name for name, text in all_profiles().items() if "\ntarget: gke" in text)
-SCOPE_FLAG = f"--managed-otel-scope={gke_project.OTEL_SCOPE}"
+SCOPE_FLAG = f"--managed-otel-scope={project.OTEL_SCOPE}"
 
 
 def write_bundle(name: str, root: Path) -> Path:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from rlobs.blueprints import load_blueprints
-from rlobs.model import Profile
-from rlobs.profile import parse_profile
+from rlobs.profile.load import parse_profile
+from rlobs.profile.model import Profile
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent

@@ -5,10 +5,10 @@ import re
 import pytest
 
 from helpers import profile
-from rlobs import naming
-from rlobs.alerts import alerts
-from rlobs.catalog import load_catalog
-from rlobs.profile import parse_profile
+from rlobs.profile.load import parse_profile
+from rlobs.rl import naming
+from rlobs.rl.alerts import alerts
+from rlobs.rl.catalog import load_catalog
 
 CATALOG = load_catalog()
 

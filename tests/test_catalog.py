@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import rlobs
-from rlobs.catalog import load_catalog
+from rlobs.rl.catalog import load_catalog
 
 CATALOG = load_catalog()
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rlobs.check import check
+from rlobs.bundle.check import check
+from rlobs.bundle.render import Rendered
 from rlobs.errors import CheckError
-from rlobs.render import Rendered
 
 
 def test_good_files_pass() -> None:
@@ -40,7 +40,7 @@ def test_each_broken_format_is_named(path: str, text: str) -> None:
 
 
 def test_hcl_worker_is_reusable_and_reports_each_file() -> None:
-    from rlobs.hclworker import HclWorker
+    from rlobs.bundle.hclworker import HclWorker
 
     with HclWorker() as hcl:
         assert hcl.parse({"a.tfvars": 'x = "y"\n'}) == []

@@ -7,9 +7,10 @@ import pytest
 
 from helpers import module, profile
 from promql_check import parse
-from rlobs import cloudmon, naming
-from rlobs.catalog import load_catalog
-from rlobs.model import Profile
+from rlobs.profile.model import Profile
+from rlobs.rl import naming
+from rlobs.rl.catalog import load_catalog
+from rlobs.targets.gke import monitoring
 
 CATALOG = load_catalog()
 
@@ -35,7 +36,7 @@ def _queries(dash: dict[str, Any]) -> list[str]:
 
 
 def test_dashboard_layout_and_filters() -> None:
-    dash = cloudmon.dashboard(profile("gke-managed-otel"), CATALOG)
+    dash = monitoring.dashboard(profile("gke-managed-otel"), CATALOG)
     assert dash["mosaicLayout"]["columns"] == 48
     for t in dash["mosaicLayout"]["tiles"]:
         assert t["xPos"] + t["width"] <= 48
@@ -49,7 +50,7 @@ def test_dashboard_layout_and_filters() -> None:
 
 
 def test_gmp_collector_naming() -> None:
-    dash = cloudmon.dashboard(_gmp(profile("gke-managed-otel")), CATALOG)
+    dash = monitoring.dashboard(_gmp(profile("gke-managed-otel")), CATALOG)
     assert dash["dashboardFilters"][0]["labelKey"] == "rl_run_id"
     assert any("rl_loop_duration_milliseconds_bucket{" in q for q in _queries(dash))
 
@@ -57,7 +58,7 @@ def test_gmp_collector_naming() -> None:
 @pytest.mark.parametrize("gmp", [False, True])
 def test_queries_parse_once_template_variables_expand(gmp: bool) -> None:
     p = _gmp(profile("gke-managed-otel")) if gmp else profile("gke-managed-otel")
-    dash = cloudmon.dashboard(p, CATALOG)
+    dash = monitoring.dashboard(p, CATALOG)
     pipeline = naming.pipeline_for(p)
     for q in _queries(dash):
         for f in dash["dashboardFilters"]:
@@ -66,7 +67,7 @@ def test_queries_parse_once_template_variables_expand(gmp: bool) -> None:
 
 
 def test_alert_policies() -> None:
-    policies = cloudmon.alert_policies(_with_channels(profile("gke-managed-otel")), CATALOG)
+    policies = monitoring.alert_policies(_with_channels(profile("gke-managed-otel")), CATALOG)
     stems = [s for s, _ in policies]
     assert stems == [
         "rl-gke-rl-training-stalled",
@@ -96,7 +97,7 @@ def test_alert_policies() -> None:
 def test_no_policies_when_alerts_are_disabled() -> None:
     p = profile("gke-managed-otel")
     off = p.model_copy(update={"alerts": p.alerts.model_copy(update={"enabled": False})})
-    assert cloudmon.alert_policies(off, CATALOG) == []
+    assert monitoring.alert_policies(off, CATALOG) == []
 
 
 def test_google_client_libraries_accept_dashboard_and_policies() -> None:
@@ -106,9 +107,9 @@ def test_google_client_libraries_accept_dashboard_and_policies() -> None:
     from google.cloud.monitoring_v3.types import AlertPolicy
 
     for p in (profile("gke-managed-otel"), _gmp(_with_channels(profile("gke-managed-otel")))):
-        dash = Dashboard.from_json(json.dumps(cloudmon.dashboard(p, CATALOG)), ignore_unknown_fields=False)
+        dash = Dashboard.from_json(json.dumps(monitoring.dashboard(p, CATALOG)), ignore_unknown_fields=False)
         assert dash.mosaic_layout.columns == 48 and len(dash.dashboard_filters) == 4
-        for _, pol in cloudmon.alert_policies(p, CATALOG):
+        for _, pol in monitoring.alert_policies(p, CATALOG):
             parsed = AlertPolicy.from_json(json.dumps(pol), ignore_unknown_fields=False)
             assert parsed.conditions[0].condition_prometheus_query_language.disable_metric_validation
 
@@ -118,18 +119,18 @@ def test_google_client_libraries_reject_a_bad_field() -> None:
     from google.cloud.monitoring_dashboard_v1.types import Dashboard
     from google.cloud.monitoring_v3.types import AlertPolicy
 
-    dash = cloudmon.dashboard(profile("gke-managed-otel"), CATALOG)
+    dash = monitoring.dashboard(profile("gke-managed-otel"), CATALOG)
     dash["mosaicLayout"]["tiles"][1]["widget"]["xyChart"]["dataSets"][0]["timeSeriesQuery"]["promQuery"] = "up"
     with pytest.raises(Exception, match="promQuery"):
         Dashboard.from_json(json.dumps(dash), ignore_unknown_fields=False)
-    [(_, pol), *_] = cloudmon.alert_policies(profile("gke-managed-otel"), CATALOG)
+    [(_, pol), *_] = monitoring.alert_policies(profile("gke-managed-otel"), CATALOG)
     pol["conditions"][0]["conditionPrometheusQueryLanguage"]["disableMetricValidaton"] = True
     with pytest.raises(Exception, match="disableMetricValidaton"):
         AlertPolicy.from_json(json.dumps(pol), ignore_unknown_fields=False)
 
 
 def test_every_catalog_metric_is_charted() -> None:
-    queries = _queries(cloudmon.dashboard(profile("gke-managed-otel"), CATALOG))
+    queries = _queries(monitoring.dashboard(profile("gke-managed-otel"), CATALOG))
     for m in CATALOG.metrics:
         part: naming.Part = "bucket" if m.kind == "histogram" else ""
         quoted = "{" + naming.quote(naming.series(m, "gke-telemetry-api", part)) + ", "

@@ -22,12 +22,12 @@ import pytest
 import yaml
 
 from helpers import profile, tool
-from rlobs import naming
-from rlobs.alerts import alerts
-from rlobs.catalog import load_catalog
-from rlobs.grafana import rl_dashboard
-from rlobs.naming import pipeline_for
-from rlobs.promrules import rule_groups
+from rlobs.rl import naming
+from rlobs.rl.alerts import alerts
+from rlobs.rl.catalog import load_catalog
+from rlobs.rl.grafana import rl_dashboard
+from rlobs.rl.naming import pipeline_for
+from rlobs.rl.promrules import rule_groups
 from test_instrumentation import render_app
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ import pytest
 from crdschema import errors
 from eks_helpers import EKS_PROFILES, bundle, objects, of_kind, schema
 from helpers import module, profile
-from rlobs.versions import CHARTS
+from rlobs.targets.eks.versions import CHARTS
 
 APP_CRD = "argo-cd/application-crd.v3.0.6.yaml"  # Argo CD v3.0.6 = argo-cd chart 8.1.1, what ai-on-eks installs
 

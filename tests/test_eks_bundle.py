@@ -15,7 +15,7 @@ import yaml
 from eks_helpers import EKS_PROFILES, bundle, objects
 from helpers import all_profiles, tool
 from rlobs.errors import ProfileError
-from rlobs.profile import parse_profile
+from rlobs.profile.load import parse_profile
 
 FORBIDDEN = ("prom-operator", "admin123")  # the reference stack's default Grafana / OpenSearch passwords
 _PASSWORD_KEY = re.compile(r"(?i)(passw(or)?d|passwd|secret[-_]?key|token|api[-_]?key)$")

@@ -14,8 +14,8 @@ import yaml
 
 from eks_helpers import EKS_PROFILES, of_kind
 from helpers import all_profiles, module, shared, tool
-from rlobs.eks_dashboards import inference_dashboard, training_dashboard
-from rlobs.profile import parse_profile
+from rlobs.profile.load import parse_profile
+from rlobs.targets.eks.dashboards import inference_dashboard, training_dashboard
 
 # vLLM V1 engine metrics (vllm/v1/metrics/loggers.py, 0.8 - 0.11); the V0 names below are gone or renamed.
 VLLM_V1 = {

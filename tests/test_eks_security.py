@@ -11,8 +11,8 @@ import yaml
 
 from eks_helpers import EKS_PROFILES, bundle, objects
 from helpers import profile
-from rlobs import eks_security
-from rlobs.eks_stack import stack
+from rlobs.targets.eks import security
+from rlobs.targets.eks.stack import stack
 
 # A bcrypt hash as the README's bcrypt_hash prints it (the shell expands it into the heredoc).
 _HASH = "$2a$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW"
@@ -34,7 +34,7 @@ def readme_files(readme: str) -> dict[str, Any]:
     """The files the README's `cat > <file> <<EOF` heredocs write, with the hash variables expanded, parsed."""
     found = {}
     for file, body in re.findall(r"^cat > (\S+) <<EOF\n(.*?)^EOF$", readme, flags=re.S | re.M):
-        for var in (eks_security.ADMIN_HASH_VAR, eks_security.LOG_WRITER_HASH_VAR):
+        for var in (security.ADMIN_HASH_VAR, security.LOG_WRITER_HASH_VAR):
             body = body.replace(f"${{{var}}}", _HASH)
         assert "$" not in body.replace(_HASH, ""), f"{file}: an unexpanded shell variable"
         found[file] = yaml.safe_load(body)
@@ -49,7 +49,7 @@ def sidecar_index(name: str) -> str:
 
 def log_writer_problems(files: dict[str, Any], index: str) -> list[str]:
     """Ways the security config gives the log writer more than writing `index`, or takes all_access from admin."""
-    user, role = eks_security.LOG_WRITER_USER, eks_security.LOG_WRITER_ROLE
+    user, role = security.LOG_WRITER_USER, security.LOG_WRITER_ROLE
     problems = []
     users, roles, mapping = files["internal_users.yml"], files["roles.yml"], files["roles_mapping.yml"]
     if users["admin"]["hash"] != _HASH or users[user]["hash"] != _HASH or "backend_roles" in users[user]:
@@ -88,10 +88,10 @@ def test_readme_security_config_lets_the_log_writer_only_write_the_ray_log_index
 
 def test_the_security_config_check_rejects_a_broader_log_writer() -> None:
     files = readme_files(bundle("eks-jark")["README.md"])
-    role = files["roles.yml"][eks_security.LOG_WRITER_ROLE]
+    role = files["roles.yml"][security.LOG_WRITER_ROLE]
     role["index_permissions"][0]["allowed_actions"].append("read")
     role["cluster_permissions"].append("cluster_all")
-    files["roles_mapping.yml"]["all_access"]["users"] = [eks_security.LOG_WRITER_USER]
+    files["roles_mapping.yml"]["all_access"]["users"] = [security.LOG_WRITER_USER]
     problems = log_writer_problems(files, "ray-logs")
     assert len(problems) == 3, problems
     assert log_writer_problems(readme_files(bundle("eks-jark")["README.md"]), "fluent-bit") != []
@@ -108,6 +108,6 @@ def test_the_admin_credentials_never_reach_the_workload_namespace(name: str) -> 
     if "workload/ray-logs-patch.yaml" in bundle(name):
         assert re.search(
             rf"-n {ns} create secret generic {st.log_writer_secret} \\\n\s+"
-            rf"--from-literal=username={eks_security.LOG_WRITER_USER} ",
+            rf"--from-literal=username={security.LOG_WRITER_USER} ",
             readme,
         ), "the README creates the log writer Secret in the workload's namespace"

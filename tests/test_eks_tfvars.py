@@ -15,9 +15,9 @@ import pytest
 
 from eks_helpers import EKS_PROFILES, bundle
 from helpers import all_profiles, profile, shared
-from rlobs.eks_tfvars import check_tfvars, declared, tfvars, type_problem
 from rlobs.errors import ProfileError, RlobsError
-from rlobs.profile import parse_profile
+from rlobs.profile.load import parse_profile
+from rlobs.targets.eks.tfvars import check_tfvars, declared, tfvars, type_problem
 
 
 def test_packaged_variables_match_upstream_variables_tf() -> None:

@@ -16,9 +16,9 @@ import yaml
 
 from eks_helpers import EKS_PROFILES, objects
 from helpers import all_profiles, module, profile, shared, tool
-from rlobs import eks_values
-from rlobs.profile import parse_profile
-from rlobs.versions import CHARTS
+from rlobs.profile.load import parse_profile
+from rlobs.targets.eks import values
+from rlobs.targets.eks.versions import CHARTS
 
 # Maps the charts leave open (free-form config or a map of user-named entries) in which no chart default lists the
 # keys: the check stops there, having checked that the map itself exists. Maps whose chart default is {} or null
@@ -78,8 +78,8 @@ def _values(name: str) -> dict[str, dict[str, Any]]:
 
 @pytest.mark.parametrize("name", EKS_PROFILES)
 def test_every_values_key_exists_in_the_pinned_chart(name: str) -> None:
-    for chart, values in _values(name).items():
-        assert unknown_keys(values, _chart_values(chart), OPEN_MAPS.get(chart, set())) == [], chart
+    for chart, chart_values in _values(name).items():
+        assert unknown_keys(chart_values, _chart_values(chart), OPEN_MAPS.get(chart, set())) == [], chart
 
 
 def test_the_key_check_rejects_a_misspelt_key() -> None:
@@ -209,7 +209,7 @@ def test_amtool_accepts_every_receiver_type_and_rejects_a_broken_one(tmp_path: P
     text = text.replace("    observability_mcp_enabled: false\n", "")
     prof = parse_profile(text, "p.yaml")
     assert prof.eks is not None
-    config = _merge(config, eks_values.kube_prometheus_stack(prof.eks)["alertmanager"]["config"])
+    config = _merge(config, values.kube_prometheus_stack(prof.eks)["alertmanager"]["config"])
     kinds = {k for r in config["receivers"] for k in r if k.endswith("_configs")}
     assert kinds == {"pagerduty_configs", "webhook_configs"}
     assert _amtool(config, tmp_path).returncode == 0

@@ -12,11 +12,11 @@ import yaml
 
 from eks_helpers import EKS_PROFILES, bundle, objects
 from helpers import all_profiles, module, profile
-from rlobs import workloads
-from rlobs.bundle import build
-from rlobs.eks_stack import stack
-from rlobs.model import Profile
-from rlobs.profile import parse_profile
+from rlobs.pipeline import build
+from rlobs.profile.load import parse_profile
+from rlobs.profile.model import Profile
+from rlobs.rl import workloads
+from rlobs.targets.eks.stack import stack
 from workload_helpers import (
     KINDS,
     assert_user_parts_kept,

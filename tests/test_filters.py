@@ -9,7 +9,7 @@ import subprocess
 import hcl2
 import yaml
 
-from rlobs.filters import hcl_str, hcl_value, md_code, py_str, sh_quote, to_yaml
+from rlobs.bundle.filters import hcl_str, hcl_value, md_code, py_str, sh_quote, to_yaml
 
 NASTY = "a'b\"c $(rm -rf /) ${var.x} %{if} `x` \\ \n end"
 
@@ -47,7 +47,7 @@ def test_yaml_block_strings_round_trip() -> None:
 
 
 def test_hcl_attributes_align_like_terraform_fmt() -> None:
-    from rlobs.filters import hcl_attributes
+    from rlobs.bundle.filters import hcl_attributes
 
     text = hcl_attributes({"a": 1, "long_name": {"k": True}, "b": ["q"], "cc": 2})
     assert text == 'a = 1\nlong_name = {\n  "k" = true\n}\nb  = ["q"]\ncc = 2\n'

@@ -6,7 +6,7 @@ import pytest
 
 from helpers import all_profiles
 from rlobs.errors import ProfileError
-from rlobs.profile import parse_profile
+from rlobs.profile.load import parse_profile
 
 BASE = all_profiles()["gke-managed-otel"]
 

@@ -8,7 +8,7 @@ import pytest
 
 from gke_helpers import GKE_PROFILES
 from helpers import module, profile
-from rlobs.bundle import build
+from rlobs.pipeline import build
 
 
 def _monitoring(name: str, folder: str) -> dict[str, str]:

@@ -23,8 +23,8 @@ from gke_helpers import (
     write_bundle,
 )
 from helpers import preinstalled_tool, profile, tool
-from rlobs import gke_project
-from rlobs.targets.gke import SCRIPTS, equals
+from rlobs.targets.gke import project
+from rlobs.targets.gke.plan import SCRIPTS, equals
 
 ALL_SCRIPTS = (*SCRIPTS, "setup.sh")
 
@@ -127,7 +127,7 @@ def test_grant_iam_dry_run_per_identity(bundles: dict[str, Path]) -> None:
     ksa = _dry_run(bundles["gke-managed-otel"], "03-grant-iam.sh")
     bindings = _where(ksa, "gcloud", "projects", "add-iam-policy-binding")
     roles = sorted(c[-3].removeprefix("--role=") for c in bindings)
-    assert roles == sorted(gke_project.BASE_ROLES)
+    assert roles == sorted(project.BASE_ROLES)
     member = (
         "--member=principal://iam.googleapis.com/projects/PROJECT_NUMBER/locations/global/workloadIdentityPools/"
         "my-rl-project.svc.id.goog/subject/ns/rl/sa/grpo-trainer"
@@ -138,7 +138,7 @@ def test_grant_iam_dry_run_per_identity(bundles: dict[str, Path]) -> None:
     gsa = _dry_run(bundles["gke-autopilot-jobset"], "03-grant-iam.sh")
     email = "rl-trainer@rl-obs-dev.iam.gserviceaccount.com"
     bindings = _where(gsa, "gcloud", "projects", "add-iam-policy-binding")
-    assert {c[-3] for c in bindings} == {f"--role={r}" for r in (*gke_project.BASE_ROLES, "roles/logging.logWriter")}
+    assert {c[-3] for c in bindings} == {f"--role={r}" for r in (*project.BASE_ROLES, "roles/logging.logWriter")}
     assert all(f"--member=serviceAccount:{email}" in c for c in bindings)
     assert _where(gsa, "gcloud", "iam", "service-accounts", "add-iam-policy-binding")[0][4:7] == [
         email,
@@ -169,15 +169,15 @@ def test_deploy_monitoring_covers_every_file(bundles: dict[str, Path], name: str
     by_name = [c for c in lists if c[-2].startswith("--filter=displayName>=")]
     assert len(by_name) == len(on_disk)
     # Before any change, the bundle's labelled dashboards and policies are listed: those left over get deleted.
-    bundle_name, project = profile(name).metadata.name, gke_project.gke(profile(name)).project
+    bundle_name, project_id = profile(name).metadata.name, project.gke(profile(name)).project
     assert [c for c in lists if c not in by_name] == [
         [
-            *("gcloud", "monitoring", "dashboards", "list", f"--project={project}"),
+            *("gcloud", "monitoring", "dashboards", "list", f"--project={project_id}"),
             f"--filter={equals('labels.rlobs_bundle', bundle_name)}",
             "--format=value(name)",
         ],
         [
-            *("gcloud", "alpha", "monitoring", "policies", "list", f"--project={project}"),
+            *("gcloud", "alpha", "monitoring", "policies", "list", f"--project={project_id}"),
             f"--filter={equals('userLabels.rlobs_bundle', bundle_name)}",
             "--format=value(name)",
         ],

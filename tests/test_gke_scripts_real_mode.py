@@ -17,8 +17,8 @@ import pytest
 
 from gke_helpers import commands, gcloud_run, gcloud_usage_error, run_script, write_bundle
 from helpers import preinstalled_tool, profile
-from rlobs import gke_project
-from rlobs.bundle import build
+from rlobs.pipeline import build
+from rlobs.targets.gke import project
 
 # Answers to the scripts' read-only look-ups come from FAKE_* variables; every call is logged.
 FAKE = r"""#!/usr/bin/env bash
@@ -112,7 +112,7 @@ def _run(tmp_path: Path, bundle: Path, script: str, **fake: str) -> tuple[int, l
     return proc.returncode, log.read_text().splitlines(), proc.stdout + proc.stderr
 
 
-SCOPE = gke_project.OTEL_SCOPE
+SCOPE = project.OTEL_SCOPE
 
 
 def _changes(calls: list[str]) -> list[str]:
@@ -167,7 +167,7 @@ def test_iam_fills_in_the_project_number(tmp_path: Path, bundles: dict[str, Path
     rc, calls, out = _run(tmp_path, bundles["gke-standard-rayjob"], "03-grant-iam.sh")
     assert rc == 0, out
     bindings = [c for c in calls if "add-iam-policy-binding" in c]
-    assert len(bindings) == len(gke_project.BASE_ROLES)
+    assert len(bindings) == len(project.BASE_ROLES)
     member = (
         "--member=principalSet://iam.googleapis.com/projects/123456789012/locations/global/workloadIdentityPools/"
         "rl-obs-dev.svc.id.goog/namespace/ray"

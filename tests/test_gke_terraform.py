@@ -13,8 +13,8 @@ import pytest
 
 from gke_helpers import GKE_PROFILES
 from helpers import all_profiles, module, preinstalled_tool, profile
-from rlobs import gke_project
-from rlobs.bundle import build
+from rlobs.pipeline import build
+from rlobs.targets.gke import project
 
 
 def _files(name: str) -> dict[str, str]:
@@ -65,13 +65,13 @@ def test_main_declares_provider_apis_and_cluster(name: str) -> None:
     assert p.gke is not None
     main = _loads(_files(name)["main.tf"])
     (required,) = main["terraform"][0]["required_providers"]
-    assert required["google-beta"]["version"] == gke_project.GOOGLE_BETA_VERSION
+    assert required["google-beta"]["version"] == project.GOOGLE_BETA_VERSION
     # Pessimistic constraints: `terraform init` stays on google-beta 7.x and Terraform 1.x.
-    assert gke_project.GOOGLE_BETA_VERSION == "~> 7.17"
+    assert project.GOOGLE_BETA_VERSION == "~> 7.17"
     assert main["terraform"][0]["required_version"] == "~> 1.3"
     resources = {kind: body for block in main["resource"] for kind, body in block.items()}
     assert "google_project_service" in resources and "google_project_iam_member" in resources
-    assert set(_loads(_files(name)["terraform.tfvars"])["services"]) == set(gke_project.apis(p))
+    assert set(_loads(_files(name)["terraform.tfvars"])["services"]) == set(project.apis(p))
     cluster = resources.get("google_container_cluster")
     if p.gke.cluster_mode == "existing":
         assert cluster is None  # the cluster is not Terraform's to manage here

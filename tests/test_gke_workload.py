@@ -11,11 +11,12 @@ import yaml
 
 from gke_helpers import write_bundle
 from helpers import all_profiles, module
-from rlobs import gke_workload, workloads
-from rlobs.bundle import build
-from rlobs.catalog import load_catalog
-from rlobs.model import Profile
-from rlobs.profile import parse_profile
+from rlobs.pipeline import build
+from rlobs.profile.load import parse_profile
+from rlobs.profile.model import Profile
+from rlobs.rl import workloads
+from rlobs.rl.catalog import load_catalog
+from rlobs.targets.gke import workload
 from workload_helpers import (
     KINDS,
     assert_user_parts_kept,
@@ -50,7 +51,7 @@ def test_component_merges_env_into_the_rl_container(tmp_path: Path, kind: str) -
     (built,) = _kustomize(tmp_path, p)
     # The user's containers, env, ports, mounts, volumes and other pod templates are kept as they are.
     assert_user_parts_kept(built, p.workload)
-    expected = gke_workload.container_env(p, load_catalog())
+    expected = workload.container_env(p, load_catalog())
     for pod in targeted(built, p.workload):
         rl = container(pod, p.workload.container)
         assert all(e in rl["env"] for e in expected)
@@ -108,7 +109,7 @@ def test_instrumentation_resource_is_in_the_build(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_env_references_are_defined_above_their_use(kind: str) -> None:
-    env = gke_workload.container_env(_profile(kind), load_catalog())
+    env = workload.container_env(_profile(kind), load_catalog())
     defined: set[str] = set()
     for e in env:
         for ref in re.findall(r"\$\((\w+)\)", e.get("value", "")):
@@ -128,7 +129,7 @@ def _resolved(env: list[dict[str, Any]], pod_name: str) -> dict[str, str]:
 
 def test_env_values() -> None:
     p = parse_profile(all_profiles()["gke-autopilot-jobset"], "p.yaml")
-    env = _resolved(gke_workload.container_env(p, load_catalog()), "grpo-jobset-driver-0-0-abcde")
+    env = _resolved(workload.container_env(p, load_catalog()), "grpo-jobset-driver-0-0-abcde")
     endpoint = "http://opentelemetry-collector.gke-managed-otel.svc.cluster.local:4317"
     assert env["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"] == env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] == endpoint
     assert env["OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"] == endpoint  # logs: true
@@ -153,7 +154,7 @@ def test_real_sdk_reads_the_env_as_intended(monkeypatch: pytest.MonkeyPatch) -> 
     from opentelemetry.sdk.resources import Resource
 
     p = parse_profile(all_profiles()["gke-managed-otel"], "p.yaml")
-    for name, value in _resolved(gke_workload.container_env(p, load_catalog()), "grpo-trainer-5d9c-xyz").items():
+    for name, value in _resolved(workload.container_env(p, load_catalog()), "grpo-trainer-5d9c-xyz").items():
         monkeypatch.setenv(name, value)
     for exporter in (OTLPMetricExporter(), OTLPSpanExporter()):
         assert exporter._endpoint == "opentelemetry-collector.gke-managed-otel.svc.cluster.local:4317"

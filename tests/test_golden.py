@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import TESTS, all_profiles, profile
-from rlobs.bundle import build
+from rlobs.pipeline import build
 
 GOLDEN = TESTS / "golden"
 UPDATE = os.environ.get("RLOBS_UPDATE_GOLDEN") == "1"

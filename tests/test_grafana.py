@@ -7,9 +7,9 @@ import pytest
 
 from helpers import profile
 from promql_check import parse
-from rlobs import naming
-from rlobs.catalog import load_catalog
-from rlobs.grafana import dashboard_uid, rl_dashboard
+from rlobs.rl import naming
+from rlobs.rl.catalog import load_catalog
+from rlobs.rl.grafana import dashboard_uid, rl_dashboard
 
 CATALOG = load_catalog()
 

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from helpers import module, profile, tool
-from rlobs.catalog import load_catalog
-from rlobs.naming import pipeline_for
-from rlobs.plan import Plan
-from rlobs.render import render
-from rlobs.targets.common import app_files, identity_values
+from rlobs.bundle.render import render
+from rlobs.bundle.spec import Plan
+from rlobs.rl.app import app_files, identity_values
+from rlobs.rl.catalog import load_catalog
+from rlobs.rl.naming import pipeline_for
 
 CATALOG = load_catalog()
 PROFILE = "eks-jark"

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from helpers import profile
-from rlobs import naming
-from rlobs.catalog import load_catalog
+from rlobs.rl import naming
+from rlobs.rl.catalog import load_catalog
 
 CATALOG = load_catalog()
 

@@ -8,7 +8,7 @@ import pytest
 
 from helpers import all_profiles, write_tree
 from rlobs.errors import ProfileError
-from rlobs.profile import load_profile, parse_profile
+from rlobs.profile.load import load_profile, parse_profile
 
 GOOD = """
 apiVersion: rlobs/v1alpha1

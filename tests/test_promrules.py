@@ -10,8 +10,8 @@ import yaml
 
 from helpers import profile, tool
 from promql_check import parse
-from rlobs import naming, promrules
-from rlobs.catalog import load_catalog
+from rlobs.rl import naming, promrules
+from rlobs.rl.catalog import load_catalog
 
 CATALOG = load_catalog()
 CLASSIC = [p for p in naming.PIPELINES if not naming.dotted(p)]
@@ -121,8 +121,8 @@ def test_promtool_catches_a_silent_alert_and_a_wrong_name(tmp_path: Path) -> Non
 @pytest.mark.parametrize("name", ["eks-jark", "eks-prometheus-exporter"])
 def test_bundled_rule_tests_pass_promtool(name: str, tmp_path: Path) -> None:
     """What ships: the bundle's tests/ folder runs as is, and its rules equal the PrometheusRule's groups."""
-    from rlobs.bundle import build
-    from rlobs.targets.common import RULE_TESTS_FILE, RULES_FILE
+    from rlobs.pipeline import build
+    from rlobs.rl.app import RULE_TESTS_FILE, RULES_FILE
 
     promtool = tool("promtool", "runs the rule unit tests shipped in the bundle")
     p = profile(name)
@@ -142,7 +142,7 @@ def test_bundled_rule_tests_pass_promtool(name: str, tmp_path: Path) -> None:
 def test_rule_tests_follow_custom_thresholds(tmp_path: Path) -> None:
     """The synthetic series adapt to the profile's thresholds and windows, so users' own settings stay tested."""
     from helpers import all_profiles
-    from rlobs.profile import parse_profile
+    from rlobs.profile.load import parse_profile
 
     promtool = tool("promtool", "runs the generated rule unit tests")
     text = all_profiles()["eks-jark"] + (

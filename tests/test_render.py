@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from helpers import profile
-from rlobs.bundle import build
-from rlobs.render import make_env
+from rlobs.bundle.render import make_env
+from rlobs.pipeline import build
 
 
 def test_render_works_without_a_usable_template_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from helpers import all_profiles, tool, write_tree
-from rlobs import workloads
 from rlobs.errors import ProfileError
-from rlobs.profile import parse_profile
+from rlobs.profile.load import parse_profile
+from rlobs.rl import workloads
 from workload_helpers import (
     KINDS,
     OTHER_JOB,

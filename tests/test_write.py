@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from rlobs.bundle.render import Rendered
+from rlobs.bundle.write import MANIFEST, plan_changes, write_tree
 from rlobs.errors import OutputConflictError, RlobsError
-from rlobs.render import Rendered
-from rlobs.write import MANIFEST, plan_changes, write_tree
 
 
 def _write(files: list[Rendered], out: Path, *, force: bool = False):  # type: ignore[no-untyped-def]

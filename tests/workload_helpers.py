@@ -11,8 +11,8 @@ from typing import Any
 import yaml
 
 from helpers import tool, write_tree
-from rlobs import workloads
-from rlobs.model import Workload
+from rlobs.profile.model import Workload
+from rlobs.rl import workloads
 
 KINDS = ("Deployment", "StatefulSet", "Job", "JobSet", "RayJob", "RayCluster", "RayService")
 PROXY = {"name": "proxy", "image": "envoyproxy/envoy:v1.31.0"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rlobs.profile.yamlsource import load_yaml
 from rlobs.resources import package_dir
-from rlobs.yamlsource import load_yaml
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlobs.bundle.hclworker import HclWorker
+from rlobs.bundle.write import Changes
 from rlobs.errors import RlobsError
-from rlobs.hclworker import HclWorker
-from rlobs.write import Changes
 
 SCHEMA_FILE = "rlobs.schema.json"
 _MODELINE = f"# yaml-language-server: $schema=./{SCHEMA_FILE}\n"
@@ -60,7 +60,7 @@ def init(blueprint: str, target: str | None, out: Path, *, force: bool) -> list[
 
 
 def schema_text() -> str:
-    from rlobs.model import Profile
+    from rlobs.profile.model import Profile
 
     schema = Profile.model_json_schema(by_alias=True)
     schema = {
@@ -74,7 +74,7 @@ def schema_text() -> str:
 def _load_all(profiles: list[Path]) -> list[Any]:
     """Load every profile before rendering any, so one bad profile writes nothing at all."""
     from rlobs.errors import ProfileError
-    from rlobs.profile import load_profile
+    from rlobs.profile.load import load_profile
 
     loaded, problems = [], []
     for path in profiles:
@@ -94,8 +94,8 @@ def _load_all(profiles: list[Path]) -> list[Any]:
 def render(
     profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool, hcl: HclWorker | None = None
 ) -> list[RenderResult]:
-    from rlobs.bundle import build
-    from rlobs.write import plan_changes, write_tree
+    from rlobs.bundle.write import plan_changes, write_tree
+    from rlobs.pipeline import build
 
     loaded = _load_all(profiles)
     built = [build(p, hcl) for p in loaded]
@@ -115,7 +115,7 @@ def render(
 
 
 def validate(profiles: list[Path], hcl: HclWorker | None = None) -> list[str]:
-    from rlobs.bundle import build
+    from rlobs.pipeline import build
 
     loaded = _load_all(profiles)
     for profile in loaded:
@@ -124,8 +124,9 @@ def validate(profiles: list[Path], hcl: HclWorker | None = None) -> list[str]:
 
 
 def signals(fmt: str) -> None:
-    from rlobs import naming, output
-    from rlobs.catalog import load_catalog
+    from rlobs import output
+    from rlobs.rl import naming
+    from rlobs.rl.catalog import load_catalog
 
     catalog = load_catalog()
     # Series names on every pipeline: what a user greps their backend for.

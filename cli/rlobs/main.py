@@ -147,7 +147,7 @@ def render(
 
     Exit 0 when done (or, with --check, when nothing differs), 1 when --check finds drift, 2 on bad input.
     """
-    from rlobs.hclworker import HclWorker
+    from rlobs.bundle.hclworker import HclWorker
 
     # Started before the heavy imports so python-hcl2 warms up on the other core meanwhile.
     with HclWorker() as hcl, _errors(fmt):
@@ -190,7 +190,7 @@ def validate(profiles: ProfilesArg, fmt: FormatOpt = Fmt.text) -> None:
 
     Loads each profile and renders and parse-checks its bundle in memory.
     """
-    from rlobs.hclworker import HclWorker
+    from rlobs.bundle.hclworker import HclWorker
 
     with HclWorker() as hcl, _errors(fmt):
         from rlobs import commands, output

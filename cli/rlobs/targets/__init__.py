@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rlobs.catalog import Catalog
-from rlobs.model import Profile
-from rlobs.plan import Plan
-from rlobs.targets import eks, gke
+from rlobs.bundle.spec import Plan
+from rlobs.profile.model import Profile
+from rlobs.rl.catalog import Catalog
+from rlobs.targets.eks import plan as eks
+from rlobs.targets.gke import plan as gke
 
 TARGETS: dict[str, Callable[[Profile, Catalog], Plan]] = {
     "gke": gke.plan,

@@ -1,0 +1,139 @@
+"""The `gke:` section of a profile: GCP project, cluster and Cloud Monitoring settings, and the rules GCP enforces."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import AfterValidator, Field, model_validator
+
+from rlobs.profile.fields import DnsLabel, Model, duration_seconds, matching
+
+if TYPE_CHECKING:
+    from rlobs.profile.model import Workload
+
+_PROJECT = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
+_PROJECT_EXPECTED = (
+    "a GCP project ID (6-30 lowercase letters, digits and '-', starting with a letter, not ending with '-', "
+    "without 'google' or 'ssl') like rl-obs-dev"
+)
+
+
+def _project_id(value: str) -> str:
+    # https://cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin: 6-30 characters,
+    # lowercase letters, digits, hyphens; starts with a letter; no trailing hyphen; cannot contain restricted
+    # strings such as google, null, undefined and ssl.
+    if not _PROJECT.fullmatch(value) or "google" in value or "ssl" in value or value in {"undefined", "null"}:
+        raise ValueError(f"expected {_PROJECT_EXPECTED}")
+    return value
+
+
+ProjectId = Annotated[str, AfterValidator(_project_id)]
+
+# Regions (us-central1, northamerica-northeast1) and zones (us-central1-a):
+# https://cloud.google.com/compute/docs/regions-zones (a zone is its region plus "-" and one letter).
+_REGION = r"[a-z]+(-[a-z]+)+[0-9]{1,2}"
+Location = Annotated[
+    str,
+    AfterValidator(
+        matching(f"{_REGION}(-[a-z])?", "a GCP region or zone like us-central1 or us-central1-a", max_len=40)
+    ),
+]
+# https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster.FIELDS.name:
+# lowercase letters, numbers and hyphens; starts with a letter; ends with a letter or number; 1-40 characters.
+ClusterName = Annotated[
+    str,
+    AfterValidator(
+        matching(
+            r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?",
+            "a GKE cluster name (1-40 lowercase letters, digits and '-', starting with a letter, "
+            "not ending with '-') like rl-cluster",
+        )
+    ),
+]
+# https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.notificationChannels: the project part is an ID or
+# a number.
+NotificationChannel = Annotated[
+    str,
+    AfterValidator(
+        matching(
+            r"projects/([a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]+)/notificationChannels/[0-9]+",
+            "a notification channel name like projects/my-project/notificationChannels/123",
+        )
+    ),
+]
+# Service account IDs are 6-30 characters: https://cloud.google.com/iam/docs/service-accounts-create#creating
+ServiceAccountEmail = Annotated[
+    str,
+    AfterValidator(
+        matching(
+            r"[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com",
+            "a service account email like rl-trainer@my-project.iam.gserviceaccount.com",
+        )
+    ),
+]
+
+# Namespaces Kubernetes and GKE manage: `kube-` is reserved for Kubernetes system namespaces
+# (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/), and GKE runs its own components
+# (gke-managed-otel, gke-gmp-system, gmp-system...) in namespaces Autopilot refuses workloads in.
+_SYSTEM_NAMESPACE = re.compile(r"kube-.*|gke-.*|gmp-system|gmp-public")
+
+# Managed OpenTelemetry accepts metric export intervals of 5000-300000 ms (OTEL_METRIC_EXPORT_INTERVAL as the
+# Instrumentation resource injects it; shared gke-managed-otel.md §1.5). Cloud Monitoring also rejects points
+# written more often than every 5 s per series.
+MIN_EXPORT_SECONDS = 5
+MAX_EXPORT_SECONDS = 300
+
+
+class WorkloadIdentity(Model):
+    kubernetes_service_account: DnsLabel = Field(description="The Kubernetes ServiceAccount the workload runs as.")
+    gcp_service_account: ServiceAccountEmail | None = Field(
+        None,
+        description="Bind to this Google service account; when unset, roles go to the KSA principal directly.",
+    )
+
+
+class GkeSpec(Model):
+    project: ProjectId = Field(description="GCP project ID of the cluster and of Cloud Monitoring / Cloud Trace.")
+    location: Location = Field(description="Region or zone of the GKE cluster (Autopilot: a region).")
+    cluster: ClusterName = Field(description="GKE cluster name.")
+    cluster_mode: Literal["existing", "create-standard", "create-autopilot"] = Field(
+        "existing", description="Enable managed OpenTelemetry on an existing cluster, or create one with it."
+    )
+    naming: Literal["telemetry-api", "gmp-collector"] = Field(
+        "telemetry-api",
+        description="How metric names reach Cloud Monitoring: managed OTel keeps dots (telemetry-api); "
+        "a self-run collector with the googlemanagedprometheus exporter underscores them (gmp-collector).",
+    )
+    logs: bool = Field(False, description="Also enable the Cloud Logging API and send OTLP logs.")
+    instrumentation_resource: bool = Field(
+        False, description="Also render the managed `Instrumentation` resource (Preview) for the namespace."
+    )
+    workload_identity: WorkloadIdentity | None = None
+    notification_channels: tuple[NotificationChannel, ...] = Field(
+        (), description="Channels the alert policies notify."
+    )
+
+    @model_validator(mode="after")
+    def _autopilot_is_regional(self) -> GkeSpec:
+        # Autopilot clusters are always regional: https://cloud.google.com/kubernetes-engine/docs/concepts/autopilot-overview
+        if self.cluster_mode == "create-autopilot" and not re.fullmatch(_REGION, self.location):
+            raise ValueError(
+                f"@location: expected a region like us-central1 for clusterMode create-autopilot "
+                f"(Autopilot clusters are regional), got the zone {self.location!r}"
+            )
+        return self
+
+    def check_workload(self, workload: Workload) -> None:
+        """Rules that need both sections; raise ValueError('@path: ...') relative to the profile root."""
+        seconds = duration_seconds(workload.export_interval)
+        if not MIN_EXPORT_SECONDS <= seconds <= MAX_EXPORT_SECONDS:
+            raise ValueError(
+                f"@workload.exportInterval: expected {MIN_EXPORT_SECONDS}s to {MAX_EXPORT_SECONDS // 60}m on the gke "
+                f"target (Managed OpenTelemetry accepts 5000-300000 ms), got {workload.export_interval!r}"
+            )
+        if _SYSTEM_NAMESPACE.fullmatch(workload.namespace):
+            raise ValueError(
+                "@workload.namespace: expected a namespace of your own, not one Kubernetes or GKE manages "
+                f"(kube-*, gke-*, gmp-system, gmp-public), got {workload.namespace!r}"
+            )

@@ -1,0 +1,189 @@
+"""Load a profile file once, at the boundary: YAML -> validated, frozen `Profile`, or every problem at once."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path as FsPath
+from typing import TYPE_CHECKING, Any
+
+from rlobs.errors import Problem, ProfileError
+from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located
+
+if TYPE_CHECKING:
+    from rlobs.profile.model import Profile
+
+# Unknown keys that look like a credential get a hint on referencing a Secret instead (rlobs never
+# writes credentials into git; every credential in the model is a Secret name or a SecretRef).
+_SECRET_KEY = re.compile(r"(?i)(password|passwd|secret|token|api[-_]?key|webhook[-_]?url|credentials?|routing[-_]?key)")
+_SECRET_HINT = (
+    "expected a reference to a Kubernetes Secret, not an inline secret (rlobs never writes credentials to "
+    "git): create the Secret with kubectl and name it here, e.g. `secretRef: {name: my-secret, key: password}`"
+)
+
+
+def load_profile(path: FsPath) -> Profile:
+    """Read and validate `path`; raise ProfileError listing every problem (file:line:col)."""
+    display = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProfileError([Problem(display, 1, 1, "", "expected a profile file, got no such file")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileError([Problem(display, 1, 1, "", f"expected a readable UTF-8 file, got {exc}")]) from None
+    return parse_profile(text, display)
+
+
+def parse_profile(text: str, display: str = "<profile>") -> Profile:
+    try:
+        located = load_located(text)
+    except YamlSyntaxError as exc:
+        raise ProfileError([Problem(display, exc.pos.line, exc.pos.column, "", exc.message)]) from None
+    if not isinstance(located.data, dict):
+        got = "an empty file" if located.data is None else f"{type(located.data).__name__}"
+        raise ProfileError(
+            [Problem(display, 1, 1, "", f"expected a mapping with apiVersion: rlobs/v1alpha1, got {got}")]
+        )
+
+    problems = [
+        Problem(display, pos.line, pos.column, _dotted(p), "expected each key once, got it again")
+        for p, pos in located.duplicates
+    ]
+    profile, invalid = _validate(located, display)
+    if profile is not None and not problems:
+        return profile
+    problems += invalid
+    problems.sort(key=lambda p: (p.line, p.column, p.path))
+    raise ProfileError(problems)
+
+
+def _validate(located: Located, display: str) -> tuple[Profile | None, list[Problem]]:
+    # pydantic and the model are imported here, not at module level, to keep `rlobs --help` fast.
+    from pydantic import ValidationError
+
+    from rlobs.profile.model import Profile
+
+    try:
+        return Profile.model_validate(_tuples(located.data)), []
+    except ValidationError as exc:
+        return None, [_problem(err, located, display, Profile) for err in exc.errors(include_url=False)]
+
+
+def _problem(err: Any, located: Located, display: str, root: Any) -> Problem:
+    loc: Path = tuple(err["loc"])
+    kind: str = err["type"]
+    message: str = err["msg"]
+    if kind == "value_error":
+        message = message.removeprefix("Value error, ")
+        relocated = message.startswith("@")
+        if relocated:
+            rel, _, message = message[1:].partition(": ")
+            loc = (*loc, *rel.split("."))
+        pos = located.pos(loc, key=relocated)
+        return Problem(display, pos.line, pos.column, _dotted(loc), _with_got(message, err))
+    if kind == "extra_forbidden":
+        pos = located.pos(loc, key=True)
+        if _SECRET_KEY.search(str(loc[-1])) and not isinstance(err["input"], dict | tuple):
+            return Problem(display, pos.line, pos.column, _dotted(loc), _SECRET_HINT + ", got a literal value")
+        allowed = _allowed_keys(root, loc[:-1])
+        hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+        did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
+        expected = "one of " + ", ".join(allowed) if allowed else "no other keys"
+        return Problem(display, pos.line, pos.column, _dotted(loc), f"unknown key{did_you_mean}: expected {expected}")
+    if kind == "missing":
+        pos = located.pos(loc[:-1])
+        return Problem(display, pos.line, pos.column, _dotted(loc), "expected this required key, got nothing")
+    pos = located.pos(loc)
+    expected = _EXPECTED.get(kind) or _from_message(message, err)
+    return Problem(display, pos.line, pos.column, _dotted(loc), f"expected {expected}, got {_got(err['input'])}")
+
+
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "tuple_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "string_too_short": "a non-empty string",
+}
+
+
+def _from_message(message: str, err: Any) -> str:
+    ctx = err.get("ctx") or {}
+    if err["type"] == "literal_error":
+        return f"one of {ctx.get('expected', '')}"
+    if message.startswith("Keys should be strings"):
+        return "text keys"
+    text = message.removeprefix("Input should be ").removeprefix("Value should be ")
+    return text[0].lower() + text[1:] if text else "a valid value"
+
+
+def _with_got(message: str, err: Any) -> str:
+    if ", got " in message:
+        return message
+    return f"{message}, got {_got(err['input'])}"
+
+
+def _got(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _dotted(path: Path) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _tuples(data: Any) -> Any:
+    """Lists become tuples so the frozen model can hold them (strict mode takes tuples only)."""
+    if isinstance(data, dict):
+        return {k: _tuples(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return tuple(_tuples(v) for v in data)
+    return data
+
+
+def _allowed_keys(root: Any, path: Path) -> list[str]:
+    """camelCase keys accepted at `path`, found by walking the model classes along it."""
+    from pydantic import BaseModel
+
+    model: Any = root
+    for part in path:
+        if isinstance(part, int):
+            continue
+        field = next((f for f in model.model_fields.values() if f.alias == part), None)
+        if field is None:
+            return []
+        model = _model_of(field.annotation)
+        if model is None:
+            return []
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return []
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def _model_of(annotation: Any) -> Any:
+    from typing import get_args
+
+    from pydantic import BaseModel
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,171 @@
+"""The profile: typed, frozen objects that every later step reads (never raw YAML)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from rlobs.profile.eks import EksSpec
+from rlobs.profile.fields import AttrValue, DnsLabel, Duration, Fraction, Model, Positive, duration_seconds
+from rlobs.profile.gke import GkeSpec
+
+API_VERSION = "rlobs/v1alpha1"
+
+WorkloadKind = Literal["Deployment", "StatefulSet", "Job", "JobSet", "RayJob", "RayCluster", "RayService"]
+Severity = Literal["critical", "warning", "info"]
+
+
+class Metadata(Model):
+    name: DnsLabel = Field(description="Bundle name; also names dashboards, rules and policies.")
+    description: str = Field("", max_length=200, description="One line shown by `rlobs blueprints`.")
+
+
+class RunIdentity(Model):
+    """The rl.* identity attributes put on every metric point and span (dashboard filters use them)."""
+
+    system: AttrValue = Field(description="rl.system: the RL framework, e.g. verl, nemo-rl, openrlhf.")
+    system_version: AttrValue | None = Field(None, description="rl.system.version.")
+    algorithm: AttrValue = Field(description="rl.algorithm, e.g. grpo, ppo, dapo.")
+    environment: AttrValue = Field(description="rl.environment.name, e.g. gsm8k.")
+    model: AttrValue = Field(description="rl.model.name, e.g. Qwen2.5-7B.")
+    id: AttrValue | None = Field(
+        None, description="rl.run.id; defaults to the workload name. The app's RL_RUN_ID env overrides it."
+    )
+
+
+class Workload(Model):
+    name: DnsLabel = Field(description="Name of the Deployment/Job/RayJob... that runs the RL loop.")
+    namespace: DnsLabel = Field(description="Its namespace.")
+    kind: WorkloadKind = Field("Deployment", description="Kind of the workload object to patch.")
+    container: DnsLabel = Field(description="Name of the container that runs the RL loop.")
+    service_name: AttrValue | None = Field(None, description="OTEL_SERVICE_NAME; defaults to the workload name.")
+    run: RunIdentity
+    export_interval: Duration = Field("30s", description="How often the SDK exports metrics.")
+    metrics_port: int = Field(9464, ge=1024, le=65535, description="Port of the app's /metrics endpoint.")
+    replicated_jobs: tuple[DnsLabel, ...] = Field(
+        (),
+        description="JobSet only: the replicatedJobs whose pods run the RL container (each gets the patch).",
+    )
+
+    @model_validator(mode="after")
+    def _replicated_jobs_for_jobsets(self) -> Workload:
+        # A JobSet's replicatedJobs are a list keyed by name; the patch merges into the named ones only.
+        if self.kind == "JobSet" and not self.replicated_jobs:
+            raise ValueError(
+                "@kind: kind is JobSet, so expected `replicatedJobs:` naming the JobSet's replicatedJobs that run "
+                f"container {self.container!r}, got none"
+            )
+        if self.kind != "JobSet" and self.replicated_jobs:
+            raise ValueError(f"@replicatedJobs: expected no replicatedJobs for a {self.kind}, got some")
+        if len(set(self.replicated_jobs)) != len(self.replicated_jobs):
+            raise ValueError("@replicatedJobs: expected each replicatedJob once")
+        return self
+
+    @property
+    def otel_service_name(self) -> str:
+        return self.service_name or self.name
+
+    @property
+    def run_id(self) -> str:
+        return self.run.id or self.name
+
+
+class StallAlert(Model):
+    window: Duration = Field("15m", description="No training step in this window means the run stalled.")
+    for_: Duration = Field("5m", alias="for")
+    severity: Severity = "critical"
+
+
+class RewardCollapseAlert(Model):
+    drop: float = Field(
+        0.5,
+        gt=0,
+        lt=1,
+        description="Fire when mean reward falls below its baseline peak by this fraction of the baseline range "
+        "(peak - low); range-based so negative rewards work.",
+    )
+    baseline: Duration = Field("1h", description="Window of the baseline (peak and low of the mean reward).")
+    for_: Duration = Field("15m", alias="for")
+    severity: Severity = "warning"
+
+    @model_validator(mode="after")
+    def _for_within_baseline(self) -> RewardCollapseAlert:
+        # The peak must still be inside the baseline window when `for` has elapsed, or the alert can never fire.
+        if duration_seconds(self.for_) >= duration_seconds(self.baseline):
+            raise ValueError(f"@for: expected a duration shorter than baseline ({self.baseline}), got {self.for_}")
+        return self
+
+
+class LossSpikeAlert(Model):
+    factor: Positive = Field(
+        3.0, description="Fire when |loss| exceeds this multiple of its baseline average |loss|; NaN always fires."
+    )
+    baseline: Duration = Field("1h")
+    for_: Duration = Field("5m", alias="for")
+    severity: Severity = "warning"
+
+
+class MfuLowAlert(Model):
+    threshold: Fraction = Field(0.2, description="Model FLOPs utilisation below this (0-1) fires.")
+    for_: Duration = Field("30m", alias="for")
+    severity: Severity = "warning"
+
+
+class LoopRegressionAlert(Model):
+    factor: Positive = Field(
+        1.5,
+        description="Fire when loop p95 over `window` exceeds this multiple of the p95 of the `baseline` before it.",
+    )
+    window: Duration = Field("30m")
+    baseline: Duration = Field("6h")
+    for_: Duration = Field("15m", alias="for")
+    severity: Severity = "warning"
+
+
+class SyncLatencyAlert(Model):
+    threshold_ms: Positive = Field(60000, description="Weight-sync p95 above this many milliseconds fires.")
+    window: Duration = Field("15m")
+    for_: Duration = Field("10m", alias="for")
+    severity: Severity = "warning"
+
+
+class Alerts(Model):
+    """RL alert thresholds; rendered as PrometheusRules (eks) or Cloud Monitoring alert policies (gke)."""
+
+    enabled: bool = True
+    stall: StallAlert = StallAlert()
+    reward_collapse: RewardCollapseAlert = RewardCollapseAlert()
+    loss_spike: LossSpikeAlert = LossSpikeAlert()
+    mfu_low: MfuLowAlert = MfuLowAlert()
+    loop_regression: LoopRegressionAlert = LoopRegressionAlert()
+    sync_latency: SyncLatencyAlert = SyncLatencyAlert()
+
+
+class Profile(Model):
+    api_version: Literal["rlobs/v1alpha1"] = Field(description="Profile format version.")
+    kind: Literal["Profile"]
+    metadata: Metadata
+    target: Literal["gke", "eks"] = Field(description="Which bundle to render.")
+    workload: Workload
+    alerts: Alerts = Alerts()
+    gke: GkeSpec | None = Field(None, description="Required when target is gke.")
+    eks: EksSpec | None = Field(None, description="Required when target is eks.")
+
+    @model_validator(mode="after")
+    def _target_section(self) -> Profile:
+        # "@key: ..." tells profile.py which key the problem sits at (see profile._relocate).
+        if getattr(self, self.target) is None:
+            section = f"{'an' if self.target == 'eks' else 'a'} `{self.target}:` section"
+            raise ValueError(f"@target: target is {self.target}, so expected {section}, got none")
+        other = "eks" if self.target == "gke" else "gke"
+        if getattr(self, other) is not None:
+            raise ValueError(f"@{other}: target is {self.target}, so expected no `{other}:` section, got one")
+        return self
+
+    @model_validator(mode="after")
+    def _target_workload_rules(self) -> Profile:
+        # Rules that need the workload and the target section together live with the target's model.
+        if self.gke is not None:
+            self.gke.check_workload(self.workload)
+        return self

@@ -1,0 +1,163 @@
+"""The RL dashboard's panels as backend-neutral data: sections, titles, units and PromQL built through naming."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rlobs.rl import naming
+from rlobs.rl.catalog import Catalog
+from rlobs.rl.naming import Part, Pipeline
+
+# selector(metric key, part) -> PromQL selector with the dashboard's filters applied.
+Selector = Callable[[str, Part], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    expr: str
+    legend: str  # Grafana legend format; `{run}` stands for the run label reference
+
+
+@dataclass(frozen=True, slots=True)
+class Panel:
+    section: str
+    title: str
+    grafana_unit: str  # Grafana unit id
+    unit: str  # UCUM, for Cloud Monitoring unitOverride
+    queries: tuple[Query, ...]
+    description: str
+
+
+SECTIONS = ("Latency", "Throughput", "Training health", "Saturation")
+QUANTILES = (0.5, 0.95, 0.99)
+
+
+def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> tuple[Panel, ...]:
+    """Every panel; `window` is the rate() range (Grafana `$__rate_interval`, a fixed range elsewhere)."""
+    run = naming.label_token(catalog.attribute("run_id").name, pipeline)
+
+    def by(agg: str, inner: str, *extra: str) -> str:
+        return f"{agg} by ({', '.join([run, *extra])}) ({inner})"
+
+    def rate(key: str, part: Part = "") -> str:
+        return by("sum", f"rate({sel(key, part)}[{window}])")
+
+    def quantile(key: str, q: float) -> str:
+        buckets = by("sum", f"rate({sel(key, 'bucket')}[{window}])", "le")
+        return f"histogram_quantile({q:g}, {buckets})"
+
+    def gauge(key: str) -> str:
+        return by("avg", sel(key, ""))
+
+    def m(key: str) -> str:
+        return catalog.metric(key).description
+
+    found: list[Panel] = []
+    for key, title in (("loop_duration", "Loop iteration duration"), ("step_duration", "Optimizer step duration")):
+        found.append(
+            Panel(
+                "Latency",
+                title,
+                "ms",
+                "ms",
+                tuple(Query(quantile(key, q), f"{{run}} p{round(q * 100)}") for q in QUANTILES),
+                m(key),
+            )
+        )
+    phases = [s for s in catalog.spans if s.key != "loop"]
+    found.append(
+        Panel(
+            "Latency",
+            "Phase duration p95",
+            "ms",
+            "ms",
+            tuple(Query(quantile(s.metric, 0.95), f"{{run}} {s.key}") for s in phases),
+            "p95 duration of each loop phase: the slowest one bounds the iteration.",
+        )
+    )
+    found.append(
+        Panel(
+            "Latency",
+            "Phase share of the loop",
+            "percentunit",
+            "1",
+            tuple(
+                Query(f"{rate(s.metric, 'sum')} / {rate('loop_duration', 'sum')}", f"{{run}} {s.key}") for s in phases
+            ),
+            "Fraction of loop time spent in each phase (time-weighted).",
+        )
+    )
+    found += [
+        Panel(
+            "Throughput",
+            "Samples and episodes per second",
+            "ops",
+            "1/s",
+            (Query(rate("sample_samples"), "{run} samples/s"), Query(rate("sample_episodes"), "{run} episodes/s")),
+            "Counted by the rollout phase.",
+        ),
+        Panel(
+            "Throughput",
+            "Training tokens per second",
+            "ops",
+            "{token}/s",
+            (Query(rate("train_tokens"), "{run} counted"), Query(gauge("tokens_rate"), "{run} per iteration")),
+            "From the token counter, and as reported per loop iteration.",
+        ),
+        Panel(
+            "Throughput",
+            "Optimizer steps and samples per second",
+            "ops",
+            "1/s",
+            (
+                Query(rate("train_steps"), "{run} steps/s"),
+                Query(gauge("samples_rate"), "{run} samples/s"),
+            ),
+            "Optimizer steps from the step counter; samples per second as reported per loop iteration.",
+        ),
+        Panel(
+            "Training health",
+            "Mean reward",
+            "none",
+            "1",
+            (Query(gauge("reward_mean"), "{run}"),),
+            m("reward_mean"),
+        ),
+        Panel(
+            "Training health",
+            "Mean episode length",
+            "none",
+            "1",
+            (Query(gauge("episode_length_mean"), "{run}"),),
+            m("episode_length_mean"),
+        ),
+        Panel(
+            "Training health",
+            "Training loss",
+            "none",
+            "1",
+            (Query(gauge("train_loss"), "{run}"),),
+            m("train_loss"),
+        ),
+        Panel(
+            "Saturation",
+            "Model FLOPs utilisation",
+            "percentunit",
+            "1",
+            (Query(gauge("train_mfu"), "{run}"),),
+            m("train_mfu"),
+        ),
+        Panel(
+            "Saturation",
+            "Per-GPU throughput",
+            "ops",
+            "1/s",
+            (
+                Query(gauge("tokens_rate_per_gpu"), "{run} tokens/s/GPU"),
+                Query(gauge("samples_rate_per_gpu"), "{run} samples/s/GPU"),
+            ),
+            "Throughput per GPU as reported per loop iteration.",
+        ),
+    ]
+    return tuple(found)

@@ -1,0 +1,128 @@
+"""The Kubernetes workload kinds rlobs patches: their apiVersions, pod templates, patches and merge-key schema."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from rlobs.profile.model import Workload
+
+API_VERSIONS = {
+    "Deployment": "apps/v1",
+    "StatefulSet": "apps/v1",
+    "Job": "batch/v1",
+    "JobSet": "jobset.x-k8s.io/v1alpha2",
+    "RayJob": "ray.io/v1",
+    "RayCluster": "ray.io/v1",
+    "RayService": "ray.io/v1",
+}
+RAY_KINDS = frozenset({"RayJob", "RayCluster", "RayService"})
+# Kinds defined by CRDs: Kustomize knows no merge keys for them and would replace, not merge, the lists a
+# strategic-merge patch touches (kustomize examples/customOpenAPIschema.md), so the Component ships openapi().
+CRD_KINDS = frozenset({"JobSet", *RAY_KINDS})
+
+# Where the pod template that runs the RL loop sits, from the object's root. For Ray it is the head group: the
+# driver of a RayJob and a RayService's Serve controller run there
+# (https://docs.ray.io/en/latest/cluster/kubernetes/user-guides/); KubeRay keys worker groups by groupName, which
+# the profile does not name. KubeRay ray.io/v1 CRDs: rayClusterSpec (RayJob), rayClusterConfig (RayService).
+POD_TEMPLATE: dict[str, tuple[str, ...]] = {
+    "Deployment": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "RayJob": ("spec", "rayClusterSpec", "headGroupSpec", "template"),
+    "RayCluster": ("spec", "headGroupSpec", "template"),
+    "RayService": ("spec", "rayClusterConfig", "headGroupSpec", "template"),
+}
+# A JobSet keeps a list of replicated jobs (spec.replicatedJobs, each with a unique name); each entry's template is a
+# batch/v1 JobTemplateSpec, whose spec.template is the pod template (jobset api/jobset/v1alpha2/jobset_types.go).
+REPLICATED_JOBS = ("spec", "replicatedJobs")
+JOB_POD_TEMPLATE = ("template", "spec", "template")
+
+# One name for the schema in every bundle; the patch it applies to is the target's own.
+OPENAPI_FILE = "openapi.json"
+ENV_PATCH_FILE = "otel-env-patch.yaml"
+# The built-in definition the schema points the pod templates at: it carries the merge keys of containers, env,
+# ports, volumeMounts and volumes (all by name). `kubectl kustomize` resolves it from its built-in schema even when
+# a custom one is set (kustomize v5.5.0 and v5.8.1; tests/test_workloads.py checks the kubectl it finds).
+POD_TEMPLATE_SPEC = "io.k8s.api.core.v1.PodTemplateSpec"
+
+
+def _nest(path: tuple[str, ...], leaf: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {path[-1]: leaf}
+    for key in reversed(path[:-1]):
+        out = {key: out}
+    return out
+
+
+def patch(workload: Workload, template: dict[str, Any]) -> dict[str, Any]:
+    """A strategic-merge patch that puts `template` (a pod-template fragment: metadata and/or spec) where the
+    workload's kind keeps the RL pod template; for a JobSet, into each of workload.replicated_jobs (merged by name)."""
+    kind = workload.kind
+    head = {
+        "apiVersion": API_VERSIONS[kind],
+        "kind": kind,
+        "metadata": {"name": workload.name, "namespace": workload.namespace},
+    }
+    if kind == "JobSet":
+        jobs = [{"name": name, **_nest(JOB_POD_TEMPLATE, copy.deepcopy(template))} for name in workload.replicated_jobs]
+        return {**head, **_nest(REPLICATED_JOBS, jobs)}
+    return {**head, **_nest(POD_TEMPLATE[kind], template)}
+
+
+def _objects(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:
+    """A schema of nested objects with `leaf` at `path`."""
+    for key in reversed(path):
+        leaf = {"type": "object", "properties": {key: leaf}}
+    return leaf
+
+
+def openapi(kind: str) -> dict[str, Any] | None:
+    """The custom OpenAPI schema that gives Kustomize the merge keys inside a CRD kind (None for built-in kinds):
+    the pod template is the built-in PodTemplateSpec (containers, env, ports, volumeMounts, volumes merge by name),
+    and a JobSet's replicatedJobs merge by name too."""
+    if kind not in CRD_KINDS:
+        return None
+    template = {"$ref": f"#/definitions/{POD_TEMPLATE_SPEC}"}
+    if kind == "JobSet":
+        jobs = {
+            "type": "array",
+            "x-kubernetes-patch-merge-key": "name",
+            "x-kubernetes-patch-strategy": "merge",
+            "items": _objects(JOB_POD_TEMPLATE, template),
+        }
+        root = _objects(REPLICATED_JOBS, jobs)
+    else:
+        root = _objects(POD_TEMPLATE[kind], template)
+    group, _, version = API_VERSIONS[kind].partition("/")
+    definition = {
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            **root["properties"],
+        },
+        "x-kubernetes-group-version-kind": [{"group": group, "kind": kind, "version": version}],
+    }
+    # Definition names follow Kubernetes' reverse-domain convention (jobset.x-k8s.io -> io.x-k8s.jobset).
+    reverse_domain = ".".join(reversed(group.split(".")))
+    return {
+        "swagger": "2.0",
+        "info": {"title": f"rlobs merge keys for {kind}", "version": version},
+        "paths": {},
+        "definitions": {f"{reverse_domain}.{version}.{kind}": definition},
+    }
+
+
+def component(workload: Workload, patches: list[str], resources: list[str]) -> dict[str, Any]:
+    """kustomization.yaml of a Kustomize Component that applies `patches` to the workload (and adds `resources`)."""
+    out: dict[str, Any] = {"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component"}
+    if workload.kind in CRD_KINDS:
+        # Only CRDs need it; Kustomize keeps its built-in definitions beside a custom schema, so built-in kinds in
+        # the same kustomization still merge (tests/test_workloads.py checks both).
+        out["openapi"] = {"path": OPENAPI_FILE}
+    if resources:
+        out["resources"] = resources
+    target = {"kind": workload.kind, "name": workload.name}
+    out["patches"] = [{"path": path, "target": target} for path in patches]
+    return out

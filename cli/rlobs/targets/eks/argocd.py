@@ -1,0 +1,149 @@
+"""Argo CD Applications of the EKS bundle: the app-of-apps root, the pinned stack charts and the RL layer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlobs.profile.eks import GitOps
+from rlobs.profile.model import Profile
+from rlobs.targets.eks.stack import ARGOCD, MONITORING
+from rlobs.targets.eks.versions import CHARTS
+
+FINALIZER = "resources-finalizer.argocd.argoproj.io"  # cascading delete (terraform destroy hangs without it)
+IN_CLUSTER = "https://kubernetes.default.svc"
+
+# Sync waves: charts that bring CRDs first, then the custom resources of those CRDs, then the collector, then
+# the RL layer's monitors/rules/dashboards. The root app waits on each wave only when Argo CD assesses
+# Application health (README: argocd-cm resource.customizations.health.argoproj.io_Application).
+WAVE_CRDS = -2
+WAVE_STACK_CONFIG = -1
+WAVE_COLLECTOR = 0
+WAVE_RL_LAYER = 1
+
+_RETRY = {"limit": 10, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "5m"}}
+
+# kube-prometheus-stack's admission webhooks get caBundle from the patch job and failurePolicy defaulted by the
+# API server, so they show OutOfSync forever (prometheus-community/helm-charts#2516, #4914).
+_WEBHOOK_DIFFS = [
+    {
+        "group": "admissionregistration.k8s.io",
+        "kind": kind,
+        "jqPathExpressions": [".webhooks[]?.clientConfig.caBundle", ".webhooks[]?.failurePolicy"],
+    }
+    for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+]
+
+
+def _app(
+    profile: Profile,
+    name: str,
+    wave: int,
+    namespace: str,
+    sources: list[dict[str, Any]],
+    sync_options: list[str],
+    ignore_differences: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"project": "default", "destination": {"server": IN_CLUSTER, "namespace": namespace}}
+    if len(sources) == 1:
+        spec["source"] = sources[0]
+    else:
+        spec["sources"] = sources
+    if ignore_differences:
+        spec["ignoreDifferences"] = ignore_differences
+        sync_options = [*sync_options, "RespectIgnoreDifferences=true"]
+    spec["syncPolicy"] = {
+        "automated": {"prune": True, "selfHeal": True},
+        "syncOptions": sync_options,
+        "retry": _RETRY,
+    }
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {
+            "name": name,
+            "namespace": ARGOCD,
+            "labels": {"app.kubernetes.io/part-of": "rlobs", "rlobs.io/bundle": profile.metadata.name},
+            "annotations": {"argocd.argoproj.io/sync-wave": str(wave)},
+            "finalizers": [FINALIZER],
+        },
+        "spec": spec,
+    }
+
+
+def _git(gitops: GitOps, sub: str) -> dict[str, Any]:
+    return {
+        "repoURL": gitops.repo_url,
+        "targetRevision": gitops.target_revision,
+        "path": f"{gitops.path}/{sub}",
+        "directory": {"recurse": False},
+    }
+
+
+def chart_app(profile: Profile, chart_key: str, wave: int, large_crds: bool) -> dict[str, Any]:
+    """A multi-source Application: the pinned chart, its values file from the user's GitOps repo (`$values`)."""
+    eks = profile.eks
+    assert eks is not None
+    chart = CHARTS[chart_key]
+    sources: list[dict[str, Any]] = [
+        {
+            "repoURL": chart.repo_url,
+            "chart": chart.name,
+            "targetRevision": chart.version,
+            "helm": {
+                # releaseName works with multi-source Applications (argo-cd#16498).
+                "releaseName": chart.release,
+                "valueFiles": [f"$values/{eks.gitops.path}/values/{chart_key}.yaml"],
+            },
+        },
+        {"repoURL": eks.gitops.repo_url, "targetRevision": eks.gitops.target_revision, "ref": "values"},
+    ]
+    options = ["CreateNamespace=true"]
+    if large_crds:
+        # The chart's CRDs exceed the 262144-byte last-applied annotation of client-side apply (argo-cd#8128).
+        options.append("ServerSideApply=true")
+    diffs = _WEBHOOK_DIFFS if chart_key == "kube-prometheus-stack" else None
+    return _app(profile, chart.release, wave, chart.namespace, sources, options, diffs)
+
+
+def applications(profile: Profile) -> dict[str, dict[str, Any]]:
+    """file name (under argocd/apps/) -> child Application."""
+    eks = profile.eks
+    assert eks is not None
+    apps: dict[str, dict[str, Any]] = {}
+    if eks.mode == "rlobs":
+        apps["kube-prometheus-stack.yaml"] = chart_app(profile, "kube-prometheus-stack", WAVE_CRDS, True)
+        apps["opensearch-operator.yaml"] = chart_app(profile, "opensearch-operator", WAVE_CRDS, True)
+        apps["fluent-operator.yaml"] = chart_app(profile, "fluent-operator", WAVE_CRDS, True)
+        apps["stack-config.yaml"] = _app(
+            profile,
+            f"rlobs-{profile.metadata.name}-stack-config",
+            WAVE_STACK_CONFIG,
+            MONITORING,
+            [_git(eks.gitops, "stack")],
+            # The OpenSearchCluster and ClusterOutput CRDs come from the wave before; skip the dry run that
+            # would fail if this app is synced before they are established.
+            ["CreateNamespace=true", "ServerSideApply=true", "SkipDryRunOnMissingResource=true"],
+        )
+    apps["otel-collector.yaml"] = chart_app(profile, "opentelemetry-collector", WAVE_COLLECTOR, False)
+    apps["rl-layer.yaml"] = _app(
+        profile,
+        f"rlobs-{profile.metadata.name}-rl-layer",
+        WAVE_RL_LAYER,
+        MONITORING,
+        [_git(eks.gitops, "rl-layer")],
+        # Dashboard ConfigMaps can outgrow the client-side apply annotation, and the monitor CRDs may come
+        # from the ai-on-eks stack's own Application.
+        ["CreateNamespace=true", "ServerSideApply=true", "SkipDryRunOnMissingResource=true"],
+    )
+    return apps
+
+
+def root(profile: Profile) -> dict[str, Any]:
+    """The app-of-apps root the user applies once; it syncs every file under argocd/apps/."""
+    eks = profile.eks
+    assert eks is not None
+    app = _app(
+        profile, f"rlobs-{profile.metadata.name}", 0, ARGOCD, [_git(eks.gitops, "argocd/apps")], ["PruneLast=true"]
+    )
+    del app["metadata"]["annotations"]
+    return app

@@ -1,0 +1,236 @@
+"""Grafana dashboards of the EKS bundle beyond the RL golden signals: Ray + GPU training, and vLLM inference."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from rlobs.profile.model import Profile
+
+DATASOURCE = {"type": "prometheus", "uid": "prometheus"}  # kube-prometheus-stack's default datasource uid
+_W = 24  # Grafana grid width
+
+# DCGM fields the dashboards read. Each is in the field list ai-on-eks passes to dcgm-exporter
+# (infra/base/terraform/monitoring/dcgm-exporter-metrics.csv); tests/test_eks_dashboards.py checks it.
+DCGM_FIELDS = (
+    "DCGM_FI_DEV_GPU_UTIL",
+    "DCGM_FI_PROF_SM_ACTIVE",
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+    "DCGM_FI_PROF_DRAM_ACTIVE",
+    "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_FB_FREE",
+    "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_PROF_NVLINK_TX_BYTES",
+    "DCGM_FI_PROF_NVLINK_RX_BYTES",
+    "DCGM_FI_DEV_XID_ERRORS",
+)
+
+
+def _uid(profile: Profile, suffix: str) -> str:
+    """A stable dashboard uid within Grafana's 40-character limit (long bundle names get a short hash)."""
+    uid = f"rlobs-{profile.metadata.name}-{suffix}"
+    if len(uid) <= 40:
+        return uid
+    return f"{uid[:31]}-{hashlib.sha256(uid.encode()).hexdigest()[:8]}"
+
+
+def _panel(title: str, targets: list[tuple[str, str]], unit: str, x: int, y: int, w: int = 12) -> dict[str, Any]:
+    return {
+        "type": "timeseries",
+        "title": title,
+        "datasource": DATASOURCE,
+        "gridPos": {"h": 8, "w": w, "x": x, "y": y},
+        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+        "options": {"legend": {"displayMode": "list", "placement": "bottom"}, "tooltip": {"mode": "multi"}},
+        "targets": [
+            {"datasource": DATASOURCE, "expr": expr, "legendFormat": legend, "refId": chr(ord("A") + i)}
+            for i, (expr, legend) in enumerate(targets)
+        ],
+    }
+
+
+def _row(title: str, y: int) -> dict[str, Any]:
+    return {"type": "row", "title": title, "collapsed": False, "gridPos": {"h": 1, "w": _W, "x": 0, "y": y}}
+
+
+def _grid(panels: list[tuple[str, list[tuple[str, str]], str]], y: int) -> list[dict[str, Any]]:
+    """Two panels per row from y on."""
+    return [_panel(t, q, u, x=(i % 2) * 12, y=y + (i // 2) * 8) for i, (t, q, u) in enumerate(panels)]
+
+
+def _query_var(name: str, label: str, query: str, include_all: bool) -> dict[str, Any]:
+    return {
+        "name": name,
+        "label": label,
+        "type": "query",
+        "datasource": DATASOURCE,
+        "query": {"query": query, "refId": name},
+        "definition": query,
+        "refresh": 2,
+        "includeAll": include_all,
+        "multi": include_all,
+        "sort": 1,
+        "current": {},
+    }
+
+
+def _dashboard(
+    uid: str, title: str, tags: list[str], variables: list[dict[str, Any]], panels: list[Any]
+) -> dict[str, Any]:
+    for i, p in enumerate(panels, start=1):
+        p["id"] = i
+    return {
+        "uid": uid,
+        "title": title,
+        "tags": ["rlobs", *tags],
+        "schemaVersion": 39,
+        "editable": True,
+        "refresh": "30s",
+        "time": {"from": "now-6h", "to": "now"},
+        "timezone": "browser",
+        "templating": {"list": variables},
+        "panels": panels,
+    }
+
+
+def training_dashboard(profile: Profile) -> dict[str, Any]:
+    """Ray cluster (KubeRay metrics, `ray_io_cluster` from the monitors) and DCGM GPU panels."""
+    ns = profile.workload.namespace
+    ray = 'ray_io_cluster=~"$ray_cluster"'
+    gpu = f'namespace="{ns}"'
+    ray_panels = [
+        (
+            "Ray node CPU utilisation",
+            [(f"avg by (ray_io_cluster) (ray_node_cpu_utilization{{{ray}}})", "{{ray_io_cluster}}")],
+            "percent",
+        ),
+        (
+            "Ray node memory used",
+            [(f"sum by (ray_io_cluster) (ray_node_mem_used{{{ray}}})", "{{ray_io_cluster}}")],
+            "bytes",
+        ),
+        (
+            "Ray GPU utilisation",
+            [(f"avg by (ray_io_cluster) (ray_node_gpus_utilization{{{ray}}})", "{{ray_io_cluster}}")],
+            "percent",
+        ),
+        (
+            "Ray GPU memory used",
+            [(f"sum by (ray_io_cluster) (ray_node_gram_used{{{ray}}})", "{{ray_io_cluster}}")],
+            "decmbytes",
+        ),
+        ("Ray tasks by state", [(f"sum by (State) (ray_tasks{{{ray}}})", "{{State}}")], "short"),
+        ("Ray actors by state", [(f"sum by (State) (ray_actors{{{ray}}})", "{{State}}")], "short"),
+        ("Object store memory", [(f"sum by (Location) (ray_object_store_memory{{{ray}}})", "{{Location}}")], "bytes"),
+        (
+            "Active nodes (autoscaler)",
+            [(f"sum by (NodeType) (ray_cluster_active_nodes{{{ray}}})", "{{NodeType}}")],
+            "short",
+        ),
+    ]
+    gpu_panels = [
+        ("GPU utilisation", [(f"avg by (pod) (DCGM_FI_DEV_GPU_UTIL{{{gpu}}})", "{{pod}}")], "percent"),
+        (
+            "SM / tensor core / DRAM activity",
+            [
+                (f"avg(DCGM_FI_PROF_SM_ACTIVE{{{gpu}}})", "SM active"),
+                (f"avg(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{{{gpu}}})", "tensor active"),
+                (f"avg(DCGM_FI_PROF_DRAM_ACTIVE{{{gpu}}})", "DRAM active"),
+            ],
+            "percentunit",
+        ),
+        (
+            "GPU framebuffer memory",
+            [
+                (f"sum by (pod) (DCGM_FI_DEV_FB_USED{{{gpu}}})", "used {{pod}}"),
+                (f"sum by (pod) (DCGM_FI_DEV_FB_FREE{{{gpu}}})", "free {{pod}}"),
+            ],
+            "decmbytes",
+        ),
+        ("GPU power", [(f"sum by (pod) (DCGM_FI_DEV_POWER_USAGE{{{gpu}}})", "{{pod}}")], "watt"),
+        ("GPU temperature", [(f"max by (pod) (DCGM_FI_DEV_GPU_TEMP{{{gpu}}})", "{{pod}}")], "celsius"),
+        (
+            "NVLink traffic",
+            [
+                (f"sum(rate(DCGM_FI_PROF_NVLINK_TX_BYTES{{{gpu}}}[5m]))", "tx"),
+                (f"sum(rate(DCGM_FI_PROF_NVLINK_RX_BYTES{{{gpu}}}[5m]))", "rx"),
+            ],
+            "Bps",
+        ),
+        (
+            "XID errors (last value)",
+            [(f"max by (Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS{{{gpu}}})", "{{Hostname}} GPU {{gpu}}")],
+            "short",
+        ),
+    ]
+    panels: list[Any] = [_row("Ray cluster", 0), *_grid(ray_panels, 1)]
+    y = 1 + 8 * ((len(ray_panels) + 1) // 2)
+    panels += [_row(f"GPUs (DCGM) of pods in namespace {ns}", y), *_grid(gpu_panels, y + 1)]
+    variables = [
+        _query_var("ray_cluster", "Ray cluster", "label_values(ray_node_cpu_utilization, ray_io_cluster)", True)
+    ]
+    return _dashboard(
+        _uid(profile, "train"),
+        f"RL training: Ray and GPUs ({profile.metadata.name})",
+        ["ray", "gpu", "dcgm"],
+        variables,
+        panels,
+    )
+
+
+def inference_dashboard(profile: Profile) -> dict[str, Any]:
+    """vLLM serving panels with the V1 engine metric names (vLLM >= 0.8; never vllm:gpu_cache_usage_perc)."""
+    m = 'model_name=~"$model_name"'
+
+    def quantiles(metric: str) -> list[tuple[str, str]]:
+        return [
+            (f"histogram_quantile({q}, sum by (le) (rate({metric}_bucket{{{m}}}[5m])))", f"p{int(q * 100)}")
+            for q in (0.5, 0.95, 0.99)
+        ]
+
+    # vLLM 0.11 renamed time_per_output_token_seconds to inter_token_latency_seconds; `or` covers both.
+    itl = (
+        f"histogram_quantile(0.95, sum by (le) (rate(vllm:inter_token_latency_seconds_bucket{{{m}}}[5m])))"
+        f" or histogram_quantile(0.95, sum by (le) (rate(vllm:time_per_output_token_seconds_bucket{{{m}}}[5m])))"
+    )
+    vllm_panels = [
+        (
+            "Requests running / waiting",
+            [
+                (f"sum(vllm:num_requests_running{{{m}}})", "running"),
+                (f"sum(vllm:num_requests_waiting{{{m}}})", "waiting"),
+            ],
+            "short",
+        ),
+        (
+            "KV cache usage",
+            [(f"max by (model_name) (vllm:kv_cache_usage_perc{{{m}}})", "{{model_name}}")],
+            "percentunit",
+        ),
+        (
+            "Token throughput",
+            [
+                (f"sum(rate(vllm:prompt_tokens_total{{{m}}}[5m]))", "prompt tokens/s"),
+                (f"sum(rate(vllm:generation_tokens_total{{{m}}}[5m]))", "generation tokens/s"),
+            ],
+            "short",
+        ),
+        ("Time to first token", quantiles("vllm:time_to_first_token_seconds"), "s"),
+        ("End-to-end request latency", quantiles("vllm:e2e_request_latency_seconds"), "s"),
+        ("Inter-token latency p95", [(itl, "p95")], "s"),
+        (
+            "Finished requests by reason",
+            [(f"sum by (finished_reason) (rate(vllm:request_success_total{{{m}}}[5m]))", "{{finished_reason}}")],
+            "reqps",
+        ),
+        ("Preemptions", [(f"sum(rate(vllm:num_preemptions_total{{{m}}}[5m]))", "preemptions/s")], "short"),
+    ]
+    variables = [_query_var("model_name", "Model", "label_values(vllm:num_requests_running, model_name)", True)]
+    return _dashboard(
+        _uid(profile, "infer"),
+        f"RL inference: vLLM ({profile.metadata.name})",
+        ["vllm", "inference"],
+        variables,
+        [_row("vLLM", 0), *_grid(vllm_panels, 1)],
+    )

@@ -1,0 +1,169 @@
+"""The RL layer's scrape objects and rules: ServiceMonitors, PodMonitors and the PrometheusRule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlobs.profile.model import Profile
+from rlobs.rl.catalog import Catalog
+from rlobs.rl.naming import Pipeline
+from rlobs.rl.promrules import rule_groups
+from rlobs.targets.eks.stack import MONITORING, RELEASE_LABEL, WORKLOAD_LABEL
+from rlobs.targets.eks.versions import CHARTS
+
+API = "monitoring.coreos.com/v1"
+RAY_CLUSTER_LABEL = "ray.io/cluster"
+# The name of the container port the Kustomize patch declares for the app's /metrics (<= 15 characters).
+APP_METRICS_PORT_NAME = "rl-metrics"
+
+
+def _meta(name: str, profile: Profile) -> dict[str, Any]:
+    labels = {**RELEASE_LABEL, "app.kubernetes.io/part-of": "rlobs", "rlobs.io/bundle": profile.metadata.name}
+    return {"name": name, "namespace": MONITORING, "labels": labels}
+
+
+def monitors(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> dict[str, dict[str, Any]]:
+    """file name (under rl-layer/) -> object."""
+    eks = profile.eks
+    assert eks is not None
+    out: dict[str, dict[str, Any]] = {}
+    if eks.mode == "rlobs":
+        # In ai-on-eks mode the reference chart already ships ray-head-monitor and ray-workers-monitor
+        # (chart/templates/endpoints/); rendering them again would scrape every Ray pod twice.
+        out["ray-head-servicemonitor.yaml"] = ray_head(profile)
+        out["ray-workers-podmonitor.yaml"] = ray_workers(profile)
+    if eks.dcgm_exporter:
+        out["dcgm-exporter-servicemonitor.yaml"] = dcgm(profile)
+    if eks.metrics_pipeline == "otel-collector":
+        out["otel-collector-servicemonitor.yaml"] = collector(profile)
+    else:
+        out["rl-app-podmonitor.yaml"] = app(profile)
+    out["rl-prometheusrule.yaml"] = rules(profile, catalog, pipeline)
+    return out
+
+
+def ray_head(profile: Profile) -> dict[str, Any]:
+    """KubeRay head Services: Ray metrics (8080), autoscaler (44217), dashboard (44227) and Ray Serve (8000).
+
+    The `serve` endpoint is where a Ray Serve app mounts vLLM's prometheus_client ASGI app at /metrics (the
+    reference stack's examples/inference), so vLLM metrics arrive through it. Ports per kuberay#963/#1493.
+    """
+    ns = profile.workload.namespace
+    return {
+        "apiVersion": API,
+        "kind": "ServiceMonitor",
+        "metadata": _meta("ray-head", profile),
+        "spec": {
+            "jobLabel": "ray-head",
+            "selector": {"matchLabels": {"ray.io/node-type": "head"}},
+            "namespaceSelector": {"matchNames": [ns]},
+            "targetLabels": [RAY_CLUSTER_LABEL],
+            "endpoints": [
+                {"port": "metrics", "path": "/metrics", "interval": "15s"},
+                {"port": "as-metrics", "path": "/metrics", "interval": "15s"},
+                {"port": "dash-metrics", "path": "/metrics", "interval": "15s"},
+                {"port": "serve", "path": "/metrics", "interval": "15s"},
+            ],
+        },
+    }
+
+
+def ray_workers(profile: Profile) -> dict[str, Any]:
+    """Ray worker pods (no Service exists for them), with the reference stack's relabelings."""
+    return {
+        "apiVersion": API,
+        "kind": "PodMonitor",
+        "metadata": _meta("ray-workers", profile),
+        "spec": {
+            "jobLabel": "ray-workers",
+            "selector": {"matchLabels": {"ray.io/node-type": "worker"}},
+            "namespaceSelector": {"matchNames": [profile.workload.namespace]},
+            "podMetricsEndpoints": [
+                {
+                    "port": "metrics",
+                    "path": "/metrics",
+                    "interval": "15s",
+                    "relabelings": [
+                        {
+                            "action": "replace",
+                            "sourceLabels": ["__meta_kubernetes_pod_label_ray_io_cluster"],
+                            "targetLabel": "ray_io_cluster",
+                        },
+                        {
+                            "action": "replace",
+                            "sourceLabels": ["__meta_kubernetes_pod_host_ip"],
+                            "targetLabel": "node_instance",
+                        },
+                    ],
+                }
+            ],
+        },
+    }
+
+
+def dcgm(profile: Profile) -> dict[str, Any]:
+    """The dcgm-exporter that ai-on-eks installs in `monitoring` (chart dcgm-exporter 4.8.1, port `metrics` 9400)."""
+    return {
+        "apiVersion": API,
+        "kind": "ServiceMonitor",
+        "metadata": _meta("dcgm-exporter", profile),
+        "spec": {
+            "jobLabel": "app.kubernetes.io/name",
+            "selector": {"matchLabels": {"app.kubernetes.io/name": "dcgm-exporter"}},
+            "namespaceSelector": {"matchNames": [MONITORING]},
+            # honorLabels keeps the exporter's namespace/pod/container labels (the GPU's consumer) instead of
+            # renaming them exported_*; per-pod GPU panels depend on them (dcgm-exporter#342).
+            "endpoints": [{"port": "metrics", "path": "/metrics", "interval": "15s", "honorLabels": True}],
+        },
+    }
+
+
+def collector(profile: Profile) -> dict[str, Any]:
+    """The OpenTelemetry Collector: its prometheus exporter (the RL app's metrics) and its own telemetry."""
+    release = CHARTS["opentelemetry-collector"].release
+    return {
+        "apiVersion": API,
+        "kind": "ServiceMonitor",
+        "metadata": _meta("otel-collector", profile),
+        "spec": {
+            "selector": {
+                "matchLabels": {
+                    "app.kubernetes.io/name": "opentelemetry-collector",
+                    "app.kubernetes.io/instance": release,
+                    "component": "standalone-collector",
+                }
+            },
+            "namespaceSelector": {"matchNames": [MONITORING]},
+            "endpoints": [
+                # honorLabels: the exporter's job/instance labels (service.name / service.instance.id of the RL
+                # app) win over the collector's own target labels.
+                {"port": "prom-exporter", "path": "/metrics", "interval": "15s", "honorLabels": True},
+                {"port": "metrics", "path": "/metrics", "interval": "30s"},
+            ],
+        },
+    }
+
+
+def app(profile: Profile) -> dict[str, Any]:
+    """metricsPipeline prometheus-exporter: scrape the RL app's own /metrics on workload.metricsPort."""
+    w = profile.workload
+    # The workload patch labels the RL pods of every kind (a JobSet's named replicatedJobs only) with WORKLOAD_LABEL.
+    return {
+        "apiVersion": API,
+        "kind": "PodMonitor",
+        "metadata": _meta(f"{w.name}-app", profile),
+        "spec": {
+            "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}},
+            "namespaceSelector": {"matchNames": [w.namespace]},
+            "podMetricsEndpoints": [{"port": APP_METRICS_PORT_NAME, "path": "/metrics", "interval": "15s"}],
+        },
+    }
+
+
+def rules(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> dict[str, Any]:
+    return {
+        "apiVersion": API,
+        "kind": "PrometheusRule",
+        "metadata": _meta(f"rlobs-{profile.metadata.name}", profile),
+        "spec": {"groups": rule_groups(profile, catalog, pipeline)},
+    }

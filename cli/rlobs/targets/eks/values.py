@@ -1,0 +1,263 @@
+"""Helm values of each chart the EKS bundle deploys, as data (written to values/<chart>.yaml)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlobs.profile.eks import EksSpec, Receiver
+from rlobs.profile.model import Profile
+from rlobs.targets.eks.stack import (
+    GRAFANA_DASHBOARD_LABEL,
+    OTLP_GRPC_PORT,
+    PROM_EXPORTER_PORT,
+    RELEASE_LABEL,
+    stack,
+)
+from rlobs.targets.eks.versions import (
+    FLUENT_BIT_DAEMONSET_TAG,
+    GRAFANA_OPENSEARCH_PLUGIN,
+    GRAFANA_OPENSEARCH_PLUGIN_VERSION,
+    KUBE_RBAC_PROXY_IMAGE,
+    OPENSEARCH_VERSION,
+    OTEL_COLLECTOR_IMAGE,
+)
+
+# Alertmanager mounts each Secret of alertmanagerSpec.secrets at /etc/alertmanager/secrets/<name>/<key>
+# (prometheus-operator Alertmanager CRD, spec.secrets).
+_AM_SECRETS = "/etc/alertmanager/secrets"
+
+
+def values(profile: Profile) -> dict[str, dict[str, Any]]:
+    """chart name -> values, for the charts this mode deploys."""
+    eks = profile.eks
+    assert eks is not None
+    out: dict[str, dict[str, Any]] = {"opentelemetry-collector": otel_collector(eks)}
+    if eks.mode == "rlobs":
+        out["kube-prometheus-stack"] = kube_prometheus_stack(eks)
+        out["opensearch-operator"] = opensearch_operator()
+        out["fluent-operator"] = fluent_operator()
+    return dict(sorted(out.items()))
+
+
+def kube_prometheus_stack(eks: EksSpec) -> dict[str, Any]:
+    prom = eks.prometheus
+    selector = {"matchLabels": dict(RELEASE_LABEL)}
+    return {
+        "crds": {"enabled": True},
+        "alertmanager": {
+            "alertmanagerSpec": {"secrets": sorted({r.secret_ref.name for r in eks.alertmanager_receivers})},
+            "config": _alertmanager_config(eks.alertmanager_receivers),
+        },
+        "grafana": _grafana(eks),
+        "prometheus": {
+            "prometheusSpec": {
+                "retention": prom.retention,
+                "resources": {
+                    "requests": {"cpu": prom.requests.cpu, "memory": prom.requests.memory},
+                    "limits": {"cpu": prom.limits.cpu, "memory": prom.limits.memory},
+                },
+                # An open map in the chart (passed to the Prometheus CR as is).
+                "storageSpec": {
+                    "volumeClaimTemplate": {
+                        "spec": {
+                            "storageClassName": prom.storage_class,
+                            "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": prom.storage_size}},
+                        }
+                    }
+                },
+                # Spelled out (the chart's default with *SelectorNilUsesHelmValues: true is the same): every
+                # ServiceMonitor, PodMonitor and PrometheusRule rlobs renders carries this label.
+                "serviceMonitorSelector": selector,
+                "podMonitorSelector": selector,
+                "ruleSelector": selector,
+            }
+        },
+    }
+
+
+def _grafana(eks: EksSpec) -> dict[str, Any]:
+    st = stack(eks)
+    secret = st.opensearch_secret
+    return {
+        # grafana chart 9.3.2 `admin.existingSecret`: the admin user/password come from this Secret, so the
+        # chart's default password is never used (helm-charts#4558).
+        "admin": {"existingSecret": eks.grafana.admin_secret, "userKey": "admin-user", "passwordKey": "admin-password"},
+        # The chart joins `plugins` into GF_INSTALL_PLUGINS (templates/configmap.yaml, _pod.tpl); "<id> <version>"
+        # pins the release: Grafana 12 reads that form into plugins.preinstall_sync with the version
+        # (pkg/setting/setting_plugins.go), older images pass it to `grafana cli plugins install <id> <version>`.
+        "plugins": [f"{GRAFANA_OPENSEARCH_PLUGIN} {GRAFANA_OPENSEARCH_PLUGIN_VERSION}"],
+        # Grafana expands ${VAR} in provisioning files, so the datasource ConfigMap holds only the variable names
+        # (https://grafana.com/docs/grafana/latest/administration/provisioning/#using-environment-variables).
+        "envValueFrom": {
+            "OPENSEARCH_USERNAME": {"secretKeyRef": {"name": secret, "key": "username"}},
+            "OPENSEARCH_PASSWORD": {"secretKeyRef": {"name": secret, "key": "password"}},
+        },
+        "sidecar": {
+            "dashboards": {
+                "enabled": True,
+                "label": next(iter(GRAFANA_DASHBOARD_LABEL)),
+                "labelValue": GRAFANA_DASHBOARD_LABEL["grafana_dashboard"],
+                "searchNamespace": "ALL",
+            },
+            # The default Prometheus datasource (uid prometheus) that every rlobs dashboard uses.
+            "datasources": {"enabled": True, "defaultDatasourceEnabled": True, "uid": "prometheus"},
+        },
+        "additionalDataSources": [
+            {
+                "name": "OpenSearch",
+                "uid": "opensearch",
+                "type": GRAFANA_OPENSEARCH_PLUGIN,
+                "access": "proxy",
+                "url": st.opensearch_url,
+                "basicAuth": True,
+                "basicAuthUser": "${OPENSEARCH_USERNAME}",
+                "jsonData": {
+                    "flavor": "opensearch",
+                    "version": OPENSEARCH_VERSION,
+                    "database": "fluent-bit",
+                    "timeField": "@timestamp",
+                    "logMessageField": "log",
+                    "logLevelField": "level",
+                    "pplEnabled": True,
+                    # Self-signed certificates generated by opensearch-operator.
+                    "tlsSkipVerify": True,
+                },
+                "secureJsonData": {"basicAuthPassword": "${OPENSEARCH_PASSWORD}"},
+            }
+        ],
+    }
+
+
+def _alertmanager_config(receivers: tuple[Receiver, ...]) -> dict[str, Any]:
+    """Routes and receivers; every credential is a file Alertmanager reads from a mounted Secret."""
+    routes: list[dict[str, Any]] = [{"receiver": "null", "matchers": ['alertname = "Watchdog"']}]
+    routes += [
+        {"receiver": r.name, "matchers": ['severity =~ "critical|warning"'], "continue": True} for r in receivers
+    ]
+    return {
+        "route": {
+            "receiver": "null",
+            "group_by": ["namespace", "alertname"],
+            "group_wait": "30s",
+            "group_interval": "5m",
+            "repeat_interval": "12h",
+            "routes": routes,
+        },
+        "receivers": [{"name": "null"}, *(_receiver(r) for r in receivers)],
+    }
+
+
+def _receiver(r: Receiver) -> dict[str, Any]:
+    path = f"{_AM_SECRETS}/{r.secret_ref.name}/{r.secret_ref.key}"
+    if r.type == "slack":
+        # api_url_file: Alertmanager >= 0.22.
+        slack: dict[str, Any] = {"api_url_file": path, "send_resolved": True}
+        if r.channel:
+            slack["channel"] = r.channel
+        return {"name": r.name, "slack_configs": [slack]}
+    if r.type == "pagerduty":
+        # routing_key_file: Alertmanager >= 0.25.
+        return {"name": r.name, "pagerduty_configs": [{"routing_key_file": path, "send_resolved": True}]}
+    # url_file: Alertmanager >= 0.26 (kube-prometheus-stack 76.3.0 runs v0.28).
+    return {"name": r.name, "webhook_configs": [{"url_file": path, "send_resolved": True}]}
+
+
+def opensearch_operator() -> dict[str, Any]:
+    return {
+        "fullnameOverride": "opensearch-operator",
+        "kubeRbacProxy": {"image": {"repository": KUBE_RBAC_PROXY_IMAGE}},
+    }
+
+
+def fluent_operator() -> dict[str, Any]:
+    return {
+        # EKS nodes run containerd; the chart default (docker) would parse CRI log lines wrongly.
+        "containerRuntime": "containerd",
+        "fluentbit": {
+            "enable": True,
+            "image": {"tag": FLUENT_BIT_DAEMONSET_TAG},
+            "input": {"tail": {"enable": True}, "systemd": {"enable": False}},
+            "filter": {
+                "kubernetes": {"enable": True, "labels": True},
+                "containerd": {"enable": True},
+                "systemd": {"enable": False},
+            },
+            # The OpenSearch ClusterOutput is rendered in stack/ (its credentials come from a Secret).
+            "output": {"stdout": {"enable": False}},
+        },
+    }
+
+
+def otel_collector(eks: EksSpec) -> dict[str, Any]:
+    """A gateway collector: OTLP in; metrics out on a Prometheus endpoint, traces out to OpenSearch."""
+    st = stack(eks)
+    secret = st.opensearch_secret
+    disabled = {"enabled": False}
+    return {
+        "mode": "deployment",
+        "fullnameOverride": "otel-collector",
+        "image": {"repository": OTEL_COLLECTOR_IMAGE},
+        "replicaCount": 1,
+        "ports": {
+            "jaeger-compact": disabled,
+            "jaeger-thrift": disabled,
+            "jaeger-grpc": disabled,
+            "zipkin": disabled,
+            "metrics": {"enabled": True},
+            "prom-exporter": {
+                "enabled": True,
+                "containerPort": PROM_EXPORTER_PORT,
+                "servicePort": PROM_EXPORTER_PORT,
+                "protocol": "TCP",
+            },
+        },
+        "extraEnvs": [
+            {"name": "OPENSEARCH_USERNAME", "valueFrom": {"secretKeyRef": {"name": secret, "key": "username"}}},
+            {"name": "OPENSEARCH_PASSWORD", "valueFrom": {"secretKeyRef": {"name": secret, "key": "password"}}},
+        ],
+        "resources": {"requests": {"cpu": "200m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
+        "config": {
+            # null removes the chart's default receivers (Helm deletes keys set to null).
+            "receivers": {
+                "jaeger": None,
+                "zipkin": None,
+                "prometheus": None,
+                "otlp": {"protocols": {"grpc": {"endpoint": f"${{env:MY_POD_IP}}:{OTLP_GRPC_PORT}"}}},
+            },
+            "extensions": {
+                "basicauth/opensearch": {
+                    "client_auth": {"username": "${env:OPENSEARCH_USERNAME}", "password": "${env:OPENSEARCH_PASSWORD}"}
+                }
+            },
+            "exporters": {
+                # Names as the OTel Prometheus exporter writes them: unit suffixes and _total (the otel-collector
+                # pipeline of rlobs.naming).
+                "prometheus": {"endpoint": f"${{env:MY_POD_IP}}:{PROM_EXPORTER_PORT}", "metric_expiration": "10m"},
+                # contrib opensearchexporter: spans to ss4o_traces-default-namespace.
+                "opensearch/traces": {
+                    "http": {
+                        "endpoint": st.opensearch_url,
+                        "auth": {"authenticator": "basicauth/opensearch"},
+                        "tls": {"insecure_skip_verify": True},
+                    }
+                },
+            },
+            "service": {
+                "extensions": ["health_check", "basicauth/opensearch"],
+                "pipelines": {
+                    "logs": None,
+                    "metrics": {
+                        "receivers": ["otlp"],
+                        "processors": ["memory_limiter", "batch"],
+                        "exporters": ["prometheus"],
+                    },
+                    "traces": {
+                        "receivers": ["otlp"],
+                        "processors": ["memory_limiter", "batch"],
+                        "exporters": ["opensearch/traces"],
+                    },
+                },
+            },
+        },
+    }

@@ -1,0 +1,167 @@
+"""The RL workload's wiring as a Kustomize Component: OTel/RL env, the scrape label, the Ray log sidecar."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlobs.profile.fields import duration_seconds
+from rlobs.profile.model import Profile
+from rlobs.rl import workloads
+from rlobs.rl.app import rl_env
+from rlobs.rl.catalog import Catalog
+from rlobs.targets.eks.monitors import APP_METRICS_PORT_NAME
+from rlobs.targets.eks.stack import MONITORING, OPENSEARCH_PORT, OTLP_GRPC_PORT, WORKLOAD_LABEL, stack
+from rlobs.targets.eks.versions import FLUENT_BIT_SIDECAR_IMAGE
+
+LOG_CONFIGMAP = "fluentbit-config"  # the name the reference stack's Ray recipe uses
+RAY_LOGS_INDEX = "ray-logs"
+LOGS_PATCH_FILE = "ray-logs-patch.yaml"
+LOG_CONFIG_FILE = "fluentbit-config.yaml"
+
+
+def env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
+    """The container env: OTel SDK settings and the RL_* identity the instrumentation module reads."""
+    w = profile.workload
+    eks = profile.eks
+    assert eks is not None
+    endpoint = f"http://{stack(eks).collector_host}:{OTLP_GRPC_PORT}"  # http:// = plaintext gRPC (no TLS in-cluster)
+    out: list[dict[str, Any]] = [
+        # First: $(POD_NAME) below only expands variables defined earlier in the list.
+        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        {"name": "OTEL_SERVICE_NAME", "value": w.otel_service_name},
+        {
+            "name": "OTEL_RESOURCE_ATTRIBUTES",
+            "value": f"service.namespace={w.namespace},service.instance.id=$(POD_NAME),"
+            f"k8s.namespace.name={w.namespace},k8s.pod.name=$(POD_NAME)",
+        },
+        {"name": "OTEL_EXPORTER_OTLP_PROTOCOL", "value": "grpc"},
+        {"name": "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "value": endpoint},
+    ]
+    if eks.metrics_pipeline == "otel-collector":
+        out += [
+            {"name": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "value": endpoint},
+            {"name": "OTEL_METRICS_EXPORTER", "value": "otlp"},
+            {"name": "OTEL_METRIC_EXPORT_INTERVAL", "value": str(duration_seconds(w.export_interval) * 1000)},
+        ]
+    else:
+        # The app serves /metrics itself (opentelemetry-exporter-prometheus) and the PodMonitor scrapes it.
+        out += [
+            {"name": "OTEL_METRICS_EXPORTER", "value": "prometheus"},
+            {"name": "OTEL_EXPORTER_PROMETHEUS_HOST", "value": "0.0.0.0"},
+            {"name": "OTEL_EXPORTER_PROMETHEUS_PORT", "value": str(w.metrics_port)},
+        ]
+    # The run identity, under the names the instrumentation module reads (rl.app.identity_env).
+    return out + rl_env(profile, catalog)
+
+
+def env_patch(profile: Profile, catalog: Catalog) -> dict[str, Any]:
+    """A strategic-merge patch: the env (and the scraped port) on the RL container, the scrape label on its pods."""
+    w = profile.workload
+    eks = profile.eks
+    assert eks is not None
+    container: dict[str, Any] = {"name": w.container, "env": env(profile, catalog)}
+    if eks.metrics_pipeline == "prometheus-exporter":
+        container["ports"] = [{"name": APP_METRICS_PORT_NAME, "containerPort": w.metrics_port, "protocol": "TCP"}]
+    template = {"metadata": {"labels": {WORKLOAD_LABEL: w.name}}, "spec": {"containers": [container]}}
+    return workloads.patch(w, template)
+
+
+def logs_patch(profile: Profile) -> dict[str, Any]:
+    """The reference stack's Ray log recipe: a FluentBit sidecar tailing /tmp/ray on a shared emptyDir."""
+    w = profile.workload
+    eks = profile.eks
+    assert eks is not None
+    # A write-only user of the Ray log index, never the admin: every pod in the workload's namespace can read it.
+    secret = stack(eks).log_writer_secret
+    sidecar = {
+        "name": "fluentbit",
+        "image": FLUENT_BIT_SIDECAR_IMAGE,
+        "env": [
+            {"name": "POD_LABELS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['ray.io/cluster']"}}},
+            {"name": "OPENSEARCH_USERNAME", "valueFrom": {"secretKeyRef": {"name": secret, "key": "username"}}},
+            {"name": "OPENSEARCH_PASSWORD", "valueFrom": {"secretKeyRef": {"name": secret, "key": "password"}}},
+        ],
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "128Mi"},
+            "limits": {"cpu": "100m", "memory": "128Mi"},
+        },
+        "volumeMounts": [
+            {"name": "ray-logs", "mountPath": "/tmp/ray"},
+            {"name": "fluentbit-config", "mountPath": "/fluent-bit/etc/fluent-bit.conf", "subPath": "fluent-bit.conf"},
+        ],
+    }
+    spec = {
+        "containers": [
+            {"name": w.container, "volumeMounts": [{"name": "ray-logs", "mountPath": "/tmp/ray"}]},
+            sidecar,
+        ],
+        "volumes": [
+            {"name": "ray-logs", "emptyDir": {}},
+            {"name": "fluentbit-config", "configMap": {"name": LOG_CONFIGMAP}},
+        ],
+    }
+    return workloads.patch(w, {"spec": spec})
+
+
+def fluentbit_config(profile: Profile) -> dict[str, Any]:
+    """The sidecar's fluent-bit.conf: Ray session logs -> OpenSearch over TLS, the log writer's credentials from env."""
+    eks = profile.eks
+    assert eks is not None
+    host = f"{stack(eks).opensearch_service}.{MONITORING}.svc"
+    conf = "\n".join(
+        [
+            "[SERVICE]",
+            "    Flush        5",
+            "    Log_Level    info",
+            "",
+            "[INPUT]",
+            "    Name              tail",
+            "    Path              /tmp/ray/session_latest/logs/*",
+            "    Tag               ray",
+            "    Path_Key          file",
+            "    Refresh_Interval  5",
+            "",
+            "[FILTER]",
+            "    Name   modify",
+            "    Match  ray",
+            "    Add    POD_LABELS ${POD_LABELS}",
+            "",
+            "[OUTPUT]",
+            "    Name                opensearch",
+            "    Match               ray",
+            f"    Host                {host}",
+            f"    Port                {OPENSEARCH_PORT}",
+            "    HTTP_User           ${OPENSEARCH_USERNAME}",
+            "    HTTP_Passwd         ${OPENSEARCH_PASSWORD}",
+            f"    Index               {RAY_LOGS_INDEX}",
+            "    Suppress_Type_Name  On",
+            "    Replace_Dots        On",
+            "    Trace_Error         On",
+            "    tls                 On",
+            # opensearch-operator generates a self-signed CA; the connection is encrypted but not verified (the
+            # README's Security notes say how to verify it).
+            "    tls.verify          Off",
+            "",
+        ]
+    )
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": LOG_CONFIGMAP, "namespace": profile.workload.namespace},
+        "data": {"fluent-bit.conf": conf},
+    }
+
+
+def ray_logs(profile: Profile) -> bool:
+    eks = profile.eks
+    assert eks is not None
+    return eks.ray_logs and profile.workload.kind in workloads.RAY_KINDS
+
+
+def component(profile: Profile) -> dict[str, Any]:
+    """kustomization.yaml of the Component the user adds to their workload's kustomization."""
+    patches, resources = [workloads.ENV_PATCH_FILE], []
+    if ray_logs(profile):
+        patches.append(LOGS_PATCH_FILE)
+        resources.append(LOG_CONFIG_FILE)
+    return workloads.component(profile.workload, patches, resources)

@@ -1,0 +1,98 @@
+"""The workload wiring for GKE Managed OpenTelemetry: container env, the Kustomize component, the Instrumentation CR."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlobs.profile.fields import duration_seconds
+from rlobs.profile.model import Profile
+from rlobs.rl import workloads
+from rlobs.rl.app import rl_env
+from rlobs.rl.catalog import Catalog
+from rlobs.targets.gke import project
+
+# The managed collector's Service (shared gke-managed-otel.md §1.4: namespace gke-managed-otel, Service
+# opentelemetry-collector, OTLP gRPC on 4317, plaintext: no TLS listener).
+COLLECTOR_NAME = "opentelemetry-collector"
+COLLECTOR_NAMESPACE = "gke-managed-otel"
+OTLP_GRPC_PORT = 4317
+# An explicit http:// scheme: a schemeless gRPC endpoint makes the Python exporter open a TLS channel against the
+# plaintext collector (opentelemetry-python exporter/otlp/proto/grpc/exporter.py; issues #1747, #2350).
+ENDPOINT = f"http://$(OTEL_COLLECTOR_NAME).$(OTEL_COLLECTOR_NAMESPACE).svc.cluster.local:{OTLP_GRPC_PORT}"
+RESOLVED_ENDPOINT = f"http://{COLLECTOR_NAME}.{COLLECTOR_NAMESPACE}.svc.cluster.local:{OTLP_GRPC_PORT}"
+
+# The Instrumentation CRD of Managed OpenTelemetry (not the OpenTelemetry operator's): telemetry.googleapis.com.
+INSTRUMENTATION_API = "telemetry.googleapis.com/v1alpha1"
+
+INSTRUMENTATION_FILE = "instrumentation.yaml"
+
+
+def container_env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
+    """Env for the RL container, ordered so each $(VAR) is defined above its use (Kubernetes expands in order)."""
+    gke, workload = project.gke(profile), profile.workload
+    attributes = ",".join(
+        [
+            f"service.namespace={workload.namespace}",
+            "service.instance.id=$(POD_NAME)",
+            "k8s.pod.name=$(POD_NAME)",
+            f"k8s.namespace.name={workload.namespace}",
+            f"k8s.container.name={workload.container}",
+            f"k8s.cluster.name={gke.cluster}",
+        ]
+    )
+    env: list[dict[str, Any]] = [
+        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        {"name": "OTEL_COLLECTOR_NAME", "value": COLLECTOR_NAME},
+        {"name": "OTEL_COLLECTOR_NAMESPACE", "value": COLLECTOR_NAMESPACE},
+        {"name": "OTEL_EXPORTER_OTLP_PROTOCOL", "value": "grpc"},
+        {"name": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "value": ENDPOINT},
+        {"name": "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "value": ENDPOINT},
+    ]
+    if gke.logs:
+        env += [
+            {"name": "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "value": ENDPOINT},
+            {"name": "OTEL_LOGS_EXPORTER", "value": "otlp"},
+        ]
+    env += [
+        {"name": "OTEL_METRICS_EXPORTER", "value": "otlp"},
+        {"name": "OTEL_TRACES_EXPORTER", "value": "otlp"},
+        # Only takes effect when the code does not set service.name itself: Resource.create({SERVICE_NAME: ...})
+        # in code silently wins over this (opentelemetry-sdk resources/__init__.py).
+        {"name": "OTEL_SERVICE_NAME", "value": workload.otel_service_name},
+        {"name": "OTEL_RESOURCE_ATTRIBUTES", "value": attributes},
+        {"name": "OTEL_METRIC_EXPORT_INTERVAL", "value": str(duration_seconds(workload.export_interval) * 1000)},
+        *rl_env(profile, catalog),
+    ]
+    return env
+
+
+def _pod_spec(profile: Profile, catalog: Catalog) -> dict[str, Any]:
+    gke, workload = project.gke(profile), profile.workload
+    spec: dict[str, Any] = {}
+    if gke.workload_identity is not None:
+        # Workload Identity maps IAM roles to this KSA; the pods must run as it to get them.
+        spec["serviceAccountName"] = gke.workload_identity.kubernetes_service_account
+    spec["containers"] = [{"name": workload.container, "env": container_env(profile, catalog)}]
+    return spec
+
+
+def patch(profile: Profile, catalog: Catalog) -> dict[str, Any]:
+    """A strategic-merge patch that adds the env to the RL container, shaped for the workload's kind."""
+    return workloads.patch(profile.workload, {"spec": _pod_spec(profile, catalog)})
+
+
+def kustomization(profile: Profile) -> dict[str, Any]:
+    """A Kustomize Component: include it from the kustomization that already lists the workload."""
+    resources = [INSTRUMENTATION_FILE] if project.gke(profile).instrumentation_resource else []
+    return workloads.component(profile.workload, [workloads.ENV_PATCH_FILE], resources)
+
+
+def instrumentation(profile: Profile) -> dict[str, Any]:
+    """The managed Instrumentation resource (Preview): selects every pod in the workload's namespace."""
+    return {
+        "apiVersion": INSTRUMENTATION_API,
+        "kind": "Instrumentation",
+        "metadata": {"name": profile.metadata.name, "namespace": profile.workload.namespace},
+        # {} selects all pods of the namespace (shared gke-managed-otel.md §1.5).
+        "spec": {"selector": {}},
+    }
