@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from testing import bundles
+from testing.otlp import Receiver, serve_otlp
 
 
 @pytest.fixture(autouse=True)
@@ -10,3 +14,17 @@ def _in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test runs in its own empty directory, so none can lean on the repository's files by accident."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_checker() -> Iterator[None]:
+    """Every in-memory bundle of the session is parse-checked by one checker (one python-hcl2 process)."""
+    yield
+    bundles.close()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A real OTLP/gRPC receiver on loopback."""
+    with serve_otlp() as got:
+        yield got

@@ -4,17 +4,17 @@ import re
 
 import pytest
 
-from helpers import profile
 from rlobs.profile.load import parse_profile
 from rlobs.rl import naming
 from rlobs.rl.alerts import alerts
 from rlobs.rl.catalog import load_catalog
+from testing.helpers import profile
 
 CATALOG = load_catalog()
 
 
 def test_every_alert_kind_is_defined_once() -> None:
-    found = alerts(profile("eks-jark"), CATALOG, "otel-collector")
+    found = alerts(profile("eks-jark").alerts, CATALOG, "otel-collector")
     assert [a.key for a in found] == [
         "stall",
         "reward_collapse",
@@ -32,7 +32,7 @@ def test_every_alert_kind_is_defined_once() -> None:
 
 @pytest.mark.parametrize("pipeline", naming.PIPELINES)
 def test_exprs_use_the_pipeline_names(pipeline: naming.Pipeline) -> None:
-    for a in alerts(profile("gke-managed-otel"), CATALOG, pipeline):
+    for a in alerts(profile("gke-managed-otel").alerts, CATALOG, pipeline):
         for key in a.metrics:
             m = CATALOG.metric(key)
             part: naming.Part = "bucket" if m.kind == "histogram" else ""
@@ -43,28 +43,28 @@ def test_exprs_use_the_pipeline_names(pipeline: naming.Pipeline) -> None:
 
 def test_thresholds_come_from_the_profile() -> None:
     p = profile("gke-managed-otel")  # sets mfuLow.threshold 0.25
-    mfu = next(a for a in alerts(p, CATALOG, "gke-telemetry-api") if a.key == "mfu_low")
+    mfu = next(a for a in alerts(p.alerts, CATALOG, "gke-telemetry-api") if a.key == "mfu_low")
     assert mfu.expr.endswith("< 0.25")
     assert mfu.expr == 'max by ("rl.run.id") ({"rl.train.mfu"}) < 0.25'
-    loop = next(a for a in alerts(p, CATALOG, "otel-collector") if a.key == "loop_regression")
+    loop = next(a for a in alerts(p.alerts, CATALOG, "otel-collector") if a.key == "loop_regression")
     assert "[6h] offset 30m" in loop.expr and "> 1.5 *" in loop.expr
-    assert {a.severity for a in alerts(p, CATALOG, "otel-collector") if a.key == "stall"} == {"critical"}
+    assert {a.severity for a in alerts(p.alerts, CATALOG, "otel-collector") if a.key == "stall"} == {"critical"}
 
 
 def test_disabled_alerts_yield_none() -> None:
     p = profile("eks-jark")
     off = p.model_copy(update={"alerts": p.alerts.model_copy(update={"enabled": False})})
-    assert alerts(off, CATALOG, "otel-collector") == ()
+    assert alerts(off.alerts, CATALOG, "otel-collector") == ()
 
 
 def test_summary_placeholder() -> None:
-    a = alerts(profile("eks-jark"), CATALOG, "otel-collector")[0]
+    a = alerts(profile("eks-jark").alerts, CATALOG, "otel-collector")[0]
     assert "{run}" in a.summary
     assert "r1" in a.text(a.summary, "r1") and "{run}" not in a.text(a.summary, "r1")
 
 
 def _with_alerts(extra: str) -> str:
-    from helpers import all_profiles
+    from testing.helpers import all_profiles
 
     return all_profiles()["eks-jark"] + "alerts:\n" + extra
 

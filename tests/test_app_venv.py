@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from test_instrumentation import CATALOG, Receiver, _env, receiver, render_app
-
-__all__ = ["receiver"]  # the OTLP/gRPC receiver fixture, shared with test_instrumentation
+from testing.otlp import CATALOG, Receiver, example_env, render_app
 
 
 @pytest.mark.slow
@@ -28,7 +26,7 @@ def test_example_in_a_venv_with_only_the_pinned_requirements(tmp_path: Path, rec
     )
     assert install.returncode == 0, install.stderr[-2000:]
     endpoint = f"http://127.0.0.1:{receiver.port}"
-    env = _env(
+    env = example_env(
         app,
         OTEL_EXPORTER_OTLP_ENDPOINT=endpoint,
         OTEL_METRICS_EXPORTER="otlp",

@@ -4,39 +4,41 @@ from __future__ import annotations
 
 import pytest
 
-from rlobs.bundle.check import check
-from rlobs.bundle.render import Rendered
+from rlobs.bundle.check import Checker, check
+from rlobs.bundle.spec import Format, Rendered
 from rlobs.errors import CheckError
 
 
 def test_good_files_pass() -> None:
     check(
         [
-            Rendered("a.yaml", "a: 1\n---\nb: 2\n"),
-            Rendered("b.json", "{}\n"),
-            Rendered("c.tfvars", 'x = "y"\n'),
-            Rendered("d.py", "x = 1\n"),
-            Rendered("e.sh", "#!/usr/bin/env bash\necho hi\n"),
-            Rendered("f.md", "# hi\n"),
+            Rendered("a.yaml", "a: 1\n---\nb: 2\n", "yaml"),
+            Rendered("b.json", "{}\n", "json"),
+            Rendered("c.tfvars", 'x = "y"\n', "hcl"),
+            Rendered("d.py", "x = 1\n", "py"),
+            Rendered("e.sh", "#!/usr/bin/env bash\necho hi\n", "sh"),
+            Rendered("f.md", "# hi\n", "md"),
         ]
     )
 
 
 @pytest.mark.parametrize(
-    ("path", "text"),
+    ("path", "fmt", "text"),
     [
-        ("a.yaml", "a: [1\n"),
-        ("b.json", "{,}\n"),
-        ("c.tfvars", "x = \n"),
-        ("d.py", "def (:\n"),
-        ("e.sh", "if then fi\n"),
-        ("f.md", "no newline"),
-        ("g.md", "two newlines\n\n"),
+        ("a.yaml", "yaml", "a: [1\n"),
+        ("b.json", "json", "{,}\n"),
+        ("c.tfvars", "hcl", "x = \n"),
+        ("d.py", "py", "def (:\n"),
+        ("e.sh", "sh", "if then fi\n"),
+        ("f.md", "md", "no newline"),
+        ("g.md", "md", "two newlines\n\n"),
+        # The format decides the parser, not the file name.
+        ("h.txt", "yaml", "a: [1\n"),
     ],
 )
-def test_each_broken_format_is_named(path: str, text: str) -> None:
+def test_each_broken_format_is_named(path: str, fmt: Format, text: str) -> None:
     with pytest.raises(CheckError, match=path.replace(".", r"\.")):
-        check([Rendered(path, text)])
+        check([Rendered(path, text, fmt)])
 
 
 def test_hcl_worker_is_reusable_and_reports_each_file() -> None:
@@ -46,4 +48,11 @@ def test_hcl_worker_is_reusable_and_reports_each_file() -> None:
         assert hcl.parse({"a.tfvars": 'x = "y"\n'}) == []
         (failure,) = hcl.parse({"b.tf": "x = \n", "c.tfvars": "y = 1\n"})
         assert failure.startswith("b.tf: does not parse back")
-        check([Rendered("d.tfvars", "z = true\n")], hcl)
+
+
+def test_one_checker_checks_many_bundles() -> None:
+    with Checker() as checker:
+        checker.check([Rendered("d.tfvars", "z = true\n", "hcl")])
+        with pytest.raises(CheckError, match=r"e\.tf"):
+            checker.check([Rendered("e.tf", "z = \n", "hcl")])
+        checker.check([Rendered("f.tf", "z = 1\n", "hcl")])

@@ -12,9 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 import rlobs
-from helpers import REPO, write_tree
 from rlobs.main import app
-from test_profile import GOOD
+from testing.helpers import GOOD, REPO, write_tree
 
 runner = CliRunner()
 
@@ -48,7 +47,10 @@ def test_init_writes_profile_with_schema_modeline(tmp_path: Path) -> None:
     text = path.read_text()
     assert text.startswith("# yaml-language-server: $schema=./rlobs.schema.json\n")
     schema = json.loads((tmp_path / "rlobs.schema.json").read_text())
-    assert schema["properties"]["apiVersion"]["const"] == "rlobs/v1alpha1"
+    # One branch per target, chosen by `target`, each with the keys every profile has.
+    assert [b["$ref"] for b in schema["oneOf"]] == ["#/$defs/EksProfile", "#/$defs/GkeProfile"]
+    for branch in ("EksProfile", "GkeProfile"):
+        assert schema["$defs"][branch]["properties"]["apiVersion"]["const"] == "rlobs/v1alpha1"
 
 
 def test_init_never_overwrites_without_force(tmp_path: Path) -> None:
@@ -155,8 +157,10 @@ def test_validate(tmp_path: Path) -> None:
 def test_schema_is_json_and_forbids_unknown_keys() -> None:
     result = runner.invoke(app, ["schema"])
     schema = json.loads(result.stdout)
-    assert schema["additionalProperties"] is False
-    assert "workload" in schema["required"]
+    for branch in ("EksProfile", "GkeProfile"):
+        assert schema["$defs"][branch]["additionalProperties"] is False
+        assert "workload" in schema["$defs"][branch]["required"]
+    assert "eks" in schema["$defs"]["EksProfile"]["required"] and "gke" in schema["$defs"]["GkeProfile"]["required"]
 
 
 def test_blueprints_lists_both_targets() -> None:

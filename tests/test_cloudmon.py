@@ -5,23 +5,22 @@ from typing import Any
 
 import pytest
 
-from helpers import module, profile
-from promql_check import parse
-from rlobs.profile.model import Profile
+from rlobs.profile.model import GkeProfile
 from rlobs.rl import naming
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets.gke import monitoring
+from testing.bundles import facts, pipeline_of
+from testing.helpers import module, profile
+from testing.promql import parse
 
 CATALOG = load_catalog()
 
 
-def _gmp(p: Profile) -> Profile:
-    assert p.gke is not None
+def _gmp(p: GkeProfile) -> GkeProfile:
     return p.model_copy(update={"gke": p.gke.model_copy(update={"naming": "gmp-collector"})})
 
 
-def _with_channels(p: Profile) -> Profile:
-    assert p.gke is not None
+def _with_channels(p: GkeProfile) -> GkeProfile:
     chans = ("projects/my-rl-project/notificationChannels/123",)
     return p.model_copy(update={"gke": p.gke.model_copy(update={"notification_channels": chans})})
 
@@ -36,7 +35,7 @@ def _queries(dash: dict[str, Any]) -> list[str]:
 
 
 def test_dashboard_layout_and_filters() -> None:
-    dash = monitoring.dashboard(profile("gke-managed-otel"), CATALOG)
+    dash = monitoring.dashboard(facts(profile("gke-managed-otel")))
     assert dash["mosaicLayout"]["columns"] == 48
     for t in dash["mosaicLayout"]["tiles"]:
         assert t["xPos"] + t["width"] <= 48
@@ -50,7 +49,7 @@ def test_dashboard_layout_and_filters() -> None:
 
 
 def test_gmp_collector_naming() -> None:
-    dash = monitoring.dashboard(_gmp(profile("gke-managed-otel")), CATALOG)
+    dash = monitoring.dashboard(facts(_gmp(profile("gke-managed-otel"))))
     assert dash["dashboardFilters"][0]["labelKey"] == "rl_run_id"
     assert any("rl_loop_duration_milliseconds_bucket{" in q for q in _queries(dash))
 
@@ -58,16 +57,20 @@ def test_gmp_collector_naming() -> None:
 @pytest.mark.parametrize("gmp", [False, True])
 def test_queries_parse_once_template_variables_expand(gmp: bool) -> None:
     p = _gmp(profile("gke-managed-otel")) if gmp else profile("gke-managed-otel")
-    dash = monitoring.dashboard(p, CATALOG)
-    pipeline = naming.pipeline_for(p)
+    dash = monitoring.dashboard(facts(p))
+    pipeline = pipeline_of(p)
     for q in _queries(dash):
         for f in dash["dashboardFilters"]:
             q = q.replace("${" + f["templateVariable"] + "}", f'{naming.label_token(f["labelKey"], pipeline)}=~".*"')
         parse(q)
 
 
+def _policies(p: GkeProfile) -> list[tuple[str, dict[str, Any]]]:
+    return monitoring.alert_policies(facts(p), p.gke.notification_channels)
+
+
 def test_alert_policies() -> None:
-    policies = monitoring.alert_policies(_with_channels(profile("gke-managed-otel")), CATALOG)
+    policies = _policies(_with_channels(profile("gke-managed-otel")))
     stems = [s for s, _ in policies]
     assert stems == [
         "rl-gke-rl-training-stalled",
@@ -97,7 +100,7 @@ def test_alert_policies() -> None:
 def test_no_policies_when_alerts_are_disabled() -> None:
     p = profile("gke-managed-otel")
     off = p.model_copy(update={"alerts": p.alerts.model_copy(update={"enabled": False})})
-    assert monitoring.alert_policies(off, CATALOG) == []
+    assert _policies(off) == []
 
 
 def test_google_client_libraries_accept_dashboard_and_policies() -> None:
@@ -107,9 +110,9 @@ def test_google_client_libraries_accept_dashboard_and_policies() -> None:
     from google.cloud.monitoring_v3.types import AlertPolicy
 
     for p in (profile("gke-managed-otel"), _gmp(_with_channels(profile("gke-managed-otel")))):
-        dash = Dashboard.from_json(json.dumps(monitoring.dashboard(p, CATALOG)), ignore_unknown_fields=False)
+        dash = Dashboard.from_json(json.dumps(monitoring.dashboard(facts(p))), ignore_unknown_fields=False)
         assert dash.mosaic_layout.columns == 48 and len(dash.dashboard_filters) == 4
-        for _, pol in monitoring.alert_policies(p, CATALOG):
+        for _, pol in _policies(p):
             parsed = AlertPolicy.from_json(json.dumps(pol), ignore_unknown_fields=False)
             assert parsed.conditions[0].condition_prometheus_query_language.disable_metric_validation
 
@@ -119,18 +122,18 @@ def test_google_client_libraries_reject_a_bad_field() -> None:
     from google.cloud.monitoring_dashboard_v1.types import Dashboard
     from google.cloud.monitoring_v3.types import AlertPolicy
 
-    dash = monitoring.dashboard(profile("gke-managed-otel"), CATALOG)
+    dash = monitoring.dashboard(facts(profile("gke-managed-otel")))
     dash["mosaicLayout"]["tiles"][1]["widget"]["xyChart"]["dataSets"][0]["timeSeriesQuery"]["promQuery"] = "up"
     with pytest.raises(Exception, match="promQuery"):
         Dashboard.from_json(json.dumps(dash), ignore_unknown_fields=False)
-    [(_, pol), *_] = monitoring.alert_policies(profile("gke-managed-otel"), CATALOG)
+    [(_, pol), *_] = _policies(profile("gke-managed-otel"))
     pol["conditions"][0]["conditionPrometheusQueryLanguage"]["disableMetricValidaton"] = True
     with pytest.raises(Exception, match="disableMetricValidaton"):
         AlertPolicy.from_json(json.dumps(pol), ignore_unknown_fields=False)
 
 
 def test_every_catalog_metric_is_charted() -> None:
-    queries = _queries(monitoring.dashboard(profile("gke-managed-otel"), CATALOG))
+    queries = _queries(monitoring.dashboard(facts(profile("gke-managed-otel"))))
     for m in CATALOG.metrics:
         part: naming.Part = "bucket" if m.kind == "histogram" else ""
         quoted = "{" + naming.quote(naming.series(m, "gke-telemetry-api", part)) + ", "

@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 import yaml
 
-from helpers import profile, tool
 from rlobs.rl import naming
 from rlobs.rl.alerts import alerts
 from rlobs.rl.catalog import load_catalog
 from rlobs.rl.grafana import rl_dashboard
-from rlobs.rl.naming import pipeline_for
 from rlobs.rl.promrules import rule_groups
-from test_instrumentation import render_app
+from testing.bundles import facts, pipeline_of
+from testing.helpers import profile, tool
+from testing.otlp import render_app
 
 pytestmark = pytest.mark.slow
 
@@ -94,7 +94,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subpr
         stderr=subprocess.PIPE,
         text=True,
     )
-    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule_groups(p, CATALOG, pipeline_for(p))}))
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule_groups(facts(p))}))
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
         "rule_files": [str(tmp_path / "rules.yaml")],
@@ -135,7 +135,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subpr
 
 def _dashboard_queries() -> list[str]:
     p = profile(PROFILE)
-    dash = rl_dashboard(p, CATALOG, pipeline_for(p))
+    dash = rl_dashboard(facts(p))
     exprs = [t["expr"] for panel in dash["panels"] for t in panel.get("targets", [])]
     exprs += [v["query"]["query"] for v in dash["templating"]["list"]]  # label_values(<selector>, <label>)
     return exprs
@@ -155,7 +155,7 @@ def _alert_probes() -> list[str]:
     """Each alert's probes, time-shifted into the few seconds of data the test has (names are never touched)."""
     p = profile(PROFILE)
     probes = []
-    for a in alerts(p, CATALOG, pipeline_for(p)):
+    for a in alerts(p.alerts, CATALOG, pipeline_of(p)):
         for probe in a.probes:
             probe = re.sub(r" offset \d+[smhd]", "", probe)  # a baseline that ends 30m ago has no data yet
             probe = re.sub(r":1m\]", ":1s]", probe)  # a subquery step that fits in seconds of data
@@ -205,7 +205,7 @@ def test_generated_rules_evaluate_cleanly_in_prometheus(stack: tuple[str, subpro
 
     def evaluated() -> Any:
         rules = [r for g in _get(f"{base}/api/v1/rules")["data"]["groups"] for r in g["rules"]]
-        done = len(rules) == len(alerts(profile(PROFILE), CATALOG, "python-prometheus"))
+        done = len(rules) == len(alerts(profile(PROFILE).alerts, CATALOG, "python-prometheus"))
         done = done and all(r.get("lastEvaluation", "").startswith("20") for r in rules)
         if done and all(r["health"] == "ok" for r in rules):
             return True

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from crdschema import errors
-from eks_helpers import EKS_PROFILES, bundle, objects, of_kind, schema
-from helpers import module, profile
 from rlobs.targets.eks.versions import CHARTS
+from testing.crdschema import errors
+from testing.eks import EKS_PROFILES, bundle, objects, of_kind, schema
+from testing.helpers import module, profile
 
 APP_CRD = "argo-cd/application-crd.v3.0.6.yaml"  # Argo CD v3.0.6 = argo-cd chart 8.1.1, what ai-on-eks installs
 

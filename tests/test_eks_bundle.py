@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from eks_helpers import EKS_PROFILES, bundle, objects
-from helpers import all_profiles, tool
 from rlobs.errors import ProfileError
 from rlobs.profile.load import parse_profile
+from testing.eks import EKS_PROFILES, bundle, objects
+from testing.helpers import all_profiles, tool
 
 FORBIDDEN = ("prom-operator", "admin123")  # the reference stack's default Grafana / OpenSearch passwords
 _PASSWORD_KEY = re.compile(r"(?i)(passw(or)?d|passwd|secret[-_]?key|token|api[-_]?key)$")

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from eks_helpers import EKS_PROFILES, of_kind
-from helpers import all_profiles, module, shared, tool
 from rlobs.profile.load import parse_profile
 from rlobs.targets.eks.dashboards import inference_dashboard, training_dashboard
+from testing.eks import EKS_PROFILES, of_kind
+from testing.helpers import all_profiles, module, shared, tool
 
 # vLLM V1 engine metrics (vllm/v1/metrics/loggers.py, 0.8 - 0.11); the V0 names below are gone or renamed.
 VLLM_V1 = {

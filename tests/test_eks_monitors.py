@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from crdschema import errors
-from eks_helpers import EKS_PROFILES, objects, of_kind
-from eks_helpers import schema as crd
-from helpers import module, profile, tool
+from testing.crdschema import errors
+from testing.eks import EKS_PROFILES, objects, of_kind
+from testing.eks import schema as crd
+from testing.helpers import module, profile, tool
 
 CRDS = {
     "ServiceMonitor": "prometheus-operator/crd-servicemonitors.v0.84.1.yaml",

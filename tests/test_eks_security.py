@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
-from eks_helpers import EKS_PROFILES, bundle, objects
-from helpers import profile
 from rlobs.targets.eks import security
 from rlobs.targets.eks.stack import stack
+from testing.eks import EKS_PROFILES, bundle, objects
+from testing.helpers import eks_profile
 
 # A bcrypt hash as the README's bcrypt_hash prints it (the shell expands it into the heredoc).
 _HASH = "$2a$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW"
@@ -23,8 +23,7 @@ _ALLOWED_CLUSTER_ACTIONS = {"indices:data/write/bulk"}
 def _ray_rlobs_profiles() -> list[str]:
     names = []
     for name in EKS_PROFILES:
-        eks = profile(name).eks
-        assert eks is not None
+        eks = eks_profile(name).eks
         if eks.mode == "rlobs" and "workload/ray-logs-patch.yaml" in bundle(name):
             names.append(name)
     return names
@@ -80,8 +79,7 @@ def test_readme_security_config_lets_the_log_writer_only_write_the_ray_log_index
         assert files[file]["_meta"] == {"type": kind, "config_version": 2}
     assert log_writer_problems(files, sidecar_index(name)) == []
     # The Secret the operator reads holds all three files.
-    eks = profile(name).eks
-    assert eks is not None
+    eks = eks_profile(name).eks
     create = re.search(rf"create secret generic {eks.opensearch.security_config_secret} \\\n(.*)", readme)
     assert create and set(re.findall(r"--from-file=(\S+)", create[1])) == set(files)
 
@@ -99,8 +97,7 @@ def test_the_security_config_check_rejects_a_broader_log_writer() -> None:
 
 @pytest.mark.parametrize("name", EKS_PROFILES)
 def test_the_admin_credentials_never_reach_the_workload_namespace(name: str) -> None:
-    prof = profile(name)
-    assert prof.eks is not None
+    prof = eks_profile(name)
     st = stack(prof.eks)
     readme = bundle(name)["README.md"]
     ns = prof.workload.namespace

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from crdschema import errors
-from eks_helpers import objects
-from eks_helpers import schema as crd
-from helpers import module, profile
+from testing.crdschema import errors
+from testing.eks import objects
+from testing.eks import schema as crd
+from testing.helpers import module, profile
 
 OPENSEARCH_CRD = "opensearch-operator/crd-opensearchclusters.v2.7.0.yaml"
 OUTPUT_CRD = "fluent-operator/fluentbit.fluent.io_clusteroutputs.yaml"

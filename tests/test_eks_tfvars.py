@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from eks_helpers import EKS_PROFILES, bundle
-from helpers import all_profiles, profile, shared
 from rlobs.errors import ProfileError, RlobsError
 from rlobs.profile.load import parse_profile
 from rlobs.targets.eks.tfvars import check_tfvars, declared, tfvars, type_problem
+from testing.eks import EKS_PROFILES, bundle
+from testing.helpers import all_profiles, eks_profile, profile, shared
 
 
 def test_packaged_variables_match_upstream_variables_tf() -> None:
@@ -56,8 +56,7 @@ def test_tfvars_parse_back_with_declared_names_and_types(name: str) -> None:
         assert key in known, key
         assert type_problem(known[key]["type"], value) is None, (key, value)
         assert not known[key]["sensitive"], key
-    eks = profile(name).eks
-    assert eks is not None
+    eks = eks_profile(name).eks
     assert parsed["name"] == eks.cluster.name and parsed["region"] == eks.cluster.region
     assert parsed["eks_cluster_version"] == eks.cluster.kubernetes_version
     assert parsed["enable_ai_ml_observability_stack"] is (eks.mode == "ai-on-eks")

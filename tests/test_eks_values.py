@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from eks_helpers import EKS_PROFILES, objects
-from helpers import all_profiles, module, profile, shared, tool
 from rlobs.profile.load import parse_profile
 from rlobs.targets.eks import values
 from rlobs.targets.eks.versions import CHARTS
+from testing.eks import EKS_PROFILES, objects
+from testing.helpers import all_profiles, eks_profile, module, shared, tool
 
 # Maps the charts leave open (free-form config or a map of user-named entries) in which no chart default lists the
 # keys: the check stops there, having checked that the map itself exists. Maps whose chart default is {} or null
@@ -127,8 +127,7 @@ def test_collector_pipelines_hand_metrics_to_prometheus_and_traces_to_opensearch
 
 
 def test_grafana_admin_and_datasource_credentials_come_from_secrets() -> None:
-    eks = profile("eks-jark").eks
-    assert eks is not None
+    eks = eks_profile("eks-jark").eks
     grafana = _values("eks-jark")["kube-prometheus-stack"]["grafana"]
     assert grafana["admin"]["existingSecret"] == eks.grafana.admin_secret
     assert "adminPassword" not in grafana
@@ -143,8 +142,7 @@ def test_grafana_admin_and_datasource_credentials_come_from_secrets() -> None:
 
 def test_alertmanager_receivers_read_their_secrets_from_mounted_files() -> None:
     for name in EKS_PROFILES:
-        eks = profile(name).eks
-        assert eks is not None
+        eks = eks_profile(name).eks
         kps = _values(name).get("kube-prometheus-stack")
         if kps is None:
             continue  # ai-on-eks mode: the reference stack owns Alertmanager
@@ -162,8 +160,7 @@ def test_alertmanager_receivers_read_their_secrets_from_mounted_files() -> None:
 
 
 def test_prometheus_retention_storage_and_resources_follow_the_profile() -> None:
-    eks = profile("eks-jark").eks
-    assert eks is not None
+    eks = eks_profile("eks-jark").eks
     spec = _values("eks-jark")["kube-prometheus-stack"]["prometheus"]["prometheusSpec"]
     assert spec["retention"] == eks.prometheus.retention
     claim = spec["storageSpec"]["volumeClaimTemplate"]["spec"]
@@ -224,8 +221,7 @@ _VERSION = re.compile(r"\d+\.\d+\.\d+")
 
 
 def _mode(name: str) -> str:
-    eks = profile(name).eks
-    assert eks is not None
+    eks = eks_profile(name).eks
     return eks.mode
 
 

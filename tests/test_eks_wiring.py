@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from eks_helpers import EKS_PROFILES, bundle, objects, of_kind
+from testing.eks import EKS_PROFILES, bundle, objects, of_kind
 
 
 def _values(name: str, chart: str) -> dict[str, Any]:

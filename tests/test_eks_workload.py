@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 import yaml
 
-from eks_helpers import EKS_PROFILES, bundle, objects
-from helpers import all_profiles, module, profile
-from rlobs.pipeline import build
 from rlobs.profile.load import parse_profile
 from rlobs.profile.model import Profile
 from rlobs.rl import workloads
 from rlobs.targets.eks.stack import stack
-from workload_helpers import (
+from testing.bundles import build
+from testing.eks import EKS_PROFILES, bundle, objects
+from testing.helpers import all_profiles, module, profile
+from testing.workloads import (
     KINDS,
     assert_user_parts_kept,
     bundle_component,

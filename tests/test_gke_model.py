@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import all_profiles
 from rlobs.errors import ProfileError
 from rlobs.profile.load import parse_profile
+from testing.helpers import all_profiles
 
 BASE = all_profiles()["gke-managed-otel"]
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from gke_helpers import GKE_PROFILES
-from helpers import module, profile
-from rlobs.pipeline import build
+from testing.bundles import build
+from testing.gke import GKE_PROFILES
+from testing.helpers import gke_profile, module, profile
 
 
 def _monitoring(name: str, folder: str) -> dict[str, str]:
@@ -33,8 +33,7 @@ def test_alert_policies_parse_as_monitoring_v3(name: str) -> None:
     module("google.cloud.monitoring_v3", "parses the alert policies with Google's client library")
     from google.cloud.monitoring_v3 import AlertPolicy
 
-    p = profile(name)
-    assert p.gke is not None
+    p = gke_profile(name)
     policies = _monitoring(name, "alert-policies")
     if not p.alerts.enabled:
         assert not policies

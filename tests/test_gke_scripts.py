@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gke_helpers import (
+from rlobs.targets.gke import project
+from rlobs.targets.gke.plan import SCRIPTS, equals
+from testing.gke import (
     GKE_PROFILES,
     SCOPE_FLAG,
     bare_path,
@@ -22,9 +24,7 @@ from gke_helpers import (
     run_script,
     write_bundle,
 )
-from helpers import preinstalled_tool, profile, tool
-from rlobs.targets.gke import project
-from rlobs.targets.gke.plan import SCRIPTS, equals
+from testing.helpers import preinstalled_tool, profile, tool
 
 ALL_SCRIPTS = (*SCRIPTS, "setup.sh")
 
@@ -169,7 +169,7 @@ def test_deploy_monitoring_covers_every_file(bundles: dict[str, Path], name: str
     by_name = [c for c in lists if c[-2].startswith("--filter=displayName>=")]
     assert len(by_name) == len(on_disk)
     # Before any change, the bundle's labelled dashboards and policies are listed: those left over get deleted.
-    bundle_name, project_id = profile(name).metadata.name, project.gke(profile(name)).project
+    bundle_name, project_id = profile(name).metadata.name, profile(name).gke.project
     assert [c for c in lists if c not in by_name] == [
         [
             *("gcloud", "monitoring", "dashboards", "list", f"--project={project_id}"),

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from gke_helpers import commands, gcloud_run, gcloud_usage_error, run_script, write_bundle
-from helpers import preinstalled_tool, profile
-from rlobs.pipeline import build
 from rlobs.targets.gke import project
+from testing.bundles import build
+from testing.gke import commands, gcloud_run, gcloud_usage_error, run_script, write_bundle
+from testing.helpers import preinstalled_tool, profile
 
 # Answers to the scripts' read-only look-ups come from FAKE_* variables; every call is logged.
 FAKE = r"""#!/usr/bin/env bash

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from gke_helpers import GKE_PROFILES
-from helpers import all_profiles, module, preinstalled_tool, profile
-from rlobs.pipeline import build
 from rlobs.targets.gke import project
+from testing.bundles import build
+from testing.gke import GKE_PROFILES
+from testing.helpers import all_profiles, gke_profile, module, preinstalled_tool, profile
 
 
 def _files(name: str) -> dict[str, str]:
@@ -61,8 +61,7 @@ def test_main_uses_exactly_the_declared_variables(name: str) -> None:
 
 @pytest.mark.parametrize("name", GKE_PROFILES)
 def test_main_declares_provider_apis_and_cluster(name: str) -> None:
-    p = profile(name)
-    assert p.gke is not None
+    p = gke_profile(name)
     main = _loads(_files(name)["main.tf"])
     (required,) = main["terraform"][0]["required_providers"]
     assert required["google-beta"]["version"] == project.GOOGLE_BETA_VERSION

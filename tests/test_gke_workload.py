@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 import yaml
 
-from gke_helpers import write_bundle
-from helpers import all_profiles, module
-from rlobs.pipeline import build
 from rlobs.profile.load import parse_profile
 from rlobs.profile.model import Profile
 from rlobs.rl import workloads
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets.gke import workload
-from workload_helpers import (
+from testing.bundles import build
+from testing.gke import write_bundle
+from testing.helpers import all_profiles, module
+from testing.workloads import (
     KINDS,
     assert_user_parts_kept,
     bundle_component,

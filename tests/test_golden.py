@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import TESTS, all_profiles, profile
-from rlobs.pipeline import build
+from testing.bundles import build
+from testing.helpers import TESTS, all_profiles, profile
 
 GOLDEN = TESTS / "golden"
 UPDATE = os.environ.get("RLOBS_UPDATE_GOLDEN") == "1"

@@ -5,11 +5,12 @@ import re
 
 import pytest
 
-from helpers import profile
-from promql_check import parse
 from rlobs.rl import naming
 from rlobs.rl.catalog import load_catalog
 from rlobs.rl.grafana import dashboard_uid, rl_dashboard
+from testing.bundles import facts
+from testing.helpers import profile
+from testing.promql import parse
 
 CATALOG = load_catalog()
 
@@ -20,7 +21,7 @@ def _exprs(dash: dict) -> list[str]:
 
 @pytest.mark.parametrize("pipeline", naming.PIPELINES)
 def test_dashboard_model(pipeline: naming.Pipeline) -> None:
-    dash = rl_dashboard(profile("eks-jark"), CATALOG, pipeline)
+    dash = rl_dashboard(facts(profile("eks-jark"), pipeline))
     assert dash["uid"] == "rlobs-rl-eks-rl" and len(dash["uid"]) <= 40
     assert 36 <= dash["schemaVersion"] <= 41
     assert "id" not in dash
@@ -35,11 +36,11 @@ def test_dashboard_model(pipeline: naming.Pipeline) -> None:
     for v in dash["templating"]["list"]:
         label = naming.label_token(CATALOG.attribute({"run": "run_id"}.get(v["name"], v["name"])).name, pipeline)
         assert v["query"]["query"].endswith(f", {label})")
-    assert rl_dashboard(profile("eks-jark"), CATALOG, pipeline) == dash  # deterministic
+    assert rl_dashboard(facts(profile("eks-jark"), pipeline)) == dash  # deterministic
 
 
 def test_every_catalog_metric_is_charted_with_the_filters() -> None:
-    exprs = _exprs(rl_dashboard(profile("eks-jark"), CATALOG, "otel-collector"))
+    exprs = _exprs(rl_dashboard(facts(profile("eks-jark"), "otel-collector")))
     for m in CATALOG.metrics:
         part: naming.Part = "bucket" if m.kind == "histogram" else ""
         assert any(naming.series(m, "otel-collector", part) in e for e in exprs), m.name
@@ -49,7 +50,7 @@ def test_every_catalog_metric_is_charted_with_the_filters() -> None:
 
 
 def test_panels_have_latency_percentiles_and_units() -> None:
-    dash = rl_dashboard(profile("eks-jark"), CATALOG, "python-prometheus")
+    dash = rl_dashboard(facts(profile("eks-jark"), "python-prometheus"))
     by_title = {p["title"]: p for p in dash["panels"]}
     loop = by_title["Loop iteration duration"]
     assert loop["fieldConfig"]["defaults"]["unit"] == "ms"
@@ -64,7 +65,7 @@ def test_panels_have_latency_percentiles_and_units() -> None:
 
 
 def test_panels_do_not_overlap() -> None:
-    dash = rl_dashboard(profile("eks-jark"), CATALOG, "otel-collector")
+    dash = rl_dashboard(facts(profile("eks-jark"), "otel-collector"))
     cells = set()
     for p in dash["panels"]:
         g = p["gridPos"]
@@ -75,16 +76,17 @@ def test_panels_do_not_overlap() -> None:
 
 
 def test_long_names_keep_a_short_stable_uid() -> None:
-    p = profile("eks-jark")
-    long = p.model_copy(update={"metadata": p.metadata.model_copy(update={"name": "x" * 60})})
-    other = p.model_copy(update={"metadata": p.metadata.model_copy(update={"name": "x" * 59 + "y"})})
-    assert len(dashboard_uid(long)) <= 40 and re.fullmatch(r"[a-z0-9-]+", dashboard_uid(long))
-    assert dashboard_uid(long) != dashboard_uid(other)
+    long, other = "x" * 60, "x" * 59 + "y"
+    for suffix in ("rl", "train", "infer"):
+        uid = dashboard_uid(long, suffix)
+        assert len(uid) <= 40 and re.fullmatch(r"[a-z0-9-]+", uid)
+        assert uid != dashboard_uid(other, suffix) and uid != dashboard_uid(long, suffix + "x")
+    assert dashboard_uid("rl-eks", "rl") == "rlobs-rl-eks-rl"
 
 
 @pytest.mark.parametrize("pipeline", naming.PIPELINES)
 def test_every_query_parses(pipeline: naming.Pipeline) -> None:
-    dash = rl_dashboard(profile("eks-jark"), CATALOG, pipeline)
+    dash = rl_dashboard(facts(profile("eks-jark"), pipeline))
     for expr in _exprs(dash):
         parse(expr.replace("$__rate_interval", "1m"))
     json.dumps(dash)

@@ -2,110 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from concurrent import futures
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from helpers import module, profile, tool
-from rlobs.bundle.render import render
-from rlobs.bundle.spec import Plan
-from rlobs.rl.app import app_files, identity_values
-from rlobs.rl.catalog import load_catalog
-from rlobs.rl.naming import pipeline_for
-
-CATALOG = load_catalog()
-PROFILE = "eks-jark"
-
-
-def render_app(root: Path, name: str = PROFILE) -> Path:
-    """Render the bundle's app/ files into root; return the app folder."""
-    p = profile(name)
-    for r in render(Plan(p.metadata.name, app_files(p, CATALOG, pipeline_for(p)))):
-        if r.path.startswith("app/"):
-            path = root / r.path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(r.text, encoding="utf-8")
-    return root / "app"
-
-
-@dataclass
-class Receiver:
-    port: int
-    metrics: list[Any] = field(default_factory=list)
-    traces: list[Any] = field(default_factory=list)
-
-    def metric_points(self) -> dict[str, Any]:
-        """Metric name -> its last exported Metric message (cumulative temporality: the last one is complete)."""
-        found: dict[str, Any] = {}
-        for req in self.metrics:
-            for rm in req.resource_metrics:
-                for sm in rm.scope_metrics:
-                    for m in sm.metrics:
-                        found[m.name] = m
-        return found
-
-    def resources(self) -> list[dict[str, str]]:
-        return [
-            {kv.key: kv.value.string_value for kv in rm.resource.attributes}
-            for req in self.metrics + self.traces
-            for rm in getattr(req, "resource_metrics", None) or req.resource_spans
-        ]
-
-    def spans(self) -> list[Any]:
-        return [s for req in self.traces for rs in req.resource_spans for ss in rs.scope_spans for s in ss.spans]
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    module("grpc", "runs an in-test OTLP/gRPC receiver")
-    import grpc
-    from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2, metrics_service_pb2_grpc
-    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
-
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-    port = server.add_insecure_port("127.0.0.1:0")
-    got = Receiver(port)
-
-    class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):  # type: ignore[misc]
-        def Export(self, request: Any, context: Any) -> Any:
-            got.metrics.append(request)
-            return metrics_service_pb2.ExportMetricsServiceResponse()
-
-    class Traces(trace_service_pb2_grpc.TraceServiceServicer):  # type: ignore[misc]
-        def Export(self, request: Any, context: Any) -> Any:
-            got.traces.append(request)
-            return trace_service_pb2.ExportTraceServiceResponse()
-
-    metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
-    server.start()
-    try:
-        yield got
-    finally:
-        server.stop(grace=None)
-
-
-def _env(app: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "RL_"))}
-    env.update(
-        {
-            "PYTHONPATH": str(app),
-            "OTEL_METRIC_EXPORT_INTERVAL": "60000",  # only the final export at shutdown
-            "RL_EXAMPLE_ITERATIONS": "3",
-            "RL_EXAMPLE_SECONDS": "0.01",
-        }
-    )
-    env.update(extra)
-    return env
+from rlobs.rl.identity import identity_values
+from testing.helpers import profile, tool
+from testing.otlp import CATALOG, PROFILE, Receiver, example_env, render_app
 
 
 def _run_example(app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -147,7 +54,7 @@ def test_metrics_match_the_catalog_exactly(tmp_path: Path, receiver: Receiver) -
     from opentelemetry.proto.metrics.v1 import metrics_pb2
 
     app = render_app(tmp_path)
-    env = _env(
+    env = example_env(
         app,
         OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}",
         OTEL_SERVICE_NAME="custom-service",
@@ -191,7 +98,7 @@ def test_metrics_match_the_catalog_exactly(tmp_path: Path, receiver: Receiver) -
 @pytest.mark.slow
 def test_spans_nest_under_the_loop(tmp_path: Path, receiver: Receiver) -> None:
     app = render_app(tmp_path)
-    run = _run_example(app, _env(app, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}"))
+    run = _run_example(app, example_env(app, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}"))
     assert run.returncode == 0, run.stderr
     spans = receiver.spans()
     names = {s.key: s.name for s in CATALOG.spans}
@@ -217,7 +124,7 @@ def test_spans_nest_under_the_loop(tmp_path: Path, receiver: Receiver) -> None:
 @pytest.mark.slow
 def test_schemeless_endpoint_is_plain_text(tmp_path: Path, receiver: Receiver) -> None:
     app = render_app(tmp_path)
-    run = _run_example(app, _env(app, OTEL_EXPORTER_OTLP_ENDPOINT=f"127.0.0.1:{receiver.port}"))
+    run = _run_example(app, example_env(app, OTEL_EXPORTER_OTLP_ENDPOINT=f"127.0.0.1:{receiver.port}"))
     assert run.returncode == 0, run.stderr
     assert receiver.metric_points() and receiver.spans()
 
@@ -226,7 +133,7 @@ def test_schemeless_endpoint_is_plain_text(tmp_path: Path, receiver: Receiver) -
 def test_exporters_none_send_nothing(tmp_path: Path, receiver: Receiver) -> None:
     """The receiver sees nothing when export is off: the checks above cannot pass by accident."""
     app = render_app(tmp_path)
-    env = _env(
+    env = example_env(
         app,
         OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}",
         OTEL_METRICS_EXPORTER="none",
@@ -240,7 +147,7 @@ def test_exporters_none_send_nothing(tmp_path: Path, receiver: Receiver) -> None
 @pytest.mark.slow
 def test_console_exporters(tmp_path: Path) -> None:
     app = render_app(tmp_path)
-    run = _run_example(app, _env(app, OTEL_METRICS_EXPORTER="console", OTEL_TRACES_EXPORTER="console"))
+    run = _run_example(app, example_env(app, OTEL_METRICS_EXPORTER="console", OTEL_TRACES_EXPORTER="console"))
     assert run.returncode == 0, run.stderr
     assert CATALOG.metric("loop_duration").name in run.stdout and '"parent_id"' in run.stdout
 
@@ -248,7 +155,7 @@ def test_console_exporters(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_sigterm_flushes_before_exit(tmp_path: Path, receiver: Receiver) -> None:
     app = render_app(tmp_path)
-    env = _env(
+    env = example_env(
         app,
         OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}",
         RL_EXAMPLE_ITERATIONS="100000",
@@ -284,6 +191,6 @@ def test_http_protocol_without_its_exporter_says_what_to_install(tmp_path: Path)
     if importlib.util.find_spec("opentelemetry.exporter.otlp.proto.http") is not None:
         pytest.skip("the HTTP exporter is installed here; the error path needs it absent")
     app = render_app(tmp_path)
-    run = _run_example(app, _env(app, OTEL_EXPORTER_OTLP_PROTOCOL="http/protobuf", OTEL_TRACES_EXPORTER="none"))
+    run = _run_example(app, example_env(app, OTEL_EXPORTER_OTLP_PROTOCOL="http/protobuf", OTEL_TRACES_EXPORTER="none"))
     assert run.returncode != 0
     assert "needs opentelemetry-exporter-otlp-proto-http" in run.stderr

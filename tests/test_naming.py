@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import profile
 from rlobs.rl import naming
 from rlobs.rl.catalog import load_catalog
+from testing.bundles import pipeline_of
+from testing.helpers import eks_profile, gke_profile, profile
 
 CATALOG = load_catalog()
 
@@ -98,15 +99,13 @@ def test_every_metric_has_a_prometheus_valid_name_on_every_pipeline() -> None:
     [("gke-managed-otel", "gke-telemetry-api"), ("eks-jark", "otel-collector")],
 )
 def test_pipeline_for_blueprints(name: str, pipeline: str) -> None:
-    assert naming.pipeline_for(profile(name)) == pipeline
+    assert pipeline_of(profile(name)) == pipeline
 
 
 def test_pipeline_for_variants() -> None:
-    p = profile("gke-managed-otel")
-    assert p.gke is not None
+    p = gke_profile("gke-managed-otel")
     gmp = p.model_copy(update={"gke": p.gke.model_copy(update={"naming": "gmp-collector"})})
-    assert naming.pipeline_for(gmp) == "gke-gmp-collector"
-    e = profile("eks-jark")
-    assert e.eks is not None
+    assert pipeline_of(gmp) == "gke-gmp-collector"
+    e = eks_profile("eks-jark")
     exp = e.model_copy(update={"eks": e.eks.model_copy(update={"metrics_pipeline": "prometheus-exporter"})})
-    assert naming.pipeline_for(exp) == "python-prometheus"
+    assert pipeline_of(exp) == "python-prometheus"

@@ -6,26 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import all_profiles, write_tree
 from rlobs.errors import ProfileError
 from rlobs.profile.load import load_profile, parse_profile
-
-GOOD = """
-apiVersion: rlobs/v1alpha1
-kind: Profile
-metadata:
-  name: demo
-target: gke
-workload:
-  name: trainer
-  namespace: rl
-  container: trainer
-  run: {system: verl, algorithm: grpo, environment: gsm8k, model: qwen}
-gke:
-  project: my-project
-  location: us-central1
-  cluster: rl-cluster
-"""
+from rlobs.profile.model import GkeProfile
+from testing.helpers import GOOD, all_profiles, write_tree
 
 
 def _errors(text: str) -> list[str]:
@@ -37,7 +21,7 @@ def _errors(text: str) -> list[str]:
 def test_good_profile_loads_into_frozen_objects() -> None:
     p = parse_profile(GOOD)
     assert p.workload.run_id == "trainer"
-    assert p.gke is not None and p.gke.naming == "telemetry-api"
+    assert isinstance(p, GkeProfile) and p.gke.naming == "telemetry-api"
     with pytest.raises(Exception, match="frozen"):
         p.workload.name = "other"  # type: ignore[misc]
 
@@ -122,3 +106,45 @@ def test_nan_threshold_is_refused() -> None:
 def test_non_string_key() -> None:
     text = GOOD.replace("metadata:\n  name: demo", "metadata:\n  name: demo\n  1: one")
     assert any("expected text keys" in line for line in _errors(text))
+
+
+def test_other_targets_section_is_named() -> None:
+    text = GOOD + "eks:\n  mode: rlobs\n"
+    assert _errors(text) == ["p.yaml:16:1: eks: target is gke, so expected no `eks:` section, got one"]
+
+
+def test_unknown_target_still_reports_the_common_keys() -> None:
+    text = GOOD.replace("target: gke", "target: aks").replace("namespace: rl", "namespace: 42")
+    assert _errors(text) == [
+        "p.yaml:6:9: target: expected one of eks, gke, got 'aks'",
+        "p.yaml:9:14: workload.namespace: expected a string, got 42",
+    ]
+
+
+def test_missing_target_is_named() -> None:
+    text = GOOD.replace("target: gke\n", "")
+    (line,) = _errors(text)
+    assert line.startswith("p.yaml:") and "target: expected one of eks, gke, got nothing" in line
+
+
+def test_a_validator_reports_every_problem_it_finds() -> None:
+    # gke: the export interval and the namespace are both wrong; both are reported, each at its own key.
+    text = GOOD.replace("namespace: rl", "namespace: kube-rl").replace(
+        "  container: trainer", "  container: trainer\n  exportInterval: 1s"
+    )
+    assert _errors(text) == [
+        "p.yaml:9:3: workload.namespace: expected a namespace of your own, not one Kubernetes or GKE manages "
+        "(kube-*, gke-*, gmp-system, gmp-public), got 'kube-rl'",
+        "p.yaml:11:3: workload.exportInterval: expected 5s to 5m on the gke target (Managed OpenTelemetry accepts "
+        "5000-300000 ms), got '1s'",
+    ]
+
+
+def test_every_terraform_variable_problem_is_reported() -> None:
+    eks = all_profiles()["eks-jark"]
+    text = eks.replace("eks:\n", "eks:\n  terraformVariables:\n    enable_argocd: true\n    no_such_var: 1\n", 1)
+    lines = _errors(text)
+    assert [line.split(": ")[1] for line in lines] == [
+        "eks.terraformVariables.enable_argocd",
+        "eks.terraformVariables.no_such_var",
+    ]

@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 import yaml
 
-from helpers import profile, tool
-from promql_check import parse
 from rlobs.rl import naming, promrules
 from rlobs.rl.catalog import load_catalog
+from testing.bundles import facts
+from testing.helpers import profile, tool
+from testing.promql import parse
 
 CATALOG = load_catalog()
 CLASSIC = [p for p in naming.PIPELINES if not naming.dotted(p)]
@@ -25,7 +26,7 @@ def _write(tmp: Path, groups: list[dict[str, Any]], tests: dict[str, Any] | None
 
 def test_rule_group_shape() -> None:
     p = profile("eks-jark")
-    [group] = promrules.rule_groups(p, CATALOG, "otel-collector")
+    [group] = promrules.rule_groups(facts(p, "otel-collector"))
     assert group["name"] == "rlobs-rl-eks.rl-alerts"
     for rule in group["rules"]:
         assert set(rule) == {"alert", "expr", "for", "labels", "annotations"}
@@ -40,7 +41,7 @@ def test_rule_group_shape() -> None:
 
 def test_runbook_url_is_relative_without_an_https_repo() -> None:
     p = profile("gke-managed-otel")
-    [group] = promrules.rule_groups(p, CATALOG, "gke-telemetry-api")
+    [group] = promrules.rule_groups(facts(p, "gke-telemetry-api"))
     assert group["rules"][0]["annotations"]["runbook_url"] == "docs/runbook.md#rltrainingstalled"
     assert '{{ index $labels "rl.run.id" }}' in group["rules"][0]["annotations"]["summary"]
 
@@ -48,14 +49,14 @@ def test_runbook_url_is_relative_without_an_https_repo() -> None:
 def test_disabled_alerts_render_no_group() -> None:
     p = profile("eks-jark")
     off = p.model_copy(update={"alerts": p.alerts.model_copy(update={"enabled": False})})
-    assert promrules.rule_groups(off, CATALOG, "otel-collector") == []
+    assert promrules.rule_groups(facts(off, "otel-collector")) == []
 
 
 def test_rule_tests_cover_every_alert() -> None:
     p = profile("eks-jark")
-    tests = promrules.rule_tests(p, CATALOG, "otel-collector")
+    tests = promrules.rule_tests(facts(p, "otel-collector"))
     names = [t["alert_rule_test"][0]["alertname"] for t in tests["tests"]]
-    assert names == [r["alert"] for r in promrules.rule_groups(p, CATALOG, "otel-collector")[0]["rules"]]
+    assert names == [r["alert"] for r in promrules.rule_groups(facts(p, "otel-collector"))[0]["rules"]]
     for t in tests["tests"]:
         assert t["alert_rule_test"][0]["exp_alerts"], t["name"]  # something must fire
         assert "not for" in t["name"]
@@ -63,11 +64,11 @@ def test_rule_tests_cover_every_alert() -> None:
 
 def test_rule_tests_refuse_dotted_names() -> None:
     with pytest.raises(ValueError, match="classic"):
-        promrules.rule_tests(profile("gke-managed-otel"), CATALOG, "gke-telemetry-api")
+        promrules.rule_tests(facts(profile("gke-managed-otel"), "gke-telemetry-api"))
 
 
 def test_dotted_rules_parse_as_prometheus3_promql() -> None:
-    [group] = promrules.rule_groups(profile("gke-managed-otel"), CATALOG, "gke-telemetry-api")
+    [group] = promrules.rule_groups(facts(profile("gke-managed-otel"), "gke-telemetry-api"))
     for rule in group["rules"]:
         parse(rule["expr"])
     with pytest.raises(ValueError):
@@ -78,7 +79,7 @@ def test_dotted_rules_parse_as_prometheus3_promql() -> None:
 @pytest.mark.parametrize("pipeline", CLASSIC)
 def test_promtool_check_rules(pipeline: naming.Pipeline, tmp_path: Path) -> None:
     promtool = tool("promtool", "checks the generated alerting rules")
-    _write(tmp_path, promrules.rule_groups(profile("eks-jark"), CATALOG, pipeline))
+    _write(tmp_path, promrules.rule_groups(facts(profile("eks-jark"), pipeline)))
     run = subprocess.run([promtool, "check", "rules", "rl-alerts.rules.yaml"], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "SUCCESS: 6 rules found" in run.stdout
@@ -91,7 +92,7 @@ def test_promtool_check_rules(pipeline: naming.Pipeline, tmp_path: Path) -> None
 def test_promtool_test_rules(name: str, pipeline: naming.Pipeline, tmp_path: Path) -> None:
     promtool = tool("promtool", "runs the generated rule unit tests")
     p = profile(name)
-    _write(tmp_path, promrules.rule_groups(p, CATALOG, pipeline), promrules.rule_tests(p, CATALOG, pipeline))
+    _write(tmp_path, promrules.rule_groups(facts(p, pipeline)), promrules.rule_tests(facts(p, pipeline)))
     run = subprocess.run([promtool, "test", "rules", "rl-alerts.test.yaml"], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
 
@@ -101,8 +102,8 @@ def test_promtool_catches_a_silent_alert_and_a_wrong_name(tmp_path: Path) -> Non
     """The generated tests can fail: an alert that never fires, or a misnamed series, is caught."""
     promtool = tool("promtool", "runs the generated rule unit tests")
     p = profile("eks-jark")
-    groups = promrules.rule_groups(p, CATALOG, "otel-collector")
-    tests = promrules.rule_tests(p, CATALOG, "otel-collector")
+    groups = promrules.rule_groups(facts(p, "otel-collector"))
+    tests = promrules.rule_tests(facts(p, "otel-collector"))
     for i, rule in enumerate(groups[0]["rules"]):
         broken = copy.deepcopy(groups)
         # A threshold nobody can cross: the bad run stays silent, so the test must fail.
@@ -121,8 +122,8 @@ def test_promtool_catches_a_silent_alert_and_a_wrong_name(tmp_path: Path) -> Non
 @pytest.mark.parametrize("name", ["eks-jark", "eks-prometheus-exporter"])
 def test_bundled_rule_tests_pass_promtool(name: str, tmp_path: Path) -> None:
     """What ships: the bundle's tests/ folder runs as is, and its rules equal the PrometheusRule's groups."""
-    from rlobs.pipeline import build
     from rlobs.rl.app import RULE_TESTS_FILE, RULES_FILE
+    from testing.bundles import build
 
     promtool = tool("promtool", "runs the rule unit tests shipped in the bundle")
     p = profile(name)
@@ -133,7 +134,7 @@ def test_bundled_rule_tests_pass_promtool(name: str, tmp_path: Path) -> None:
     run = subprocess.run([promtool, "test", "rules", RULE_TESTS_FILE], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     shipped = yaml.safe_load(files[RULES_FILE])["groups"]
-    assert shipped == promrules.rule_groups(p, CATALOG, naming.pipeline_for(p))
+    assert shipped == promrules.rule_groups(facts(p))
     rule_docs = [d for text in files.values() if "kind: PrometheusRule" in text for d in yaml.safe_load_all(text) if d]
     assert any(d.get("spec", {}).get("groups") == shipped for d in rule_docs if d.get("kind") == "PrometheusRule")
 
@@ -141,8 +142,8 @@ def test_bundled_rule_tests_pass_promtool(name: str, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_rule_tests_follow_custom_thresholds(tmp_path: Path) -> None:
     """The synthetic series adapt to the profile's thresholds and windows, so users' own settings stay tested."""
-    from helpers import all_profiles
     from rlobs.profile.load import parse_profile
+    from testing.helpers import all_profiles
 
     promtool = tool("promtool", "runs the generated rule unit tests")
     text = all_profiles()["eks-jark"] + (
@@ -155,8 +156,8 @@ def test_rule_tests_follow_custom_thresholds(tmp_path: Path) -> None:
         "  syncLatency: {thresholdMs: 5000, window: 5m, for: 3m, severity: critical}\n"
     )
     p = parse_profile(text, "custom.yaml")
-    groups = promrules.rule_groups(p, CATALOG, "otel-collector")
+    groups = promrules.rule_groups(facts(p, "otel-collector"))
     assert "< 0.5" in groups[0]["rules"][3]["expr"] and "> 5000" in groups[0]["rules"][5]["expr"]
-    _write(tmp_path, groups, promrules.rule_tests(p, CATALOG, "otel-collector"))
+    _write(tmp_path, groups, promrules.rule_tests(facts(p, "otel-collector")))
     run = subprocess.run([promtool, "test", "rules", "rl-alerts.test.yaml"], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr

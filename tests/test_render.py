@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import profile
 from rlobs.bundle.render import make_env
-from rlobs.pipeline import build
+from testing.bundles import build
+from testing.helpers import profile
 
 
 def test_render_works_without_a_usable_template_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,8 +8,8 @@ import jsonschema
 import pytest
 import yaml
 
-from helpers import all_profiles
 from rlobs.commands import schema_text
+from testing.helpers import all_profiles
 
 
 def _validator() -> jsonschema.Draft202012Validator:

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
-from helpers import all_profiles, tool, write_tree
 from rlobs.errors import ProfileError
 from rlobs.profile.load import parse_profile
 from rlobs.rl import workloads
-from workload_helpers import (
+from testing.helpers import all_profiles, tool, write_tree
+from testing.workloads import (
     KINDS,
     OTHER_JOB,
     PROXY,

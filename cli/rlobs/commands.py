@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlobs.bundle.hclworker import HclWorker
 from rlobs.bundle.write import Changes
 from rlobs.errors import RlobsError
 
@@ -60,9 +59,11 @@ def init(blueprint: str, target: str | None, out: Path, *, force: bool) -> list[
 
 
 def schema_text() -> str:
+    from pydantic import TypeAdapter
+
     from rlobs.profile.model import Profile
 
-    schema = Profile.model_json_schema(by_alias=True)
+    schema = TypeAdapter(Profile).json_schema(by_alias=True)
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://rlobs.dev/schema/rlobs.v1alpha1.profile.json",
@@ -91,14 +92,16 @@ def _load_all(profiles: list[Path]) -> list[Any]:
     return loaded
 
 
-def render(
-    profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool, hcl: HclWorker | None = None
-) -> list[RenderResult]:
-    from rlobs.bundle.write import plan_changes, write_tree
-    from rlobs.pipeline import build
+def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool) -> list[RenderResult]:
+    from rlobs.bundle.check import Checker
 
-    loaded = _load_all(profiles)
-    built = [build(p, hcl) for p in loaded]
+    # Made before the heavy imports below, so its parser process warms up on the other core meanwhile.
+    with Checker() as checker:
+        from rlobs.bundle.write import plan_changes, write_tree
+        from rlobs.pipeline import build
+
+        loaded = _load_all(profiles)
+        built = [build(p, checker) for p in loaded]
     results = []
     for path, profile, files in zip(profiles, loaded, built, strict=True):
         out_dir = out if len(loaded) == 1 else out / profile.metadata.name
@@ -114,12 +117,15 @@ def render(
     return results
 
 
-def validate(profiles: list[Path], hcl: HclWorker | None = None) -> list[str]:
-    from rlobs.pipeline import build
+def validate(profiles: list[Path]) -> list[str]:
+    from rlobs.bundle.check import Checker
 
-    loaded = _load_all(profiles)
-    for profile in loaded:
-        build(profile, hcl)
+    with Checker() as checker:
+        from rlobs.pipeline import build
+
+        loaded = _load_all(profiles)
+        for profile in loaded:
+            build(profile, checker)
     return [p.metadata.name for p in loaded]
 
 

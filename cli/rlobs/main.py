@@ -147,15 +147,10 @@ def render(
 
     Exit 0 when done (or, with --check, when nothing differs), 1 when --check finds drift, 2 on bad input.
     """
-    from rlobs.bundle.hclworker import HclWorker
-
-    # Started before the heavy imports so python-hcl2 warms up on the other core meanwhile.
-    with HclWorker() as hcl, _errors(fmt):
+    with _errors(fmt):
         from rlobs import commands
 
-        results = commands.render(
-            profiles, out, write=not (check or diff or dry_run), force=force, with_diff=diff, hcl=hcl
-        )
+        results = commands.render(profiles, out, write=not (check or diff or dry_run), force=force, with_diff=diff)
     code = _report_render(results, fmt, check=check, diff=diff, dry_run=dry_run)
     raise typer.Exit(code)
 
@@ -190,12 +185,10 @@ def validate(profiles: ProfilesArg, fmt: FormatOpt = Fmt.text) -> None:
 
     Loads each profile and renders and parse-checks its bundle in memory.
     """
-    from rlobs.bundle.hclworker import HclWorker
-
-    with HclWorker() as hcl, _errors(fmt):
+    with _errors(fmt):
         from rlobs import commands, output
 
-        names = commands.validate(profiles, hcl)
+        names = commands.validate(profiles)
     if fmt is Fmt.json:
         output.as_json([{"profile": str(p), "name": n, "valid": True} for p, n in zip(profiles, names, strict=True)])
     else:

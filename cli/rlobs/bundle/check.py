@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable, Iterable
+from types import TracebackType
 
 import yaml
 
 from rlobs.bundle.hclworker import HclWorker
-from rlobs.bundle.render import Rendered
+from rlobs.bundle.spec import Format, Rendered
 from rlobs.errors import CheckError
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -28,6 +29,20 @@ def _python(r: Rendered) -> None:
     compile(r.text, r.path, "exec", dont_inherit=True)
 
 
+def _none(r: Rendered) -> None:
+    """Markdown and plain text have no syntax to get wrong."""
+
+
+# In-process parsers; shell and HCL are checked in batches by other processes (see Checker.check).
+_PARSERS: dict[Format, Callable[[Rendered], None]] = {
+    "yaml": _yaml,
+    "json": _json,
+    "py": _python,
+    "md": _none,
+    "text": _none,
+}
+
+
 def _shell(scripts: list[Rendered]) -> list[str]:
     """`bash -n` each script, all at once (one process per script: bash stops at the first syntax error)."""
     procs = [
@@ -41,47 +56,49 @@ def _shell(scripts: list[Rendered]) -> list[str]:
     return failures
 
 
-_HCL_SUFFIXES = (".tf", ".tfvars")
+class Checker:
+    """The parse-back stage. It owns a python-hcl2 worker process, started when the checker is made so that its
+    ~250 ms start-up overlaps whatever the caller does next (see hclworker.py); one checker serves many bundles."""
+
+    def __init__(self) -> None:
+        self._hcl = HclWorker()
+
+    def check(self, files: Iterable[Rendered]) -> None:
+        """Raise CheckError naming every file that does not parse back."""
+        failures: list[str] = []
+        scripts: list[Rendered] = []
+        hcl_files: dict[str, str] = {}
+        for r in files:
+            if not r.text.endswith("\n") or r.text.endswith("\n\n"):
+                failures.append(f"{r.path}: expected exactly one trailing newline")
+            if r.fmt == "sh":
+                scripts.append(r)
+            elif r.fmt == "hcl":
+                hcl_files[r.path] = r.text
+            else:
+                try:
+                    _PARSERS[r.fmt](r)
+                except Exception as exc:
+                    failures.append(f"{r.path}: does not parse back: {type(exc).__name__}: {exc}")
+        failures += _shell(scripts)
+        if hcl_files:
+            failures += self._hcl.parse(hcl_files)
+        if failures:
+            raise CheckError(
+                "rendered bundle failed its parse-back check (a bug in rlobs):\n  " + "\n  ".join(failures)
+            )
+
+    def close(self) -> None:
+        self._hcl.close()
+
+    def __enter__(self) -> Checker:
+        return self
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.close()
 
 
-_PARSERS: dict[str, Callable[[Rendered], None]] = {
-    ".yaml": _yaml,
-    ".yml": _yaml,
-    ".json": _json,
-    ".py": _python,
-}
-
-
-def check(files: Iterable[Rendered], hcl: HclWorker | None = None) -> None:
-    """Raise CheckError naming every file that does not parse back.
-
-    HCL goes to `hcl`, a python-hcl2 worker the caller started early (see hclworker.py), or a new one.
-    """
-    failures: list[str] = []
-    scripts: list[Rendered] = []
-    hcl_files: dict[str, str] = {}
-    for r in files:
-        if not r.text.endswith("\n") or r.text.endswith("\n\n"):
-            failures.append(f"{r.path}: expected exactly one trailing newline")
-        if r.path.endswith(".sh"):
-            scripts.append(r)
-            continue
-        if r.path.endswith(_HCL_SUFFIXES):
-            hcl_files[r.path] = r.text
-            continue
-        parser = _PARSERS.get(r.path[r.path.rfind(".") :])
-        if parser is None:
-            continue
-        try:
-            parser(r)
-        except Exception as exc:
-            failures.append(f"{r.path}: does not parse back: {type(exc).__name__}: {exc}")
-    failures += _shell(scripts)
-    if hcl_files:
-        if hcl is None:
-            with HclWorker() as own:
-                failures += own.parse(hcl_files)
-        else:
-            failures += hcl.parse(hcl_files)
-    if failures:
-        raise CheckError("rendered bundle failed its parse-back check (a bug in rlobs):\n  " + "\n  ".join(failures))
+def check(files: Iterable[Rendered]) -> None:
+    """Check one set of files with a checker of its own."""
+    with Checker() as checker:
+        checker.check(files)

@@ -46,6 +46,12 @@ def to_yaml_stream(docs: list[Any]) -> str:
     return "---\n".join(to_yaml(d) for d in docs)
 
 
+def number(value: float) -> str:
+    """A number as people write it: integers without a point, others as Python's shortest round-trip repr."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
 def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 

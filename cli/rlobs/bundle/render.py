@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 
 import jinja2
 
 from rlobs.bundle import filters
-from rlobs.bundle.spec import FileSpec, Plan
+from rlobs.bundle.spec import DataFile, FileSpec, Plan, Rendered
 from rlobs.resources import package_dir
-
-
-@dataclass(frozen=True, slots=True)
-class Rendered:
-    path: str
-    text: str
-    executable: bool = False
 
 
 class _QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -55,25 +47,17 @@ def render(plan: Plan, env: jinja2.Environment | None = None) -> tuple[Rendered,
     return tuple(sorted((_render_one(spec, env) for spec in plan.files), key=lambda r: r.path))
 
 
+_SERIALISERS = {"yaml": filters.to_yaml, "json": filters.to_json, "hcl": filters.hcl_attributes}
+
+
 def _render_one(spec: FileSpec, env: jinja2.Environment) -> Rendered:
-    if spec.template is not None:
-        text = env.get_template(spec.template).render(**spec.context)
-    elif spec.fmt == "yaml":
-        text = filters.to_yaml(spec.data)
-    elif spec.fmt == "yaml-stream":
-        text = filters.to_yaml_stream(list(spec.data))
-    elif spec.fmt == "json":
-        text = filters.to_json(spec.data)
-    elif spec.fmt == "hcl":
-        text = filters.hcl_attributes(spec.data)
-    else:
-        raise ValueError(f"{spec.path}: a {spec.fmt} file needs a template")
-    if spec.header:
-        # JSON has no comments; check.py would reject such a file, so say so where the bug is.
-        if spec.fmt == "json":
-            raise ValueError(f"{spec.path}: JSON outputs cannot carry a header comment")
-        text = "".join(f"# {line}\n" if line else "#\n" for line in spec.header.splitlines()) + text
-    return Rendered(spec.path, _one_newline(text), spec.executable)
+    if isinstance(spec, DataFile):
+        text = _SERIALISERS[spec.fmt](spec.data)
+        if spec.header:
+            text = "".join(f"# {line}\n" if line else "#\n" for line in spec.header.splitlines()) + text
+        return Rendered(spec.path, _one_newline(text), spec.fmt)
+    text = env.get_template(spec.template).render(**spec.context)
+    return Rendered(spec.path, _one_newline(text), spec.fmt, spec.executable)
 
 
 def _one_newline(text: str) -> str:

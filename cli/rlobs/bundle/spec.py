@@ -1,4 +1,4 @@
-"""What a bundle consists of: a plan is data (paths, formats, structures or template names), no text yet."""
+"""What a bundle consists of: a plan is data (paths, formats, structures or templates, descriptions), no text yet."""
 
 from __future__ import annotations
 
@@ -7,23 +7,56 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 # How each output is serialised and parsed back by check.py.
-Format = Literal["yaml", "yaml-stream", "json", "hcl", "sh", "py", "md", "text"]
+DataFormat = Literal["yaml", "json", "hcl"]
+Format = Literal["yaml", "json", "hcl", "sh", "py", "md", "text"]
 
 
 @dataclass(frozen=True, slots=True)
-class FileSpec:
-    """One output file: either `data` serialised per `fmt`, or a Jinja `template` rendered with `context`."""
+class DataFile:
+    """A structured output: `data` built in Python and serialised per `fmt` (never hand-written YAML or JSON)."""
 
     path: str  # POSIX, relative to the bundle root
+    fmt: DataFormat
+    data: Any  # JSON-like: dicts, lists, strings, numbers, booleans, None
+    description: str  # one line for the bundle README's file table
+    header: str | None = None  # a comment above YAML or HCL data, e.g. where the file goes
+
+    def __post_init__(self) -> None:
+        if self.header is not None and self.fmt == "json":
+            raise ValueError(f"{self.path}: JSON outputs cannot carry a header comment")
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateFile:
+    """A text output: a Jinja template under templates/ rendered with `context`."""
+
+    path: str
     fmt: Format
-    data: Any = None
-    template: str | None = None
+    template: str
+    description: str
     context: Mapping[str, Any] = field(default_factory=dict)
     executable: bool = False
-    header: str | None = None  # a comment line for YAML/HCL data outputs, e.g. where the file goes
+
+
+FileSpec = DataFile | TemplateFile
 
 
 @dataclass(frozen=True, slots=True)
 class Plan:
     name: str  # the profile's metadata.name
     files: tuple[FileSpec, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """One file's final text, as the check and write stages see it."""
+
+    path: str
+    text: str
+    fmt: Format
+    executable: bool = False
+
+
+def file_table(files: tuple[FileSpec, ...] | list[FileSpec]) -> list[tuple[str, str]]:
+    """(path, description) of each file, sorted by path: the bundle README's file table."""
+    return [(f.path, f.description) for f in sorted(files, key=lambda f: f.path)]

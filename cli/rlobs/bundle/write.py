@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from rlobs.bundle.render import Rendered
+from rlobs.bundle.spec import Rendered
 from rlobs.errors import OutputConflictError, RlobsError
 
 MANIFEST = ".rlobs-manifest.json"

@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
+from pydantic.alias_generators import to_camel
 
 from rlobs.profile.fields import DnsLabel, Duration, Model, matching
+from rlobs.profile.problems import ProblemAt, raise_all
+from rlobs.profile.terraform import variable_problems
 
 AwsRegion = Annotated[
     str, AfterValidator(matching(r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]", "an AWS region like us-west-2"))
@@ -153,21 +156,21 @@ class EksSpec(Model):
     def _stack_settings_need_rlobs_mode(self) -> EksSpec:
         # In ai-on-eks mode the reference stack deploys these with its own values; silently ignoring them would
         # leave the user believing their retention or Secrets apply.
-        if self.mode == "ai-on-eks":
-            for key in ("prometheus", "grafana", "opensearch"):
-                # The log writer Secret lives in the workload's namespace and is read by rlobs' own sidecar.
-                if key in self.model_fields_set and getattr(self, key).model_fields_set - {"log_writer_secret"}:
-                    raise ValueError(
-                        f"@{key}: expected no {key} settings with eks.mode: ai-on-eks (the reference stack deploys "
-                        f"{key} with its own values; change them in its Argo CD Application, or use eks.mode: rlobs)"
-                    )
+        if self.mode != "ai-on-eks":
+            return self
+        raise_all(
+            ProblemAt(
+                (to_camel(key),),
+                f"expected no {key} settings with eks.mode: ai-on-eks (the reference stack deploys {key} with its own "
+                f"values; change them in its Argo CD Application, or use eks.mode: rlobs)",
+            )
+            for key in ("prometheus", "grafana", "opensearch")
+            # The log writer Secret lives in the workload's namespace and is read by rlobs' own sidecar.
+            if key in self.model_fields_set and getattr(self, key).model_fields_set - {"log_writer_secret"}
+        )
         return self
 
     @model_validator(mode="after")
     def _terraform_variables(self) -> EksSpec:
-        # Imported here: the declared-variables table is package data, read only when a profile uses this.
-        from rlobs.targets.eks.tfvars import variable_problems
-
-        for key, problem in variable_problems(self):
-            raise ValueError(f"@terraformVariables.{key}: {problem}" if key else problem)
+        raise_all(variable_problems(self.mode, self.dcgm_exporter, dict(self.terraform_variables)))
         return self

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from rlobs.profile.fields import DnsLabel, Model, duration_seconds, matching
+from rlobs.profile.problems import ProblemAt
 
 if TYPE_CHECKING:
     from rlobs.profile.model import Workload
@@ -118,22 +119,31 @@ class GkeSpec(Model):
     def _autopilot_is_regional(self) -> GkeSpec:
         # Autopilot clusters are always regional: https://cloud.google.com/kubernetes-engine/docs/concepts/autopilot-overview
         if self.cluster_mode == "create-autopilot" and not re.fullmatch(_REGION, self.location):
-            raise ValueError(
-                f"@location: expected a region like us-central1 for clusterMode create-autopilot "
-                f"(Autopilot clusters are regional), got the zone {self.location!r}"
+            raise ProblemAt(
+                ("location",),
+                "expected a region like us-central1 for clusterMode create-autopilot "
+                f"(Autopilot clusters are regional), got the zone {self.location!r}",
             )
         return self
 
-    def check_workload(self, workload: Workload) -> None:
-        """Rules that need both sections; raise ValueError('@path: ...') relative to the profile root."""
+    def workload_problems(self, workload: Workload) -> list[ProblemAt]:
+        """Rules that need both sections; paths relative to the profile root."""
+        problems = []
         seconds = duration_seconds(workload.export_interval)
         if not MIN_EXPORT_SECONDS <= seconds <= MAX_EXPORT_SECONDS:
-            raise ValueError(
-                f"@workload.exportInterval: expected {MIN_EXPORT_SECONDS}s to {MAX_EXPORT_SECONDS // 60}m on the gke "
-                f"target (Managed OpenTelemetry accepts 5000-300000 ms), got {workload.export_interval!r}"
+            problems.append(
+                ProblemAt(
+                    ("workload", "exportInterval"),
+                    f"expected {MIN_EXPORT_SECONDS}s to {MAX_EXPORT_SECONDS // 60}m on the gke target (Managed "
+                    f"OpenTelemetry accepts 5000-300000 ms), got {workload.export_interval!r}",
+                )
             )
         if _SYSTEM_NAMESPACE.fullmatch(workload.namespace):
-            raise ValueError(
-                "@workload.namespace: expected a namespace of your own, not one Kubernetes or GKE manages "
-                f"(kube-*, gke-*, gmp-system, gmp-public), got {workload.namespace!r}"
+            problems.append(
+                ProblemAt(
+                    ("workload", "namespace"),
+                    "expected a namespace of your own, not one Kubernetes or GKE manages "
+                    f"(kube-*, gke-*, gmp-system, gmp-public), got {workload.namespace!r}",
+                )
             )
+        return problems

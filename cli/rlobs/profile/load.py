@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
 from rlobs.errors import Problem, ProfileError
+from rlobs.profile.problems import ProblemAt, Problems
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located
 
 if TYPE_CHECKING:
-    from rlobs.profile.model import Profile
+    from rlobs.profile.model import Profile, ProfileBase
 
 # Unknown keys that look like a credential get a hint on referencing a Secret instead (rlobs never
 # writes credentials into git; every credential in the model is a Secret name or a SecretRef).
@@ -59,14 +61,85 @@ def parse_profile(text: str, display: str = "<profile>") -> Profile:
 
 def _validate(located: Located, display: str) -> tuple[Profile | None, list[Problem]]:
     # pydantic and the model are imported here, not at module level, to keep `rlobs --help` fast.
-    from pydantic import ValidationError
+    from pydantic import TypeAdapter, ValidationError
+
+    from rlobs.profile.model import Profile, ProfileBase
+
+    data = _tuples(located.data)
+    try:
+        profile: Profile = TypeAdapter(Profile).validate_python(data)
+        return profile, []
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+    members = _members()
+    tag = data.get("target")
+    if tag in members:
+        root: type[ProfileBase] = members[tag]
+        return None, [p for err in errors for p in _problems(_untagged(err), located, display, root, tag, members)]
+    # No usable target: say so, and still report what is wrong with the keys every profile has.
+    pos = located.pos(("target",))
+    got = "nothing" if tag is None else _got(tag)
+    problems = [Problem(display, pos.line, pos.column, "target", f"expected one of {', '.join(members)}, got {got}")]
+    rest = {k: v for k, v in data.items() if k not in ("target", *members)}
+    try:
+        ProfileBase.model_validate({**rest, "target": ""})
+    except ValidationError as exc:
+        problems += [
+            p for err in exc.errors(include_url=False) for p in _problems(err, located, display, ProfileBase, "", {})
+        ]
+    return None, problems
+
+
+def _members() -> dict[str, type[ProfileBase]]:
+    """target -> its profile class, from the Profile union itself (the registry of profile types)."""
+    from typing import get_args
 
     from rlobs.profile.model import Profile
 
-    try:
-        return Profile.model_validate(_tuples(located.data)), []
-    except ValidationError as exc:
-        return None, [_problem(err, located, display, Profile) for err in exc.errors(include_url=False)]
+    union = get_args(Profile)[0]
+    return {str(get_args(cls.model_fields["target"].annotation)[0]): cls for cls in get_args(union)}
+
+
+def _untagged(err: Any) -> Any:
+    """pydantic puts the union member's tag first in each location; paths start at the profile's root."""
+    return {**err, "loc": tuple(err["loc"])[1:]}
+
+
+def _problems(
+    err: Any, located: Located, display: str, root: Any, target: str, sections: Mapping[str, object]
+) -> list[Problem]:
+    """The Problems one pydantic error stands for (a validator may report several at once)."""
+    loc: Path = tuple(err["loc"])
+    cause = (err.get("ctx") or {}).get("error")
+    if isinstance(cause, Problems):
+        return [_at(located, display, (*loc, *p.path), p.message, err) for p in cause.problems]
+    if isinstance(cause, ProblemAt):
+        return [_at(located, display, (*loc, *cause.path), cause.message, err)]
+    section = _section_problem(err, loc, located, display, target, sections)
+    return [section] if section is not None else [_problem(err, located, display, root)]
+
+
+def _at(located: Located, display: str, loc: Path, message: str, err: Any) -> Problem:
+    pos = located.pos(loc, key=True)
+    return Problem(display, pos.line, pos.column, _dotted(loc), _with_got(message, err))
+
+
+def _section_problem(
+    err: Any, loc: Path, located: Located, display: str, target: str, sections: Mapping[str, object]
+) -> Problem | None:
+    """A missing section of the profile's own target, or a section of another target, said in the target's words."""
+    if len(loc) != 1 or loc[0] not in sections:
+        return None
+    if err["type"] == "missing" and loc[0] == target:
+        article = "an" if target[:1] in "aeiou" else "a"
+        pos = located.pos(("target",), key=True)
+        message = f"target is {target}, so expected {article} `{target}:` section, got none"
+        return Problem(display, pos.line, pos.column, "target", message)
+    if err["type"] == "extra_forbidden":
+        pos = located.pos(loc, key=True)
+        message = f"target is {target}, so expected no `{loc[0]}:` section, got one"
+        return Problem(display, pos.line, pos.column, str(loc[0]), message)
+    return None
 
 
 def _problem(err: Any, located: Located, display: str, root: Any) -> Problem:
@@ -74,13 +147,10 @@ def _problem(err: Any, located: Located, display: str, root: Any) -> Problem:
     kind: str = err["type"]
     message: str = err["msg"]
     if kind == "value_error":
-        message = message.removeprefix("Value error, ")
-        relocated = message.startswith("@")
-        if relocated:
-            rel, _, message = message[1:].partition(": ")
-            loc = (*loc, *rel.split("."))
-        pos = located.pos(loc, key=relocated)
-        return Problem(display, pos.line, pos.column, _dotted(loc), _with_got(message, err))
+        pos = located.pos(loc)
+        return Problem(
+            display, pos.line, pos.column, _dotted(loc), _with_got(message.removeprefix("Value error, "), err)
+        )
     if kind == "extra_forbidden":
         pos = located.pos(loc, key=True)
         if _SECRET_KEY.search(str(loc[-1])) and not isinstance(err["input"], dict | tuple):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from rlobs.profile.eks import EksSpec
 from rlobs.profile.fields import AttrValue, DnsLabel, Duration, Fraction, Model, Positive, duration_seconds
 from rlobs.profile.gke import GkeSpec
+from rlobs.profile.problems import ProblemAt, raise_all
 
 API_VERSION = "rlobs/v1alpha1"
 
@@ -51,15 +52,20 @@ class Workload(Model):
     @model_validator(mode="after")
     def _replicated_jobs_for_jobsets(self) -> Workload:
         # A JobSet's replicatedJobs are a list keyed by name; the patch merges into the named ones only.
+        problems = []
         if self.kind == "JobSet" and not self.replicated_jobs:
-            raise ValueError(
-                "@kind: kind is JobSet, so expected `replicatedJobs:` naming the JobSet's replicatedJobs that run "
-                f"container {self.container!r}, got none"
+            problems.append(
+                ProblemAt(
+                    ("kind",),
+                    "kind is JobSet, so expected `replicatedJobs:` naming the JobSet's replicatedJobs that run "
+                    f"container {self.container!r}, got none",
+                )
             )
         if self.kind != "JobSet" and self.replicated_jobs:
-            raise ValueError(f"@replicatedJobs: expected no replicatedJobs for a {self.kind}, got some")
+            problems.append(ProblemAt(("replicatedJobs",), f"expected no replicatedJobs for a {self.kind}, got some"))
         if len(set(self.replicated_jobs)) != len(self.replicated_jobs):
-            raise ValueError("@replicatedJobs: expected each replicatedJob once")
+            problems.append(ProblemAt(("replicatedJobs",), "expected each replicatedJob once"))
+        raise_all(problems)
         return self
 
     @property
@@ -69,6 +75,10 @@ class Workload(Model):
     @property
     def run_id(self) -> str:
         return self.run.id or self.name
+
+    @property
+    def export_interval_ms(self) -> int:
+        return duration_seconds(self.export_interval) * 1000
 
 
 class StallAlert(Model):
@@ -93,7 +103,7 @@ class RewardCollapseAlert(Model):
     def _for_within_baseline(self) -> RewardCollapseAlert:
         # The peak must still be inside the baseline window when `for` has elapsed, or the alert can never fire.
         if duration_seconds(self.for_) >= duration_seconds(self.baseline):
-            raise ValueError(f"@for: expected a duration shorter than baseline ({self.baseline}), got {self.for_}")
+            raise ProblemAt(("for",), f"expected a duration shorter than baseline ({self.baseline}), got {self.for_}")
         return self
 
 
@@ -142,30 +152,32 @@ class Alerts(Model):
     sync_latency: SyncLatencyAlert = SyncLatencyAlert()
 
 
-class Profile(Model):
+class ProfileBase(Model):
+    """What every profile has, whatever its target; a target's profile adds its own section."""
+
     api_version: Literal["rlobs/v1alpha1"] = Field(description="Profile format version.")
     kind: Literal["Profile"]
     metadata: Metadata
-    target: Literal["gke", "eks"] = Field(description="Which bundle to render.")
+    target: str = Field(description="Which bundle to render.")
     workload: Workload
     alerts: Alerts = Alerts()
-    gke: GkeSpec | None = Field(None, description="Required when target is gke.")
-    eks: EksSpec | None = Field(None, description="Required when target is eks.")
+
+
+class EksProfile(ProfileBase):
+    target: Literal["eks"] = Field(description="Which bundle to render.")
+    eks: EksSpec = Field(description="The EKS cluster, GitOps source and observability stack.")
+
+
+class GkeProfile(ProfileBase):
+    target: Literal["gke"] = Field(description="Which bundle to render.")
+    gke: GkeSpec = Field(description="The GCP project, GKE cluster and Cloud Monitoring settings.")
 
     @model_validator(mode="after")
-    def _target_section(self) -> Profile:
-        # "@key: ..." tells profile.py which key the problem sits at (see profile._relocate).
-        if getattr(self, self.target) is None:
-            section = f"{'an' if self.target == 'eks' else 'a'} `{self.target}:` section"
-            raise ValueError(f"@target: target is {self.target}, so expected {section}, got none")
-        other = "eks" if self.target == "gke" else "gke"
-        if getattr(self, other) is not None:
-            raise ValueError(f"@{other}: target is {self.target}, so expected no `{other}:` section, got one")
+    def _workload_on_gke(self) -> GkeProfile:
+        # Rules that need the workload and the gke section together.
+        raise_all(self.gke.workload_problems(self.workload))
         return self
 
-    @model_validator(mode="after")
-    def _target_workload_rules(self) -> Profile:
-        # Rules that need the workload and the target section together live with the target's model.
-        if self.gke is not None:
-            self.gke.check_workload(self.workload)
-        return self
+
+# A profile is one of the targets' profiles, chosen by `target`; adding a target adds one member here.
+Profile = Annotated[EksProfile | GkeProfile, Field(discriminator="target")]

@@ -1,30 +1,44 @@
-"""Grafana dashboard JSON for the RL golden signals, from the catalog through naming (datasource uid `prometheus`)."""
+"""Grafana dashboards: the RL golden signals from the catalog through naming, and what every rlobs dashboard shares
+(datasource, schema version, uid rule, layout)."""
 
 from __future__ import annotations
 
 import hashlib
 from typing import Any
 
-from rlobs.profile.model import Profile
 from rlobs.rl import naming
-from rlobs.rl.catalog import Catalog
-from rlobs.rl.naming import Part, Pipeline
-from rlobs.rl.panels import SECTIONS, panels
+from rlobs.rl.facts import RlFacts
+from rlobs.rl.naming import Part
+from rlobs.rl.panels import SECTIONS, panels, rows_height, two_per_row
 
+# kube-prometheus-stack's default Prometheus datasource (grafana sidecar `datasources.uid`), on every panel.
 DATASOURCE = {"type": "prometheus", "uid": "prometheus"}
+WIDTH = 24  # Grafana's grid is 24 columns wide
+PANEL_HEIGHT = 8
 SCHEMA_VERSION = 39  # Grafana 10.4/11.x dashboards; kube-prometheus-stack 76 ships Grafana 12, which migrates it.
 # Dashboard filters: template variable name -> catalog attribute key.
 VARIABLES = (("run", "run_id"), ("algorithm", "algorithm"), ("environment", "environment"), ("model", "model"))
 _UID_MAX = 40  # Grafana rejects longer dashboard uids
 
 
-def dashboard_uid(profile: Profile) -> str:
-    """Stable across renders; a short hash keeps long bundle names unique within 40 characters."""
-    uid = f"rlobs-{profile.metadata.name}-rl"
+def dashboard_uid(name: str, suffix: str) -> str:
+    """rlobs-<bundle>-<suffix>, stable across renders; a short hash keeps long ones unique within 40 characters."""
+    uid = f"rlobs-{name}-{suffix}"
     if len(uid) <= _UID_MAX:
         return uid
-    digest = hashlib.sha256(profile.metadata.name.encode()).hexdigest()[:8]
-    return f"rlobs-{profile.metadata.name[: _UID_MAX - 18]}-{digest}-rl"
+    return f"{uid[: _UID_MAX - 9]}-{hashlib.sha256(uid.encode()).hexdigest()[:8]}"
+
+
+def row(panel_id: int, title: str, y: int) -> dict[str, Any]:
+    """A section header row spanning the grid."""
+    return {
+        "id": panel_id,
+        "type": "row",
+        "title": title,
+        "collapsed": False,
+        "gridPos": {"h": 1, "w": WIDTH, "x": 0, "y": y},
+        "panels": [],
+    }
 
 
 def _variable(name: str, label: str, probe: str) -> dict[str, Any]:
@@ -47,8 +61,9 @@ def _variable(name: str, label: str, probe: str) -> dict[str, Any]:
     }
 
 
-def rl_dashboard(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> dict[str, Any]:
+def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
     """The RL golden-signals dashboard (Grafana JSON model), datasource uid `prometheus`."""
+    catalog, pipeline = facts.catalog, facts.pipeline
     regex = {catalog.attribute(key).name: f"${name}" for name, key in VARIABLES}
 
     def sel(key: str, part: Part) -> str:
@@ -67,19 +82,12 @@ def rl_dashboard(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> dict
     y = 0
     all_panels = panels(catalog, pipeline, sel, "$__rate_interval")
     for section in SECTIONS:
-        items.append(
-            {
-                "id": next_id,
-                "type": "row",
-                "title": section,
-                "collapsed": False,
-                "gridPos": {"h": 1, "w": 24, "x": 0, "y": y},
-                "panels": [],
-            }
-        )
+        items.append(row(next_id, section, y))
         next_id += 1
         y += 1
-        for i, panel in enumerate(p for p in all_panels if p.section == section):
+        chosen = [p for p in all_panels if p.section == section]
+        for i, panel in enumerate(chosen):
+            x, top = two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)
             items.append(
                 {
                     "id": next_id,
@@ -87,7 +95,7 @@ def rl_dashboard(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> dict
                     "title": panel.title,
                     "description": panel.description,
                     "datasource": DATASOURCE,
-                    "gridPos": {"h": 8, "w": 12, "x": 12 * (i % 2), "y": y + 8 * (i // 2)},
+                    "gridPos": {"h": PANEL_HEIGHT, "w": WIDTH // 2, "x": x, "y": top},
                     "fieldConfig": {"defaults": {"unit": panel.grafana_unit}, "overrides": []},
                     "options": {
                         "legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
@@ -106,12 +114,11 @@ def rl_dashboard(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> dict
                 }
             )
             next_id += 1
-        count = sum(1 for p in all_panels if p.section == section)
-        y += 8 * ((count + 1) // 2)
+        y += rows_height(len(chosen), PANEL_HEIGHT)
 
     return {
-        "uid": dashboard_uid(profile),
-        "title": f"RL golden signals ({profile.metadata.name})",
+        "uid": dashboard_uid(facts.name, "rl"),
+        "title": f"RL golden signals ({facts.name})",
         "description": "RL loop latency, throughput, training health and saturation from the rlobs signal catalog.",
         "tags": ["rlobs", "rl"],
         "timezone": "browser",

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import Literal, get_args
 
 from rlobs.rl.catalog import Metric
-
-if TYPE_CHECKING:
-    from rlobs.profile.model import Profile
 
 # gke-telemetry-api: managed OTel on GKE -> Telemetry API; names and labels keep their dots, PromQL quotes them
 #   (Google's RL dashboard queries prometheus.googleapis.com/<dotted name>/histogram; gke-managed-otel.md §2.2).
@@ -57,15 +54,6 @@ _ANNOTATION = re.compile(r"\{[^}]*\}")
 _INVALID = re.compile(r"[^a-zA-Z0-9:]+")
 _INVALID_LABEL = re.compile(r"[^a-zA-Z0-9]+")
 _PROM_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
-
-
-def pipeline_for(profile: Profile) -> Pipeline:
-    """The metrics pipeline a profile's bundle queries through."""
-    if profile.target == "gke":
-        assert profile.gke is not None  # model.Profile guarantees the target's section
-        return "gke-telemetry-api" if profile.gke.naming == "telemetry-api" else "gke-gmp-collector"
-    assert profile.eks is not None
-    return "otel-collector" if profile.eks.metrics_pipeline == "otel-collector" else "python-prometheus"
 
 
 def dotted(pipeline: Pipeline) -> bool:

@@ -30,6 +30,18 @@ class Panel:
 
 
 SECTIONS = ("Latency", "Throughput", "Training health", "Saturation")
+
+
+def two_per_row(index: int, top: int, width: int, height: int) -> tuple[int, int]:
+    """(x, y) of the index-th panel of a section laid out two per row from `top` on (Grafana and Cloud Monitoring)."""
+    return width * (index % 2), top + height * (index // 2)
+
+
+def rows_height(count: int, height: int) -> int:
+    """The height `count` panels take laid out two per row."""
+    return height * ((count + 1) // 2)
+
+
 QUANTILES = (0.5, 0.95, 0.99)
 
 

@@ -1,16 +1,37 @@
-"""The target registry: profile `target` -> the function that plans its bundle."""
+"""The target registry: profile `target` -> the package that plans its bundle.
+
+A target is a package under targets/ whose `plan` module has the Target shape; adding one means its package, its
+profile type in the profile's union (rlobs.profile.model.Profile), its blueprint and templates, and its line here.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any, Protocol
 
 from rlobs.bundle.spec import Plan
-from rlobs.profile.model import Profile
 from rlobs.rl.catalog import Catalog
+from rlobs.rl.facts import RlFacts
+from rlobs.rl.naming import Pipeline
 from rlobs.targets.eks import plan as eks
 from rlobs.targets.gke import plan as gke
 
-TARGETS: dict[str, Callable[[Profile, Catalog], Plan]] = {
-    "gke": gke.plan,
-    "eks": eks.plan,
-}
+
+class Target(Protocol):
+    """What the generic stages need of a target: its name, how its metrics are named, and its bundle plan."""
+
+    NAME: str
+
+    def pipeline(self, profile: Any) -> Pipeline:
+        """The metric pipeline the profile's bundle queries through (rlobs.rl.naming)."""
+        ...
+
+    def facts(self, profile: Any, catalog: Catalog) -> RlFacts:
+        """The RL facts of the profile's bundle: pipeline, alerts, where alerts link the runbook."""
+        ...
+
+    def plan(self, profile: Any, catalog: Catalog) -> Plan:
+        """Every file of the bundle, as data."""
+        ...
+
+
+TARGETS: dict[str, Target] = {eks.NAME: eks, gke.NAME: gke}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlobs.profile.eks import GitOps
-from rlobs.profile.model import Profile
+from rlobs.profile.model import EksProfile
 from rlobs.targets.eks.stack import ARGOCD, MONITORING
 from rlobs.targets.eks.versions import CHARTS
 
@@ -35,7 +35,7 @@ _WEBHOOK_DIFFS = [
 
 
 def _app(
-    profile: Profile,
+    profile: EksProfile,
     name: str,
     wave: int,
     namespace: str,
@@ -79,10 +79,9 @@ def _git(gitops: GitOps, sub: str) -> dict[str, Any]:
     }
 
 
-def chart_app(profile: Profile, chart_key: str, wave: int, large_crds: bool) -> dict[str, Any]:
+def chart_app(profile: EksProfile, chart_key: str, wave: int, large_crds: bool) -> dict[str, Any]:
     """A multi-source Application: the pinned chart, its values file from the user's GitOps repo (`$values`)."""
     eks = profile.eks
-    assert eks is not None
     chart = CHARTS[chart_key]
     sources: list[dict[str, Any]] = [
         {
@@ -105,10 +104,9 @@ def chart_app(profile: Profile, chart_key: str, wave: int, large_crds: bool) -> 
     return _app(profile, chart.release, wave, chart.namespace, sources, options, diffs)
 
 
-def applications(profile: Profile) -> dict[str, dict[str, Any]]:
+def applications(profile: EksProfile) -> dict[str, dict[str, Any]]:
     """file name (under argocd/apps/) -> child Application."""
     eks = profile.eks
-    assert eks is not None
     apps: dict[str, dict[str, Any]] = {}
     if eks.mode == "rlobs":
         apps["kube-prometheus-stack.yaml"] = chart_app(profile, "kube-prometheus-stack", WAVE_CRDS, True)
@@ -138,10 +136,9 @@ def applications(profile: Profile) -> dict[str, dict[str, Any]]:
     return apps
 
 
-def root(profile: Profile) -> dict[str, Any]:
+def root(profile: EksProfile) -> dict[str, Any]:
     """The app-of-apps root the user applies once; it syncs every file under argocd/apps/."""
     eks = profile.eks
-    assert eks is not None
     app = _app(
         profile, f"rlobs-{profile.metadata.name}", 0, ARGOCD, [_git(eks.gitops, "argocd/apps")], ["PruneLast=true"]
     )

@@ -2,45 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
-from rlobs.profile.model import Profile
-
-DATASOURCE = {"type": "prometheus", "uid": "prometheus"}  # kube-prometheus-stack's default datasource uid
-_W = 24  # Grafana grid width
-
-# DCGM fields the dashboards read. Each is in the field list ai-on-eks passes to dcgm-exporter
-# (infra/base/terraform/monitoring/dcgm-exporter-metrics.csv); tests/test_eks_dashboards.py checks it.
-DCGM_FIELDS = (
-    "DCGM_FI_DEV_GPU_UTIL",
-    "DCGM_FI_PROF_SM_ACTIVE",
-    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-    "DCGM_FI_PROF_DRAM_ACTIVE",
-    "DCGM_FI_DEV_FB_USED",
-    "DCGM_FI_DEV_FB_FREE",
-    "DCGM_FI_DEV_POWER_USAGE",
-    "DCGM_FI_DEV_GPU_TEMP",
-    "DCGM_FI_PROF_NVLINK_TX_BYTES",
-    "DCGM_FI_PROF_NVLINK_RX_BYTES",
-    "DCGM_FI_DEV_XID_ERRORS",
-)
+from rlobs.profile.model import EksProfile
+from rlobs.rl.grafana import DATASOURCE, PANEL_HEIGHT, SCHEMA_VERSION, WIDTH, dashboard_uid
+from rlobs.rl.panels import rows_height, two_per_row
 
 
-def _uid(profile: Profile, suffix: str) -> str:
-    """A stable dashboard uid within Grafana's 40-character limit (long bundle names get a short hash)."""
-    uid = f"rlobs-{profile.metadata.name}-{suffix}"
-    if len(uid) <= 40:
-        return uid
-    return f"{uid[:31]}-{hashlib.sha256(uid.encode()).hexdigest()[:8]}"
-
-
-def _panel(title: str, targets: list[tuple[str, str]], unit: str, x: int, y: int, w: int = 12) -> dict[str, Any]:
+def _panel(title: str, targets: list[tuple[str, str]], unit: str, x: int, y: int) -> dict[str, Any]:
     return {
         "type": "timeseries",
         "title": title,
         "datasource": DATASOURCE,
-        "gridPos": {"h": 8, "w": w, "x": x, "y": y},
+        "gridPos": {"h": PANEL_HEIGHT, "w": WIDTH // 2, "x": x, "y": y},
         "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
         "options": {"legend": {"displayMode": "list", "placement": "bottom"}, "tooltip": {"mode": "multi"}},
         "targets": [
@@ -51,12 +25,12 @@ def _panel(title: str, targets: list[tuple[str, str]], unit: str, x: int, y: int
 
 
 def _row(title: str, y: int) -> dict[str, Any]:
-    return {"type": "row", "title": title, "collapsed": False, "gridPos": {"h": 1, "w": _W, "x": 0, "y": y}}
+    return {"type": "row", "title": title, "collapsed": False, "gridPos": {"h": 1, "w": WIDTH, "x": 0, "y": y}}
 
 
 def _grid(panels: list[tuple[str, list[tuple[str, str]], str]], y: int) -> list[dict[str, Any]]:
     """Two panels per row from y on."""
-    return [_panel(t, q, u, x=(i % 2) * 12, y=y + (i // 2) * 8) for i, (t, q, u) in enumerate(panels)]
+    return [_panel(t, q, u, *two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)) for i, (t, q, u) in enumerate(panels)]
 
 
 def _query_var(name: str, label: str, query: str, include_all: bool) -> dict[str, Any]:
@@ -84,7 +58,7 @@ def _dashboard(
         "uid": uid,
         "title": title,
         "tags": ["rlobs", *tags],
-        "schemaVersion": 39,
+        "schemaVersion": SCHEMA_VERSION,
         "editable": True,
         "refresh": "30s",
         "time": {"from": "now-6h", "to": "now"},
@@ -94,7 +68,7 @@ def _dashboard(
     }
 
 
-def training_dashboard(profile: Profile) -> dict[str, Any]:
+def training_dashboard(profile: EksProfile) -> dict[str, Any]:
     """Ray cluster (KubeRay metrics, `ray_io_cluster` from the monitors) and DCGM GPU panels."""
     ns = profile.workload.namespace
     ray = 'ray_io_cluster=~"$ray_cluster"'
@@ -165,13 +139,13 @@ def training_dashboard(profile: Profile) -> dict[str, Any]:
         ),
     ]
     panels: list[Any] = [_row("Ray cluster", 0), *_grid(ray_panels, 1)]
-    y = 1 + 8 * ((len(ray_panels) + 1) // 2)
+    y = 1 + rows_height(len(ray_panels), PANEL_HEIGHT)
     panels += [_row(f"GPUs (DCGM) of pods in namespace {ns}", y), *_grid(gpu_panels, y + 1)]
     variables = [
         _query_var("ray_cluster", "Ray cluster", "label_values(ray_node_cpu_utilization, ray_io_cluster)", True)
     ]
     return _dashboard(
-        _uid(profile, "train"),
+        dashboard_uid(profile.metadata.name, "train"),
         f"RL training: Ray and GPUs ({profile.metadata.name})",
         ["ray", "gpu", "dcgm"],
         variables,
@@ -179,7 +153,7 @@ def training_dashboard(profile: Profile) -> dict[str, Any]:
     )
 
 
-def inference_dashboard(profile: Profile) -> dict[str, Any]:
+def inference_dashboard(profile: EksProfile) -> dict[str, Any]:
     """vLLM serving panels with the V1 engine metric names (vLLM >= 0.8; never vllm:gpu_cache_usage_perc)."""
     m = 'model_name=~"$model_name"'
 
@@ -228,7 +202,7 @@ def inference_dashboard(profile: Profile) -> dict[str, Any]:
     ]
     variables = [_query_var("model_name", "Model", "label_values(vllm:num_requests_running, model_name)", True)]
     return _dashboard(
-        _uid(profile, "infer"),
+        dashboard_uid(profile.metadata.name, "infer"),
         f"RL inference: vLLM ({profile.metadata.name})",
         ["vllm", "inference"],
         variables,

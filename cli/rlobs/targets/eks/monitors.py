@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.model import Profile
-from rlobs.rl.catalog import Catalog
-from rlobs.rl.naming import Pipeline
+from rlobs.profile.model import EksProfile
+from rlobs.rl.facts import RlFacts
 from rlobs.rl.promrules import rule_groups
 from rlobs.targets.eks.stack import MONITORING, RELEASE_LABEL, WORKLOAD_LABEL
 from rlobs.targets.eks.versions import CHARTS
@@ -17,15 +16,25 @@ RAY_CLUSTER_LABEL = "ray.io/cluster"
 APP_METRICS_PORT_NAME = "rl-metrics"
 
 
-def _meta(name: str, profile: Profile) -> dict[str, Any]:
+def _meta(name: str, profile: EksProfile) -> dict[str, Any]:
     labels = {**RELEASE_LABEL, "app.kubernetes.io/part-of": "rlobs", "rlobs.io/bundle": profile.metadata.name}
     return {"name": name, "namespace": MONITORING, "labels": labels}
 
 
-def monitors(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> dict[str, dict[str, Any]]:
+# What each file monitors() renders is, for the bundle README.
+DESCRIPTIONS = {
+    "ray-head-servicemonitor.yaml": "ServiceMonitor: Ray head (metrics, autoscaler, dashboard, Serve ports).",
+    "ray-workers-podmonitor.yaml": "PodMonitor: Ray workers.",
+    "dcgm-exporter-servicemonitor.yaml": "ServiceMonitor: NVIDIA DCGM exporter (GPU metrics).",
+    "otel-collector-servicemonitor.yaml": "ServiceMonitor: the OpenTelemetry Collector's Prometheus exporter.",
+    "rl-app-podmonitor.yaml": "PodMonitor: the RL app's own `/metrics`.",
+    "rl-prometheusrule.yaml": "PrometheusRule: the RL alerts.",
+}
+
+
+def monitors(profile: EksProfile, facts: RlFacts) -> dict[str, dict[str, Any]]:
     """file name (under rl-layer/) -> object."""
     eks = profile.eks
-    assert eks is not None
     out: dict[str, dict[str, Any]] = {}
     if eks.mode == "rlobs":
         # In ai-on-eks mode the reference chart already ships ray-head-monitor and ray-workers-monitor
@@ -38,11 +47,11 @@ def monitors(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> dict[str
         out["otel-collector-servicemonitor.yaml"] = collector(profile)
     else:
         out["rl-app-podmonitor.yaml"] = app(profile)
-    out["rl-prometheusrule.yaml"] = rules(profile, catalog, pipeline)
+    out["rl-prometheusrule.yaml"] = rules(profile, facts)
     return out
 
 
-def ray_head(profile: Profile) -> dict[str, Any]:
+def ray_head(profile: EksProfile) -> dict[str, Any]:
     """KubeRay head Services: Ray metrics (8080), autoscaler (44217), dashboard (44227) and Ray Serve (8000).
 
     The `serve` endpoint is where a Ray Serve app mounts vLLM's prometheus_client ASGI app at /metrics (the
@@ -68,7 +77,7 @@ def ray_head(profile: Profile) -> dict[str, Any]:
     }
 
 
-def ray_workers(profile: Profile) -> dict[str, Any]:
+def ray_workers(profile: EksProfile) -> dict[str, Any]:
     """Ray worker pods (no Service exists for them), with the reference stack's relabelings."""
     return {
         "apiVersion": API,
@@ -101,7 +110,7 @@ def ray_workers(profile: Profile) -> dict[str, Any]:
     }
 
 
-def dcgm(profile: Profile) -> dict[str, Any]:
+def dcgm(profile: EksProfile) -> dict[str, Any]:
     """The dcgm-exporter that ai-on-eks installs in `monitoring` (chart dcgm-exporter 4.8.1, port `metrics` 9400)."""
     return {
         "apiVersion": API,
@@ -118,7 +127,7 @@ def dcgm(profile: Profile) -> dict[str, Any]:
     }
 
 
-def collector(profile: Profile) -> dict[str, Any]:
+def collector(profile: EksProfile) -> dict[str, Any]:
     """The OpenTelemetry Collector: its prometheus exporter (the RL app's metrics) and its own telemetry."""
     release = CHARTS["opentelemetry-collector"].release
     return {
@@ -144,7 +153,7 @@ def collector(profile: Profile) -> dict[str, Any]:
     }
 
 
-def app(profile: Profile) -> dict[str, Any]:
+def app(profile: EksProfile) -> dict[str, Any]:
     """metricsPipeline prometheus-exporter: scrape the RL app's own /metrics on workload.metricsPort."""
     w = profile.workload
     # The workload patch labels the RL pods of every kind (a JobSet's named replicatedJobs only) with WORKLOAD_LABEL.
@@ -160,10 +169,10 @@ def app(profile: Profile) -> dict[str, Any]:
     }
 
 
-def rules(profile: Profile, catalog: Catalog, pipeline: Pipeline) -> dict[str, Any]:
+def rules(profile: EksProfile, facts: RlFacts) -> dict[str, Any]:
     return {
         "apiVersion": API,
         "kind": "PrometheusRule",
         "metadata": _meta(f"rlobs-{profile.metadata.name}", profile),
-        "spec": {"groups": rule_groups(profile, catalog, pipeline)},
+        "spec": {"groups": rule_groups(facts)},
     }

@@ -5,10 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from rlobs.bundle.filters import to_json
-from rlobs.bundle.spec import FileSpec, Plan
-from rlobs.profile.model import Profile
-from rlobs.rl import app, naming, workloads
+from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
+from rlobs.profile.eks import GitOps
+from rlobs.profile.model import EksProfile
+from rlobs.profile.terraform import ARGOCD_NOTE
+from rlobs.rl import app, workloads
+from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.catalog import Catalog
+from rlobs.rl.facts import RlFacts, rl_facts
 from rlobs.rl.grafana import rl_dashboard
 from rlobs.rl.naming import Pipeline
 from rlobs.targets.eks import argocd, dashboards, monitors, security, stack, tfvars, values, workload
@@ -20,13 +24,29 @@ from rlobs.targets.eks.versions import (
     GRAFANA_OPENSEARCH_PLUGIN_VERSION,
 )
 
-
-def pipeline(profile: Profile) -> Pipeline:
-    """How the RL metrics reach Prometheus, as rlobs.naming names it."""
-    return naming.pipeline_for(profile)
+NAME = "eks"
+README = "README.md"
 
 
-def _dashboard_configmap(profile: Profile, name: str, dashboard: dict[str, Any]) -> dict[str, Any]:
+def pipeline(profile: EksProfile) -> Pipeline:
+    """How the RL metrics reach Prometheus: pushed through the collector, or scraped from the app."""
+    return "otel-collector" if profile.eks.metrics_pipeline == "otel-collector" else "python-prometheus"
+
+
+def runbook(gitops: GitOps) -> str:
+    """Where alerts link the runbook: docs/runbook.md in the GitOps repository when it is served over https."""
+    if not gitops.repo_url.startswith("https://"):
+        return RUNBOOK_PATH
+    # GitHub and GitLab both serve <repo>/blob/<rev>/<path> (GitLab redirects to /-/blob/).
+    repo = gitops.repo_url.removesuffix(".git").rstrip("/")
+    return f"{repo}/blob/{gitops.target_revision}/{gitops.path}/{RUNBOOK_PATH}"
+
+
+def facts(profile: EksProfile, catalog: Catalog) -> RlFacts:
+    return rl_facts(profile, catalog, pipeline(profile), runbook(profile.eks.gitops))
+
+
+def _dashboard_configmap(name: str, dashboard: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -39,70 +59,113 @@ def _dashboard_configmap(profile: Profile, name: str, dashboard: dict[str, Any])
     }
 
 
-def dashboard_files(profile: Profile, catalog: Catalog, pipe: Pipeline) -> dict[str, dict[str, Any]]:
-    """file name (under rl-layer/) -> dashboard ConfigMap, picked up by the Grafana sidecar."""
-    name = profile.metadata.name
+# file (under rl-layer/) -> what it is, for the bundle README.
+_DASHBOARDS = {
+    "rl": "Grafana dashboard ConfigMap: the RL golden signals.",
+    "training": "Grafana dashboard ConfigMap: Ray and GPU (DCGM) training.",
+    "inference": "Grafana dashboard ConfigMap: vLLM inference on Ray Serve.",
+}
+
+
+def _layer(profile: EksProfile, facts: RlFacts) -> list[FileSpec]:
+    """The RL layer Argo CD syncs into `monitoring`: monitors, the PrometheusRule, dashboard ConfigMaps."""
     boards = {
-        f"rlobs-{name}-rl": rl_dashboard(profile, catalog, pipe),
-        f"rlobs-{name}-training": dashboards.training_dashboard(profile),
-        f"rlobs-{name}-inference": dashboards.inference_dashboard(profile),
+        "rl": rl_dashboard(facts),
+        "training": dashboards.training_dashboard(profile),
+        "inference": dashboards.inference_dashboard(profile),
     }
-    return {
-        f"dashboard-{cm[len(f'rlobs-{name}-') :]}.yaml": _dashboard_configmap(profile, cm, d)
-        for cm, d in boards.items()
-    }
-
-
-def plan(profile: Profile, catalog: Catalog) -> Plan:
-    eks = profile.eks
-    assert eks is not None
-    pipe = pipeline(profile)
-    variables = tfvars.tfvars(profile)
     files: list[FileSpec] = [
-        FileSpec(
-            "terraform/blueprint.tfvars",
-            "text",
-            template="eks/blueprint.tfvars.j2",
-            context={"profile": profile, "variables": variables, "argocd_note": tfvars.ARGOCD_NOTE},
-        ),
-        FileSpec(
+        DataFile(f"rl-layer/{n}", "yaml", obj, monitors.DESCRIPTIONS[n])
+        for n, obj in monitors.monitors(profile, facts).items()
+    ]
+    files += [
+        DataFile(
+            f"rl-layer/dashboard-{key}.yaml",
+            "yaml",
+            _dashboard_configmap(f"rlobs-{facts.name}-{key}", board),
+            _DASHBOARDS[key],
+        )
+        for key, board in boards.items()
+    ]
+    return sorted(files, key=lambda f: f.path)
+
+
+def _stack_files(profile: EksProfile) -> list[FileSpec]:
+    files: list[FileSpec] = [
+        DataFile(
             "argocd/root-app.yaml",
             "yaml",
-            data=argocd.root(profile),
+            argocd.root(profile),
+            "The app-of-apps root; the only object you apply by hand.",
             header="Apply once: kubectl apply -f argocd/root-app.yaml (Argo CD then syncs argocd/apps/).",
-        ),
+        )
     ]
-    files += [FileSpec(f"argocd/apps/{n}", "yaml", data=app) for n, app in sorted(argocd.applications(profile).items())]
     files += [
-        FileSpec(
+        DataFile(
+            f"argocd/apps/{n}",
+            "yaml",
+            obj,
+            "One Argo CD Application per component, pinned chart versions, sync waves.",
+        )
+        for n, obj in sorted(argocd.applications(profile).items())
+    ]
+    files += [
+        DataFile(
             f"values/{chart}.yaml",
             "yaml",
-            data=vals,
+            vals,
+            "Helm values of each chart (read by the Applications through `$values`).",
             header=f"Helm values for {chart} {CHARTS[chart].version} (argocd/apps/ reads them via $values).",
         )
         for chart, vals in values.values(profile).items()
     ]
-    if eks.mode == "rlobs":
+    if profile.eks.mode == "rlobs":
         files += [
-            FileSpec("stack/opensearch-cluster.yaml", "yaml", data=stack.opensearch_cluster(profile)),
-            FileSpec("stack/fluentbit-output.yaml", "yaml", data=stack.log_output(eks)),
+            DataFile(
+                "stack/opensearch-cluster.yaml",
+                "yaml",
+                stack.opensearch_cluster(profile),
+                "OpenSearch + Dashboards (opensearch-operator CR), credentials from Secrets.",
+            ),
+            DataFile(
+                "stack/fluentbit-output.yaml",
+                "yaml",
+                stack.log_output(profile.eks),
+                "FluentBit ClusterOutput: node container logs to OpenSearch over TLS.",
+            ),
         ]
-    layer = {**monitors.monitors(profile, catalog, pipe), **dashboard_files(profile, catalog, pipe)}
-    files += [FileSpec(f"rl-layer/{n}", "yaml", data=obj) for n, obj in sorted(layer.items())]
-    files += _workload_files(profile, catalog)
-    files += app.app_files(profile, catalog, pipe)
+    return files
+
+
+def plan(profile: EksProfile, catalog: Catalog) -> Plan:
+    eks = profile.eks
+    rl = facts(profile, catalog)
+    files: list[FileSpec] = [
+        TemplateFile(
+            "terraform/blueprint.tfvars",
+            "hcl",
+            "eks/blueprint.tfvars.j2",
+            "The ai-on-eks `infra/jark-stack` variables: cluster, KubeRay, DCGM, add-ons.",
+            {"profile": profile, "variables": tfvars.tfvars(profile), "argocd_note": ARGOCD_NOTE},
+        ),
+        *_stack_files(profile),
+        *_layer(profile, rl),
+        *_workload_files(profile, catalog),
+        *app.app_files(rl),
+    ]
     files.append(
-        FileSpec(
-            "README.md",
+        TemplateFile(
+            README,
             "md",
-            template="eks/README.md.j2",
-            context={
+            "eks/README.md.j2",
+            "This file.",
+            {
                 "profile": profile,
                 "eks": eks,
                 "charts": CHARTS,
                 "release_label": RELEASE_LABEL,
                 "stack": stack.stack(eks),
-                "files": [(path, _describe(path)) for path in sorted([*(f.path for f in files), "README.md"])],
+                "files": sorted([*file_table(files), (README, "This file.")]),
                 "ray_logs": workload.ray_logs(profile),
                 "ray_logs_index": workload.RAY_LOGS_INDEX,
                 "security_config": security.security_config(workload.ray_logs(profile)),
@@ -115,62 +178,54 @@ def plan(profile: Profile, catalog: Catalog) -> Plan:
                 "grafana_plugin_version": GRAFANA_OPENSEARCH_PLUGIN_VERSION,
                 "ref_repo": AI_ML_OBSERVABILITY_REPO,
                 "ref_commit": AI_ML_OBSERVABILITY_COMMIT,
-                "argocd_note": tfvars.ARGOCD_NOTE,
+                "argocd_note": ARGOCD_NOTE,
             },
         )
     )
     return Plan(profile.metadata.name, tuple(files))
 
 
-_DESCRIPTIONS = {
-    "terraform/blueprint.tfvars": "The ai-on-eks `infra/jark-stack` variables: cluster, KubeRay, DCGM, add-ons.",
-    "argocd/root-app.yaml": "The app-of-apps root; the only object you apply by hand.",
-    "argocd/apps/": "One Argo CD Application per component, pinned chart versions, sync waves.",
-    "values/": "Helm values of each chart (read by the Applications through `$values`).",
-    "stack/opensearch-cluster.yaml": "OpenSearch + Dashboards (opensearch-operator CR), credentials from Secrets.",
-    "stack/fluentbit-output.yaml": "FluentBit ClusterOutput: node container logs to OpenSearch over TLS.",
-    "rl-layer/dashboard-rl.yaml": "Grafana dashboard ConfigMap: the RL golden signals.",
-    "rl-layer/dashboard-training.yaml": "Grafana dashboard ConfigMap: Ray and GPU (DCGM) training.",
-    "rl-layer/dashboard-inference.yaml": "Grafana dashboard ConfigMap: vLLM inference on Ray Serve.",
-    "rl-layer/rl-prometheusrule.yaml": "PrometheusRule: the RL alerts.",
-    "rl-layer/ray-head-servicemonitor.yaml": "ServiceMonitor: Ray head (metrics, autoscaler, dashboard, Serve ports).",
-    "rl-layer/ray-workers-podmonitor.yaml": "PodMonitor: Ray workers.",
-    "rl-layer/dcgm-exporter-servicemonitor.yaml": "ServiceMonitor: NVIDIA DCGM exporter (GPU metrics).",
-    "rl-layer/otel-collector-servicemonitor.yaml": "ServiceMonitor: the OpenTelemetry Collector's Prometheus exporter.",
-    "rl-layer/rl-app-podmonitor.yaml": "PodMonitor: the RL app's own `/metrics`.",
-    "workload/kustomization.yaml": "Kustomize Component for your workload's kustomization.",
-    "workload/otel-env-patch.yaml": "OTel SDK env, RL_* identity env and the scrape label for the RL container.",
-    "workload/openapi.json": "Merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name.",
-    "workload/ray-logs-patch.yaml": "FluentBit sidecar + shared /tmp/ray volume on the Ray head.",
-    "workload/fluentbit-config.yaml": "The sidecar's config: Ray session logs to OpenSearch.",
-    "README.md": "This file.",
-    **app.DESCRIPTIONS,
-}
-
-
-def _describe(path: str) -> str:
-    found = [k for k in _DESCRIPTIONS if path == k or (k.endswith(("/", "-")) and path.startswith(k))]
-    return _DESCRIPTIONS[max(found, key=len)] if found else "part of the RL instrumentation"
-
-
-def _workload_files(profile: Profile, catalog: Catalog) -> list[FileSpec]:
+def _workload_files(profile: EksProfile, catalog: Catalog) -> list[FileSpec]:
     w = profile.workload
-    files = [
-        FileSpec(
+    files: list[FileSpec] = [
+        DataFile(
             "workload/kustomization.yaml",
             "yaml",
-            data=workload.component(profile),
+            workload.component(profile),
+            "Kustomize Component for your workload's kustomization.",
             header=f"A Kustomize Component: add it under `components:` of the kustomization that builds {w.kind} "
             f"{w.name}.",
         ),
-        FileSpec(f"workload/{workloads.ENV_PATCH_FILE}", "yaml", data=workload.env_patch(profile, catalog)),
+        DataFile(
+            f"workload/{workloads.ENV_PATCH_FILE}",
+            "yaml",
+            workload.env_patch(profile, catalog),
+            "OTel SDK env, RL_* identity env and the scrape label for the RL container.",
+        ),
     ]
     schema = workloads.openapi(w.kind)
     if schema is not None:
-        files.append(FileSpec(f"workload/{workloads.OPENAPI_FILE}", "json", data=schema))
+        files.append(
+            DataFile(
+                f"workload/{workloads.OPENAPI_FILE}",
+                "json",
+                schema,
+                "Merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name.",
+            )
+        )
     if workload.ray_logs(profile):
         files += [
-            FileSpec(f"workload/{workload.LOGS_PATCH_FILE}", "yaml", data=workload.logs_patch(profile)),
-            FileSpec(f"workload/{workload.LOG_CONFIG_FILE}", "yaml", data=workload.fluentbit_config(profile)),
+            DataFile(
+                f"workload/{workload.LOGS_PATCH_FILE}",
+                "yaml",
+                workload.logs_patch(profile),
+                "FluentBit sidecar + shared /tmp/ray volume on the Ray head.",
+            ),
+            DataFile(
+                f"workload/{workload.LOG_CONFIG_FILE}",
+                "yaml",
+                workload.fluentbit_config(profile),
+                "The sidecar's config: Ray session logs to OpenSearch.",
+            ),
         ]
     return files

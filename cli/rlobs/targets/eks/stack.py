@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlobs.profile.eks import EksSpec
-from rlobs.profile.model import Profile
+from rlobs.profile.model import EksProfile
 from rlobs.targets.eks.versions import CHARTS, OPENSEARCH_VERSION
 
 MONITORING = "monitoring"
@@ -50,10 +50,9 @@ def stack(eks: EksSpec) -> Stack:
     return Stack("rlobs", "opensearch", eks.opensearch.credentials_secret, eks.opensearch.log_writer_secret)
 
 
-def opensearch_cluster(profile: Profile) -> dict[str, Any]:
+def opensearch_cluster(profile: EksProfile) -> dict[str, Any]:
     """The OpenSearchCluster (opensearch-operator 2.7.0 CRD) with Dashboards; credentials from existing Secrets."""
     eks = profile.eks
-    assert eks is not None
     os = eks.opensearch
     return {
         "apiVersion": "opensearch.opster.io/v1",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlobs.profile.eks import EksSpec, Receiver
-from rlobs.profile.model import Profile
+from rlobs.profile.model import EksProfile
 from rlobs.targets.eks.stack import (
     GRAFANA_DASHBOARD_LABEL,
     OTLP_GRPC_PORT,
@@ -27,10 +27,9 @@ from rlobs.targets.eks.versions import (
 _AM_SECRETS = "/etc/alertmanager/secrets"
 
 
-def values(profile: Profile) -> dict[str, dict[str, Any]]:
+def values(profile: EksProfile) -> dict[str, dict[str, Any]]:
     """chart name -> values, for the charts this mode deploys."""
     eks = profile.eks
-    assert eks is not None
     out: dict[str, dict[str, Any]] = {"opentelemetry-collector": otel_collector(eks)}
     if eks.mode == "rlobs":
         out["kube-prometheus-stack"] = kube_prometheus_stack(eks)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.fields import duration_seconds
-from rlobs.profile.model import Profile
+from rlobs.profile.model import EksProfile
 from rlobs.rl import workloads
-from rlobs.rl.app import rl_env
 from rlobs.rl.catalog import Catalog
+from rlobs.rl.identity import export_interval_env, rl_env
 from rlobs.targets.eks.monitors import APP_METRICS_PORT_NAME
 from rlobs.targets.eks.stack import MONITORING, OPENSEARCH_PORT, OTLP_GRPC_PORT, WORKLOAD_LABEL, stack
 from rlobs.targets.eks.versions import FLUENT_BIT_SIDECAR_IMAGE
@@ -19,11 +18,10 @@ LOGS_PATCH_FILE = "ray-logs-patch.yaml"
 LOG_CONFIG_FILE = "fluentbit-config.yaml"
 
 
-def env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
+def env(profile: EksProfile, catalog: Catalog) -> list[dict[str, Any]]:
     """The container env: OTel SDK settings and the RL_* identity the instrumentation module reads."""
     w = profile.workload
     eks = profile.eks
-    assert eks is not None
     endpoint = f"http://{stack(eks).collector_host}:{OTLP_GRPC_PORT}"  # http:// = plaintext gRPC (no TLS in-cluster)
     out: list[dict[str, Any]] = [
         # First: $(POD_NAME) below only expands variables defined earlier in the list.
@@ -41,7 +39,7 @@ def env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
         out += [
             {"name": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "value": endpoint},
             {"name": "OTEL_METRICS_EXPORTER", "value": "otlp"},
-            {"name": "OTEL_METRIC_EXPORT_INTERVAL", "value": str(duration_seconds(w.export_interval) * 1000)},
+            export_interval_env(w),
         ]
     else:
         # The app serves /metrics itself (opentelemetry-exporter-prometheus) and the PodMonitor scrapes it.
@@ -54,11 +52,10 @@ def env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
     return out + rl_env(profile, catalog)
 
 
-def env_patch(profile: Profile, catalog: Catalog) -> dict[str, Any]:
+def env_patch(profile: EksProfile, catalog: Catalog) -> dict[str, Any]:
     """A strategic-merge patch: the env (and the scraped port) on the RL container, the scrape label on its pods."""
     w = profile.workload
     eks = profile.eks
-    assert eks is not None
     container: dict[str, Any] = {"name": w.container, "env": env(profile, catalog)}
     if eks.metrics_pipeline == "prometheus-exporter":
         container["ports"] = [{"name": APP_METRICS_PORT_NAME, "containerPort": w.metrics_port, "protocol": "TCP"}]
@@ -66,11 +63,10 @@ def env_patch(profile: Profile, catalog: Catalog) -> dict[str, Any]:
     return workloads.patch(w, template)
 
 
-def logs_patch(profile: Profile) -> dict[str, Any]:
+def logs_patch(profile: EksProfile) -> dict[str, Any]:
     """The reference stack's Ray log recipe: a FluentBit sidecar tailing /tmp/ray on a shared emptyDir."""
     w = profile.workload
     eks = profile.eks
-    assert eks is not None
     # A write-only user of the Ray log index, never the admin: every pod in the workload's namespace can read it.
     secret = stack(eks).log_writer_secret
     sidecar = {
@@ -103,10 +99,9 @@ def logs_patch(profile: Profile) -> dict[str, Any]:
     return workloads.patch(w, {"spec": spec})
 
 
-def fluentbit_config(profile: Profile) -> dict[str, Any]:
+def fluentbit_config(profile: EksProfile) -> dict[str, Any]:
     """The sidecar's fluent-bit.conf: Ray session logs -> OpenSearch over TLS, the log writer's credentials from env."""
     eks = profile.eks
-    assert eks is not None
     host = f"{stack(eks).opensearch_service}.{MONITORING}.svc"
     conf = "\n".join(
         [
@@ -152,13 +147,12 @@ def fluentbit_config(profile: Profile) -> dict[str, Any]:
     }
 
 
-def ray_logs(profile: Profile) -> bool:
+def ray_logs(profile: EksProfile) -> bool:
     eks = profile.eks
-    assert eks is not None
     return eks.ray_logs and profile.workload.kind in workloads.RAY_KINDS
 
 
-def component(profile: Profile) -> dict[str, Any]:
+def component(profile: EksProfile) -> dict[str, Any]:
     """kustomization.yaml of the Component the user adds to their workload's kustomization."""
     patches, resources = [workloads.ENV_PATCH_FILE], []
     if ray_logs(profile):

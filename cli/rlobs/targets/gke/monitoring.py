@@ -6,12 +6,11 @@ import re
 from typing import Any
 
 from rlobs.profile.fields import duration_seconds
-from rlobs.profile.model import Profile
 from rlobs.rl import naming
-from rlobs.rl.alerts import RUNBOOK_PATH, alerts
-from rlobs.rl.catalog import Catalog
+from rlobs.rl.alerts import RUNBOOK_PATH
+from rlobs.rl.facts import RlFacts
 from rlobs.rl.naming import Part
-from rlobs.rl.panels import SECTIONS, panels
+from rlobs.rl.panels import SECTIONS, panels, rows_height, two_per_row
 
 COLUMNS = 48  # MosaicLayout allows 1..48 (monitoring v1 discovery)
 # Dashboard filters: template variable -> catalog attribute key. PromQL tiles reference ${Var}, which Cloud Monitoring
@@ -22,15 +21,20 @@ EVALUATION_INTERVAL = "60s"  # a positive multiple of 30s (AlertPolicy Prometheu
 AUTO_CLOSE = "1800s"
 # model.Severity -> AlertPolicy.Severity (which has no INFO).
 SEVERITIES = {"critical": "CRITICAL", "warning": "WARNING", "info": "WARNING"}
+# User label on every dashboard and alert policy of a bundle (value: metadata.name, a DNS label, so a valid label
+# value): step 4 deletes the labelled ones the bundle no longer has. Dashboard.labels and AlertPolicy.userLabels are
+# both string maps (monitoring v1 and v3 discovery).
+BUNDLE_LABEL = "rlobs_bundle"
+TILE_HEIGHT = 16
 
 
-def display_name(profile: Profile) -> str:
-    return f"RL golden signals ({profile.metadata.name})"
+def display_name(name: str) -> str:
+    return f"RL golden signals ({name})"
 
 
-def dashboard(profile: Profile, catalog: Catalog) -> dict[str, Any]:
+def dashboard(facts: RlFacts) -> dict[str, Any]:
     """A Cloud Monitoring Dashboard (monitoring v1) with PromQL tiles and dashboard filters."""
-    pipeline = naming.pipeline_for(profile)
+    catalog, pipeline = facts.catalog, facts.pipeline
     raw = ["${" + var + "}" for var, _ in FILTERS]
 
     def sel(key: str, part: Part) -> str:
@@ -52,12 +56,13 @@ def dashboard(profile: Profile, catalog: Catalog) -> dict[str, Any]:
         y += 4
         chosen = [p for p in all_panels if p.section == section]
         for i, panel in enumerate(chosen):
+            x, top = two_per_row(i, y, COLUMNS // 2, TILE_HEIGHT)
             tiles.append(
                 {
-                    "xPos": (COLUMNS // 2) * (i % 2),
-                    "yPos": y + 16 * (i // 2),
+                    "xPos": x,
+                    "yPos": top,
                     "width": COLUMNS // 2,
-                    "height": 16,
+                    "height": TILE_HEIGHT,
                     "widget": {
                         "title": panel.title,
                         "xyChart": {
@@ -76,10 +81,10 @@ def dashboard(profile: Profile, catalog: Catalog) -> dict[str, Any]:
                     },
                 }
             )
-        y += 16 * ((len(chosen) + 1) // 2)
+        y += rows_height(len(chosen), TILE_HEIGHT)
     return {
-        "displayName": display_name(profile),
-        "labels": {"rlobs": ""},
+        "displayName": display_name(facts.name),
+        "labels": {"rlobs": "", BUNDLE_LABEL: facts.name},
         "dashboardFilters": [
             {
                 "filterType": "METRIC_LABEL",
@@ -96,14 +101,12 @@ def _kebab(name: str) -> str:
     return re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name).lower()
 
 
-def alert_policies(profile: Profile, catalog: Catalog) -> list[tuple[str, dict[str, Any]]]:
-    """(file stem, AlertPolicy (monitoring v3)) for each RL alert."""
-    pipeline = naming.pipeline_for(profile)
-    run_label = naming.label(catalog.attribute("run_id").name, pipeline)
-    channels = list(profile.gke.notification_channels) if profile.gke is not None else []
-    name = profile.metadata.name
+def alert_policies(facts: RlFacts, channels: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
+    """(file stem, AlertPolicy (monitoring v3)) for each RL alert, notifying `channels`."""
+    run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
+    name = facts.name
     found = []
-    for a in alerts(profile, catalog, pipeline):
+    for a in facts.alerts:
         run = f"`<{run_label}>`"  # the incident's label
         content = "\n".join(
             [
@@ -121,7 +124,7 @@ def alert_policies(profile: Profile, catalog: Catalog) -> list[tuple[str, dict[s
             ]
         )
         # Cloud Monitoring cannot template a dotted PromQL label into the subject; name the workload instead.
-        runs = f"of {profile.workload.name}"
+        runs = f"of {facts.profile.workload.name}"
         policy = {
             "displayName": f"{a.name} ({name})",
             "documentation": {
@@ -129,7 +132,7 @@ def alert_policies(profile: Profile, catalog: Catalog) -> list[tuple[str, dict[s
                 "mimeType": "text/markdown",
                 "subject": a.text(a.summary, runs)[:255],
             },
-            "userLabels": {"rlobs_bundle": name, "rl_alert": _kebab(a.name)},
+            "userLabels": {BUNDLE_LABEL: name, "rl_alert": _kebab(a.name)},
             "conditions": [
                 {
                     "displayName": a.text(a.summary, runs),
@@ -148,7 +151,7 @@ def alert_policies(profile: Profile, catalog: Catalog) -> list[tuple[str, dict[s
             "enabled": True,
             "alertStrategy": {"autoClose": AUTO_CLOSE},
             "severity": SEVERITIES[a.severity],
-            "notificationChannels": channels,
+            "notificationChannels": list(channels),
         }
         found.append((f"{name}-{_kebab(a.name)}", policy))
     return found

@@ -5,26 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rlobs.bundle.spec import FileSpec, Plan
-from rlobs.profile.model import Profile
+from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
+from rlobs.profile.gke import GkeSpec
+from rlobs.profile.model import GkeProfile
 from rlobs.rl import app, naming, workloads
 from rlobs.rl.catalog import Catalog
+from rlobs.rl.facts import RlFacts, rl_facts
+from rlobs.rl.naming import Pipeline
 from rlobs.targets.gke import monitoring, project, workload
 
-SCRIPTS = (
-    "01-enable-apis.sh",
-    "02-enable-managed-otel.sh",
-    "03-grant-iam.sh",
-    "04-deploy-monitoring.sh",
-    "05-verify.sh",
-)
+NAME = "gke"
 DASHBOARDS_DIR = "monitoring/dashboards"
 POLICIES_DIR = "monitoring/alert-policies"
 WORKLOAD_DIR = "workload"
-# User label on every dashboard and alert policy of a bundle (value: metadata.name, a DNS label, so a valid label
-# value): step 4 deletes the labelled ones the bundle no longer has. Dashboard.labels and AlertPolicy.userLabels are
-# both string maps (monitoring v1 and v3 discovery).
-BUNDLE_LABEL = "rlobs_bundle"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,47 +37,66 @@ def equals(key: str, value: str) -> str:
     return f"{key}>={quoted} AND {key}<={quoted}"
 
 
-def _monitoring(profile: Profile, catalog: Catalog) -> tuple[list[FileSpec], list[Deployable], list[Deployable]]:
-    gke, name = project.gke(profile), profile.metadata.name
-    files: list[FileSpec] = []
-    dashboard = monitoring.dashboard(profile, catalog)
-    dashboard = {**dashboard, "labels": {**dashboard.get("labels", {}), BUNDLE_LABEL: name}}
-    path = f"{DASHBOARDS_DIR}/{name}.json"
-    files.append(FileSpec(path, "json", data=dashboard))
+def pipeline(profile: GkeProfile) -> Pipeline:
+    """Managed OpenTelemetry keeps dotted names; a self-run collector's googlemanagedprometheus exporter does not."""
+    return "gke-telemetry-api" if profile.gke.naming == "telemetry-api" else "gke-gmp-collector"
+
+
+def facts(profile: GkeProfile, catalog: Catalog) -> RlFacts:
+    return rl_facts(profile, catalog, pipeline(profile))
+
+
+def _monitoring(rl: RlFacts, gke: GkeSpec) -> tuple[list[FileSpec], list[Deployable], list[Deployable]]:
+    dashboard = monitoring.dashboard(rl)
+    path = f"{DASHBOARDS_DIR}/{rl.name}.json"
+    files: list[FileSpec] = [
+        DataFile(path, "json", dashboard, "Cloud Monitoring dashboard (deployed by step 4 or Terraform).")
+    ]
     dashboards = [Deployable(path, dashboard["displayName"], equals("displayName", dashboard["displayName"]))]
     policies: list[Deployable] = []
-    if profile.alerts.enabled:
-        for stem, policy in monitoring.alert_policies(profile, catalog):
-            policy = {**policy, "userLabels": {**policy.get("userLabels", {}), BUNDLE_LABEL: name}}
-            if gke.notification_channels and not policy.get("notificationChannels"):
-                policy = {**policy, "notificationChannels": list(gke.notification_channels)}
-            path = f"{POLICIES_DIR}/{stem}.json"
-            files.append(FileSpec(path, "json", data=policy))
-            policies.append(Deployable(path, policy["displayName"], equals("displayName", policy["displayName"])))
+    for stem, policy in monitoring.alert_policies(rl, gke.notification_channels):
+        path = f"{POLICIES_DIR}/{stem}.json"
+        files.append(DataFile(path, "json", policy, "Cloud Monitoring alert policy (deployed by step 4)."))
+        policies.append(Deployable(path, policy["displayName"], equals("displayName", policy["displayName"])))
     return files, dashboards, policies
 
 
-def _workload(profile: Profile, catalog: Catalog) -> list[FileSpec]:
-    gke = project.gke(profile)
+def _workload(profile: GkeProfile, catalog: Catalog) -> list[FileSpec]:
+    w = profile.workload
     header = f"Kustomize Component of profile {profile.metadata.name}: add `components: [<path to this folder>]`"
-    files = [
-        FileSpec(f"{WORKLOAD_DIR}/kustomization.yaml", "yaml", data=workload.kustomization(profile), header=header),
-        FileSpec(
+    files: list[FileSpec] = [
+        DataFile(
+            f"{WORKLOAD_DIR}/kustomization.yaml",
+            "yaml",
+            workload.kustomization(profile),
+            "Kustomize Component to include from your workload's kustomization.",
+            header=header,
+        ),
+        DataFile(
             f"{WORKLOAD_DIR}/{workloads.ENV_PATCH_FILE}",
             "yaml",
-            data=workload.patch(profile, catalog),
-            header=f"Points {profile.workload.kind} {profile.workload.name}'s OTLP exporters at the managed collector.",
+            workload.patch(profile, catalog),
+            "Adds the OTLP and RL env to the RL container.",
+            header=f"Points {w.kind} {w.name}'s OTLP exporters at the managed collector.",
         ),
     ]
-    schema = workloads.openapi(profile.workload.kind)
+    schema = workloads.openapi(w.kind)
     if schema is not None:
-        files.append(FileSpec(f"{WORKLOAD_DIR}/{workloads.OPENAPI_FILE}", "json", data=schema))
-    if gke.instrumentation_resource:
         files.append(
-            FileSpec(
+            DataFile(
+                f"{WORKLOAD_DIR}/{workloads.OPENAPI_FILE}",
+                "json",
+                schema,
+                "Merge keys for the CRD's lists, so the patch merges them by name.",
+            )
+        )
+    if profile.gke.instrumentation_resource:
+        files.append(
+            DataFile(
                 f"{WORKLOAD_DIR}/{workload.INSTRUMENTATION_FILE}",
                 "yaml",
-                data=workload.instrumentation(profile),
+                workload.instrumentation(profile),
+                "The managed Instrumentation resource (Preview).",
                 header=(
                     "Managed OpenTelemetry's Instrumentation resource (Preview; see README.md for its caveats).\n"
                     "Applies only after Managed OpenTelemetry is enabled, and only to pods created afterwards."
@@ -94,10 +106,23 @@ def _workload(profile: Profile, catalog: Catalog) -> list[FileSpec]:
     return files
 
 
-def _terraform(profile: Profile, context: dict[str, Any]) -> list[FileSpec]:
-    gke, identity = project.gke(profile), project.identity(profile)
-    # Only the inputs main.tf reads for this profile: the cluster's name and location only when Terraform creates
-    # it, the service accounts only for the identity that names them (a declared but unused variable is dead input).
+# Inputs of main.tf, in file order, with their descriptions.
+_TF_INPUTS = {
+    "project_id": "GCP project ID.",
+    "location": "Region or zone of the GKE cluster.",
+    "cluster_name": "Name of the GKE cluster.",
+    "namespace": "Kubernetes namespace of the RL workload.",
+    "kubernetes_service_account": "Kubernetes ServiceAccount of the workload.",
+    "gcp_service_account": "Google service account the workload acts as.",
+    "services": "Google Cloud APIs to enable.",
+    "writer_roles": "Roles the workload's identity gets to write metrics, traces (and logs).",
+}
+
+
+def _tfvars(profile: GkeProfile, identity: project.Identity) -> dict[str, Any]:
+    """Only the inputs main.tf reads for this profile: the cluster's name and location only when Terraform creates
+    it, the service accounts only for the identity that names them (a declared but unused variable is dead input)."""
+    gke = profile.gke
     tfvars: dict[str, Any] = {"project_id": gke.project}
     if gke.cluster_mode != "existing":
         tfvars |= {"location": gke.location, "cluster_name": gke.cluster}
@@ -106,42 +131,63 @@ def _terraform(profile: Profile, context: dict[str, Any]) -> list[FileSpec]:
         tfvars["kubernetes_service_account"] = identity.ksa
     if identity.mode == "gsa":
         tfvars["gcp_service_account"] = identity.gsa
-    tfvars |= {"services": list(project.apis(profile)), "writer_roles": list(project.roles(profile))}
-    descriptions = {
-        "project_id": "GCP project ID.",
-        "location": "Region or zone of the GKE cluster.",
-        "cluster_name": "Name of the GKE cluster.",
-        "namespace": "Kubernetes namespace of the RL workload.",
-        "kubernetes_service_account": "Kubernetes ServiceAccount of the workload.",
-        "gcp_service_account": "Google service account the workload acts as.",
-        "services": "Google Cloud APIs to enable.",
-        "writer_roles": "Roles the workload's identity gets to write metrics, traces (and logs).",
-    }
+    return tfvars | {"services": list(project.apis(profile)), "writer_roles": list(project.roles(profile))}
+
+
+def _terraform(profile: GkeProfile, context: dict[str, Any]) -> list[FileSpec]:
+    tfvars = _tfvars(profile, context["identity"])
     variables = [
-        {"name": k, "type": "list(string)" if isinstance(v, list) else "string", "description": descriptions[k]}
+        {"name": k, "type": "list(string)" if isinstance(v, list) else "string", "description": _TF_INPUTS[k]}
         for k, v in tfvars.items()
     ]
     return [
-        FileSpec("terraform/main.tf", "text", template="gke/terraform/main.tf.j2", context=context),
-        FileSpec(
-            "terraform/variables.tf",
-            "text",
-            template="gke/terraform/variables.tf.j2",
-            context={**context, "variables": variables},
+        TemplateFile(
+            "terraform/main.tf",
+            "hcl",
+            "gke/terraform/main.tf.j2",
+            "Steps 1-3 and the dashboards as Terraform (google-beta provider).",
+            context,
         ),
-        FileSpec(
+        TemplateFile(
+            "terraform/variables.tf",
+            "hcl",
+            "gke/terraform/variables.tf.j2",
+            "Inputs of main.tf.",
+            {**context, "variables": variables},
+        ),
+        DataFile(
             "terraform/terraform.tfvars",
             "hcl",
-            data=tfvars,
+            tfvars,
+            "This profile's values for main.tf.",
             header=f"Values of profile {profile.metadata.name} for main.tf (terraform init && terraform apply).",
         ),
     ]
 
 
-def plan(profile: Profile, catalog: Catalog) -> Plan:
-    gke = project.gke(profile)
-    pipeline = naming.pipeline_for(profile)
-    monitoring_files, dashboards, policies = _monitoring(profile, catalog)
+# The numbered steps and what each does, in run order; setup.sh runs them all.
+STEPS = {
+    "01-enable-apis.sh": "Enables the Google Cloud APIs.",
+    "02-enable-managed-otel.sh": "Enables Managed OpenTelemetry (creating the cluster if the profile says so).",
+    "03-grant-iam.sh": "Grants the workload's identity the roles to write telemetry.",
+    "04-deploy-monitoring.sh": "Creates or updates the dashboards and alert policies; deletes stale ones.",
+    "05-verify.sh": "Checks the managed collector and prints where the data shows up.",
+}
+SCRIPTS = tuple(STEPS)
+
+
+def _scripts(context: dict[str, Any]) -> list[FileSpec]:
+    steps = {**STEPS, "setup.sh": "Runs steps 01-05 in order (`--dry-run` prints them)."}
+    return [
+        TemplateFile(f"scripts/{name}", "sh", f"gke/scripts/{name}.j2", what, context, executable=True)
+        for name, what in steps.items()
+    ]
+
+
+def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
+    gke = profile.gke
+    rl = facts(profile, catalog)
+    monitoring_files, dashboards, policies = _monitoring(rl, gke)
     context: dict[str, Any] = {
         "profile": profile,
         "gke": gke,
@@ -159,65 +205,38 @@ def plan(profile: Profile, catalog: Catalog) -> Plan:
         "dashboards": dashboards,
         "policies": policies,
         # What step 4 lists before deploying, to delete afterwards what this bundle no longer has.
-        "bundle_dashboards": equals(f"labels.{BUNDLE_LABEL}", profile.metadata.name),
-        "bundle_policies": equals(f"userLabels.{BUNDLE_LABEL}", profile.metadata.name),
+        "bundle_dashboards": equals(f"labels.{monitoring.BUNDLE_LABEL}", rl.name),
+        "bundle_policies": equals(f"userLabels.{monitoring.BUNDLE_LABEL}", rl.name),
         "steps": SCRIPTS,
-        "pipeline": pipeline,
-        "example_query": _example_query(profile, catalog, pipeline),
+        "pipeline": rl.pipeline,
+        "example_query": _example_query(rl),
         "env": workload.container_env(profile, catalog),
     }
     files = [
-        FileSpec(f"scripts/{name}", "sh", template=f"gke/scripts/{name}.j2", context=context, executable=True)
-        for name in SCRIPTS
+        *_scripts(context),
+        *_terraform(profile, context),
+        *_workload(profile, catalog),
+        *monitoring_files,
+        *app.app_files(rl),
     ]
-    files.append(
-        FileSpec("scripts/setup.sh", "sh", template="gke/scripts/setup.sh.j2", context=context, executable=True)
-    )
-    files += _terraform(profile, context)
-    files += _workload(profile, catalog)
-    files += monitoring_files
-    files += app.app_files(profile, catalog, pipeline)
-    context["metrics"] = [
-        {
-            "name": m.name,
-            "type": naming.monitoring_type(m, pipeline),
-            "promql": naming.selector(m, pipeline, "bucket" if m.kind == "histogram" else ""),
-        }
-        for m in catalog.metrics
-    ]
-    context["files"] = [(f.path, _describe(f.path)) for f in sorted(files, key=lambda f: f.path)]
-    files.append(FileSpec("README.md", "md", template="gke/README.md.j2", context=context))
+    readme = {
+        **context,
+        "metrics": [
+            {
+                "name": m.name,
+                "type": naming.monitoring_type(m, rl.pipeline),
+                "promql": naming.selector(m, rl.pipeline, "bucket" if m.kind == "histogram" else ""),
+            }
+            for m in catalog.metrics
+        ],
+        "files": file_table(files),
+    }
+    files.append(TemplateFile("README.md", "md", "gke/README.md.j2", "This file.", readme))
     return Plan(profile.metadata.name, tuple(files))
 
 
-_DESCRIPTIONS = {
-    "scripts/setup.sh": "Runs steps 01-05 in order (`--dry-run` prints them).",
-    "scripts/01-enable-apis.sh": "Enables the Google Cloud APIs.",
-    "scripts/02-enable-managed-otel.sh": "Enables Managed OpenTelemetry (creating the cluster if the profile says so).",
-    "scripts/03-grant-iam.sh": "Grants the workload's identity the roles to write telemetry.",
-    "scripts/04-deploy-monitoring.sh": "Creates or updates the dashboards and alert policies; deletes stale ones.",
-    "scripts/05-verify.sh": "Checks the managed collector and prints where the data shows up.",
-    "terraform/main.tf": "Steps 1-3 and the dashboards as Terraform (google-beta provider).",
-    "terraform/variables.tf": "Inputs of main.tf.",
-    "terraform/terraform.tfvars": "This profile's values for main.tf.",
-    f"{WORKLOAD_DIR}/kustomization.yaml": "Kustomize Component to include from your workload's kustomization.",
-    f"{WORKLOAD_DIR}/{workloads.ENV_PATCH_FILE}": "Adds the OTLP and RL env to the RL container.",
-    f"{WORKLOAD_DIR}/{workloads.OPENAPI_FILE}": "Merge keys for the CRD's lists, so the patch merges them by name.",
-    f"{WORKLOAD_DIR}/{workload.INSTRUMENTATION_FILE}": "The managed Instrumentation resource (Preview).",
-}
-
-
-def _describe(path: str) -> str:
-    if path in _DESCRIPTIONS:
-        return _DESCRIPTIONS[path]
-    if path.startswith(DASHBOARDS_DIR):
-        return "Cloud Monitoring dashboard (deployed by step 4 or Terraform)."
-    if path.startswith(POLICIES_DIR):
-        return "Cloud Monitoring alert policy (deployed by step 4)."
-    return app.DESCRIPTIONS[path]
-
-
-def _example_query(profile: Profile, catalog: Catalog, pipeline: naming.Pipeline) -> str:
-    loop = catalog.metric("loop_duration")
-    selector = naming.selector(loop, pipeline, "count", {catalog.attribute("run_id").name: profile.workload.run_id})
+def _example_query(rl: RlFacts) -> str:
+    loop = rl.catalog.metric("loop_duration")
+    run_id = rl.profile.workload.run_id
+    selector = naming.selector(loop, rl.pipeline, "count", {rl.catalog.attribute("run_id").name: run_id})
     return f"sum(rate({selector}[5m]))"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-from rlobs.profile.gke import GkeSpec
-from rlobs.profile.model import Profile
+from rlobs.profile.model import GkeProfile
 
 # GKE version that ships Managed OpenTelemetry, and the gcloud that has --managed-otel-scope on GA
 # `clusters create / create-auto / update` (shared gke-managed-otel.md §1.1; gcloud 576.0.0 release notes).
@@ -44,34 +44,29 @@ LOGGING_ROLES = ("roles/logging.logWriter",)
 class Identity:
     """Who gets the writer roles: a Google service account, one KSA, or every KSA of the namespace."""
 
-    mode: str  # "gsa" | "ksa" | "namespace"
+    mode: Literal["gsa", "ksa", "namespace"]
     member: str  # IAM member; PROJECT_NUMBER stands for the project's number where the principal needs it
     gsa: str  # the Google service account email ("" unless mode is gsa)
     ksa: str  # the Kubernetes ServiceAccount ("" for mode namespace)
     wi_member: str  # the member granted roles/iam.workloadIdentityUser on the GSA ("" unless mode is gsa)
 
 
-def gke(profile: Profile) -> GkeSpec:
-    assert profile.gke is not None  # model.Profile guarantees the target's section
-    return profile.gke
+def apis(profile: GkeProfile) -> tuple[str, ...]:
+    return tuple(sorted(BASE_APIS + ((LOGGING_API,) if profile.gke.logs else ())))
 
 
-def apis(profile: Profile) -> tuple[str, ...]:
-    return tuple(sorted(BASE_APIS + ((LOGGING_API,) if gke(profile).logs else ())))
+def roles(profile: GkeProfile) -> tuple[str, ...]:
+    return tuple(sorted(BASE_ROLES + (LOGGING_ROLES if profile.gke.logs else ())))
 
 
-def roles(profile: Profile) -> tuple[str, ...]:
-    return tuple(sorted(BASE_ROLES + (LOGGING_ROLES if gke(profile).logs else ())))
+def workload_pool(profile: GkeProfile) -> str:
+    return f"{profile.gke.project}.svc.id.goog"
 
 
-def workload_pool(profile: Profile) -> str:
-    return f"{gke(profile).project}.svc.id.goog"
-
-
-def identity(profile: Profile) -> Identity:
+def identity(profile: GkeProfile) -> Identity:
     """The IAM principal of the workload (Workload Identity Federation for GKE principal identifiers:
     https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity#principal-identifiers)."""
-    spec, ns = gke(profile), profile.workload.namespace
+    spec, ns = profile.gke, profile.workload.namespace
     pool = workload_pool(profile)
     prefix = f"iam.googleapis.com/projects/PROJECT_NUMBER/locations/global/workloadIdentityPools/{pool}"
     wi = spec.workload_identity

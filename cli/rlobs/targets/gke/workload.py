@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.fields import duration_seconds
-from rlobs.profile.model import Profile
+from rlobs.profile.model import GkeProfile
 from rlobs.rl import workloads
-from rlobs.rl.app import rl_env
 from rlobs.rl.catalog import Catalog
-from rlobs.targets.gke import project
+from rlobs.rl.identity import export_interval_env, rl_env
 
 # The managed collector's Service (shared gke-managed-otel.md §1.4: namespace gke-managed-otel, Service
 # opentelemetry-collector, OTLP gRPC on 4317, plaintext: no TLS listener).
@@ -27,9 +25,9 @@ INSTRUMENTATION_API = "telemetry.googleapis.com/v1alpha1"
 INSTRUMENTATION_FILE = "instrumentation.yaml"
 
 
-def container_env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
+def container_env(profile: GkeProfile, catalog: Catalog) -> list[dict[str, Any]]:
     """Env for the RL container, ordered so each $(VAR) is defined above its use (Kubernetes expands in order)."""
-    gke, workload = project.gke(profile), profile.workload
+    gke, workload = profile.gke, profile.workload
     attributes = ",".join(
         [
             f"service.namespace={workload.namespace}",
@@ -60,14 +58,14 @@ def container_env(profile: Profile, catalog: Catalog) -> list[dict[str, Any]]:
         # in code silently wins over this (opentelemetry-sdk resources/__init__.py).
         {"name": "OTEL_SERVICE_NAME", "value": workload.otel_service_name},
         {"name": "OTEL_RESOURCE_ATTRIBUTES", "value": attributes},
-        {"name": "OTEL_METRIC_EXPORT_INTERVAL", "value": str(duration_seconds(workload.export_interval) * 1000)},
+        export_interval_env(workload),
         *rl_env(profile, catalog),
     ]
     return env
 
 
-def _pod_spec(profile: Profile, catalog: Catalog) -> dict[str, Any]:
-    gke, workload = project.gke(profile), profile.workload
+def _pod_spec(profile: GkeProfile, catalog: Catalog) -> dict[str, Any]:
+    gke, workload = profile.gke, profile.workload
     spec: dict[str, Any] = {}
     if gke.workload_identity is not None:
         # Workload Identity maps IAM roles to this KSA; the pods must run as it to get them.
@@ -76,18 +74,18 @@ def _pod_spec(profile: Profile, catalog: Catalog) -> dict[str, Any]:
     return spec
 
 
-def patch(profile: Profile, catalog: Catalog) -> dict[str, Any]:
+def patch(profile: GkeProfile, catalog: Catalog) -> dict[str, Any]:
     """A strategic-merge patch that adds the env to the RL container, shaped for the workload's kind."""
     return workloads.patch(profile.workload, {"spec": _pod_spec(profile, catalog)})
 
 
-def kustomization(profile: Profile) -> dict[str, Any]:
+def kustomization(profile: GkeProfile) -> dict[str, Any]:
     """A Kustomize Component: include it from the kustomization that already lists the workload."""
-    resources = [INSTRUMENTATION_FILE] if project.gke(profile).instrumentation_resource else []
+    resources = [INSTRUMENTATION_FILE] if profile.gke.instrumentation_resource else []
     return workloads.component(profile.workload, [workloads.ENV_PATCH_FILE], resources)
 
 
-def instrumentation(profile: Profile) -> dict[str, Any]:
+def instrumentation(profile: GkeProfile) -> dict[str, Any]:
     """The managed Instrumentation resource (Preview): selects every pod in the workload's namespace."""
     return {
         "apiVersion": INSTRUMENTATION_API,

@@ -10,9 +10,9 @@ from typing import Any
 
 import yaml
 
-from helpers import tool, write_tree
 from rlobs.profile.model import Workload
 from rlobs.rl import workloads
+from testing.helpers import tool, write_tree
 
 KINDS = ("Deployment", "StatefulSet", "Job", "JobSet", "RayJob", "RayCluster", "RayService")
 PROXY = {"name": "proxy", "image": "envoyproxy/envoy:v1.31.0"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import module
+from testing.helpers import module
 
 
 def parse(expr: str) -> None:

@@ -10,9 +10,9 @@ import stat
 import subprocess
 from pathlib import Path
 
-from helpers import all_profiles, profile
-from rlobs.pipeline import build
 from rlobs.targets.gke import project
+from testing.bundles import build
+from testing.helpers import all_profiles, profile
 
 GKE_PROFILES = sorted(name for name, text in all_profiles().items() if "\ntarget: gke" in text)
 SCOPE_FLAG = f"--managed-otel-scope={project.OTEL_SCOPE}"

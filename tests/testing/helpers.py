@@ -13,11 +13,30 @@ import pytest
 
 from rlobs.blueprints import load_blueprints
 from rlobs.profile.load import parse_profile
-from rlobs.profile.model import Profile
+from rlobs.profile.model import EksProfile, GkeProfile, Profile
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parent.parent
 REPO = TESTS.parent
-SHARED = REPO.parent / "shared"
+# Where the upstream reference data lies: ../shared beside the project unless RLOBS_SHARED names another place.
+SHARED = Path(os.environ.get("RLOBS_SHARED") or REPO.parent / "shared")
+# A small valid gke profile that tests vary with str.replace.
+GOOD = """
+apiVersion: rlobs/v1alpha1
+kind: Profile
+metadata:
+  name: demo
+target: gke
+workload:
+  name: trainer
+  namespace: rl
+  container: trainer
+  run: {system: verl, algorithm: grpo, environment: gsm8k, model: qwen}
+gke:
+  project: my-project
+  location: us-central1
+  cluster: rl-cluster
+"""
+
 REQUIRE_TOOLS = os.environ.get("RLOBS_REQUIRE_TOOLS") == "1"
 
 
@@ -42,6 +61,18 @@ def all_profiles() -> dict[str, str]:
 
 def profile(name: str) -> Profile:
     return parse_profile(all_profiles()[name], f"{name}.yaml")
+
+
+def eks_profile(name: str) -> EksProfile:
+    found = profile(name)
+    assert isinstance(found, EksProfile), f"{name} is not an eks profile"
+    return found
+
+
+def gke_profile(name: str) -> GkeProfile:
+    found = profile(name)
+    assert isinstance(found, GkeProfile), f"{name} is not a gke profile"
+    return found
 
 
 def tool(name: str, why: str) -> str:
@@ -78,5 +109,5 @@ def shared(rel: str) -> Path:
     if path.exists():
         return path
     if os.environ.get("CI"):
-        pytest.fail(f"{path} is missing: CI must have ../shared beside the project")
-    pytest.skip(f"{path} is not available (../shared lies beside the project on developer machines and CI)")
+        pytest.fail(f"{path} is missing: CI must have ../shared beside the project (or RLOBS_SHARED set)")
+    pytest.skip(f"{path} is not available (set RLOBS_SHARED, or put shared/ beside the project as on CI)")

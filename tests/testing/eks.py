@@ -9,9 +9,9 @@ from typing import Any
 
 import yaml
 
-from crdschema import crd_schema
-from helpers import all_profiles, profile, shared
-from rlobs.pipeline import build
+from testing.bundles import build
+from testing.crdschema import crd_schema
+from testing.helpers import all_profiles, profile, shared
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
 

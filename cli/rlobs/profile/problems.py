@@ -1,0 +1,31 @@
+"""Typed validator problems: each carries the key path it belongs to, so load.py can point at the right line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+KeyPath = tuple[str | int, ...]
+
+
+class ProblemAt(ValueError):
+    """One problem at `path` (camelCase keys, relative to the object whose validator raised it)."""
+
+    def __init__(self, path: KeyPath, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+class Problems(ValueError):
+    """Every problem one validator found: pydantic keeps one error per validator, this carries them all."""
+
+    def __init__(self, problems: Iterable[ProblemAt]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(p.message for p in self.problems))
+
+
+def raise_all(problems: Iterable[ProblemAt]) -> None:
+    """Raise Problems when there are any."""
+    found = tuple(problems)
+    if found:
+        raise Problems(found)

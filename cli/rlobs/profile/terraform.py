@@ -1,0 +1,126 @@
+"""The ai-on-eks Terraform variables a profile may set (eks.terraformVariables): declared, typed, not sensitive,
+and the cross-flag rules Terraform does not check."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from functools import cache
+from typing import Any
+
+from rlobs.profile.problems import KeyPath, ProblemAt
+from rlobs.resources import read_text
+
+# Variables derived from profile keys; setting them again under eks.terraformVariables would be ambiguous.
+_OWNED = {
+    "name": "eks.cluster.name",
+    "region": "eks.cluster.region",
+    "eks_cluster_version": "eks.cluster.kubernetesVersion",
+    "enable_kuberay_operator": "eks.kuberayOperator",
+    "enable_nvidia_dcgm_exporter": "eks.dcgmExporter",
+    "nvidia_dcgm_exporter_service_monitor": "rlobs (it renders the DCGM ServiceMonitor itself)",
+    "enable_ai_ml_observability_stack": "eks.mode",
+}
+
+ARGOCD_NOTE = (
+    "enable_argocd is no longer declared by infra/base/terraform/variables.tf (removed in ai-on-eks PR #202); "
+    "argocd.tf installs Argo CD unconditionally"
+)
+
+# infra/base/terraform/variables.tf `validation` blocks, so a bad value fails at render time, not at apply.
+_VALIDATIONS: dict[str, tuple[set[Any], str]] = {
+    "availability_zones_count": ({2, 3, 4}, "2, 3 or 4"),
+    "ami_family": ({"bottlerocket", "al2023"}, "bottlerocket or al2023"),
+}
+
+
+@cache
+def declared() -> dict[str, dict[str, Any]]:
+    """name -> {type, sensitive} of every variable infra/base/terraform/variables.tf declares."""
+    variables: dict[str, dict[str, Any]] = json.loads(read_text("data", "ai_on_eks_variables.json"))["variables"]
+    return variables
+
+
+def type_problem(tf_type: str, value: Any) -> str | None:
+    """Why `value` does not fit the Terraform type `tf_type`, or None."""
+    ok = {
+        "bool": lambda v: isinstance(v, bool),
+        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "string": lambda v: isinstance(v, str),
+        "list(string)": lambda v: isinstance(v, list | tuple) and all(isinstance(x, str) for x in v),
+        "map(bool)": lambda v: isinstance(v, dict) and all(isinstance(x, bool) for x in v.values()),
+    }.get(tf_type)
+    if ok is None:
+        return f"expected a variable rlobs can write (its type {tf_type} is not supported; edit the tfvars by hand)"
+    return None if ok(value) else f"expected a value of Terraform type {tf_type}"
+
+
+def variable_problems(mode: str, dcgm: bool, variables: dict[str, Any]) -> list[ProblemAt]:
+    """Every eks.terraformVariables entry that is undeclared, sensitive, owned by rlobs, mistyped or conflicting;
+    paths are relative to the `eks:` section."""
+    known = declared()
+    problems = [
+        ProblemAt(_at(key), problem)
+        for key, value in variables.items()
+        if (problem := _variable_problem(known, key, value)) is not None
+    ]
+    problems += [ProblemAt(_at(key), problem) for key, problem in flag_problems(mode, dcgm, variables)]
+    return problems
+
+
+def _at(key: str) -> KeyPath:
+    return ("terraformVariables", key)
+
+
+def _variable_problem(known: dict[str, dict[str, Any]], key: str, value: Any) -> str | None:
+    if key == "enable_argocd":
+        return ARGOCD_NOTE + "; expected no enable_argocd"
+    if key not in known:
+        hint = difflib.get_close_matches(key, known, n=1)
+        mean = f" (did you mean '{hint[0]}'?)" if hint else ""
+        return f"expected a variable that infra/base/terraform/variables.tf declares{mean}"
+    if known[key]["sensitive"]:
+        return (
+            "expected no sensitive variable: rlobs never writes credentials to git; pass it as "
+            f"TF_VAR_{key} from your shell or a secret store when you run terraform"
+        )
+    if key in _OWNED:
+        return f"expected no {key}: rlobs sets it from {_OWNED[key]}"
+    if key == "enable_cluster_addons" and isinstance(value, dict) and value.get("metrics-server") is False:
+        return "expected metrics-server to stay true (it is the stack's Metrics Server)"
+    return type_problem(known[key]["type"], value) or _validation_problem(key, value)
+
+
+def _validation_problem(key: str, value: Any) -> str | None:
+    if key in _VALIDATIONS and value not in _VALIDATIONS[key][0]:
+        return f"expected {_VALIDATIONS[key][1]} (the variable's validation rule)"
+    return None
+
+
+def flag_problems(mode: str, dcgm: bool, values: dict[str, Any]) -> list[tuple[str, str]]:
+    """Cross-flag rules Terraform does not check (each would deploy something twice or scrape nothing)."""
+    problems = []
+    if values.get("enable_kube_prometheus_stack") is True:
+        problems.append(
+            (
+                "enable_kube_prometheus_stack",
+                "expected false: the observability stack already runs kube-prometheus-stack; a second one means "
+                "two Prometheus operators owning the same CRDs",
+            )
+        )
+    if values.get("observability_mcp_enabled") is True and mode != "ai-on-eks":
+        problems.append(
+            ("observability_mcp_enabled", "expected it only with eks.mode: ai-on-eks (it configures that stack)")
+        )
+    gpu_operator_dcgm = values.get("enable_nvidia_gpu_operator") is True and values.get(
+        "enable_nvidia_gpu_operator_dcgm_exporter", True
+    )
+    if dcgm and gpu_operator_dcgm:
+        problems.append(
+            (
+                "enable_nvidia_gpu_operator",
+                "expected enable_nvidia_gpu_operator_dcgm_exporter: false with eks.dcgmExporter: true (the GPU "
+                "Operator's DCGM exporter replaces the standalone one that rlobs monitors in namespace monitoring)",
+            )
+        )
+    return problems

@@ -1,0 +1,81 @@
+"""Synthetic input series for an RL alert's promtool test: runs that must fire and runs that must stay silent."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+from rlobs.bundle.filters import number
+from rlobs.profile.fields import duration_seconds
+from rlobs.rl import naming
+from rlobs.rl.catalog import Catalog, Metric
+from rlobs.rl.naming import Pipeline
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    interval: str  # sample interval of the input series
+    series: tuple[tuple[str, str], ...]  # (series selector, promtool expanding notation)
+    eval_time: str
+    firing: tuple[str, ...]  # run ids the alert must fire for (sorted)
+    silent: tuple[str, ...]  # run ids it must not fire for
+    run_label: str
+
+
+def minutes(duration: str) -> int:
+    """Whole minutes (rounded up): the input series are sampled every minute."""
+    return max(1, math.ceil(duration_seconds(duration) / 60))
+
+
+def _le(bound: float) -> str:
+    return "+Inf" if math.isinf(bound) else number(bound)
+
+
+class CaseBuilder:
+    """Collects the input series of one alert's case; `metric` is the one the alert reads first."""
+
+    def __init__(self, metric: Metric, catalog: Catalog, pipeline: Pipeline) -> None:
+        self.pipeline = pipeline
+        self.run_attr = catalog.attribute("run_id").name
+        self.series: list[tuple[str, str]] = []
+        self.metric = metric
+
+    def add(self, run: str, values: str, metric: Metric | None = None) -> None:
+        m = metric or self.metric
+        self.series.append((naming.selector(m, self.pipeline, "", {self.run_attr: run}), values))
+
+    def histogram(self, run: str, phases: list[tuple[int, float, int]]) -> None:
+        """phases: (minutes, observed value, observations per minute), one after another, cumulative buckets."""
+        bounds = [*self.metric.buckets, math.inf]
+        for bound in bounds:
+            parts, total = [], 0
+            for i, (minutes, value, per_minute) in enumerate(phases):
+                inc = per_minute if value <= bound else 0
+                if i == 0:
+                    parts.append(f"0+{inc}x{minutes}")
+                    total = inc * minutes
+                else:
+                    parts.append(f"{total + inc}+{inc}x{minutes - 1}")
+                    total += inc * minutes
+            matchers = {self.run_attr: run, "le": _le(bound)}
+            sel = naming.selector(self.metric, self.pipeline, "bucket", matchers)
+            self.series.append((sel, " ".join(parts)))
+
+    def case(self, eval_minutes: int, firing: list[str], silent: list[str]) -> Case:
+        return Case(
+            interval="1m",
+            series=tuple(self.series),
+            eval_time=f"{eval_minutes}m",
+            firing=tuple(sorted(firing)),
+            silent=tuple(sorted(silent)),
+            run_label=naming.label(self.run_attr, self.pipeline),
+        )
+
+
+def bucket_above(buckets: tuple[float, ...], threshold: float) -> float | None:
+    """An observation value whose bucket lies wholly above the threshold (so any quantile exceeds it)."""
+    for lower, upper in itertools.pairwise(buckets):
+        if lower > threshold:
+            return upper
+    return None
