@@ -4,8 +4,10 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import rlobs
+from rlobs.main import app
 from rlobs.rl.catalog import load_catalog
 
 CATALOG = load_catalog()
@@ -103,11 +105,10 @@ def test_no_metric_name_is_written_outside_the_catalog() -> None:
     assert offenders == []
 
 
-def test_signals_command_json(capsys: pytest.CaptureFixture[str]) -> None:
-    from rlobs import commands
-
-    commands.signals("json")
-    data = json.loads(capsys.readouterr().out)
+def test_signals_command_json() -> None:
+    result = CliRunner().invoke(app, ["signals", "--format", "json"])
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
     assert [m["name"] for m in data["metrics"]] == [m.name for m in CATALOG.metrics]
     mfu = next(m for m in data["metrics"] if m["key"] == "train_mfu")
     assert mfu["series"] == {
@@ -120,10 +121,18 @@ def test_signals_command_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown"])
-def test_signals_command_text(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from rlobs import commands
-
-    commands.signals(fmt)
-    out = capsys.readouterr().out
+def test_signals_command_text(fmt: str) -> None:
+    result = CliRunner().invoke(app, ["signals", "--format", fmt])
+    assert result.exit_code == 0
+    out = result.stdout
     assert "rl_loop_duration_milliseconds_bucket" in out and "rl.loop.iteration" in out
     assert "14400000" in out
+
+
+def test_signals_report_is_data() -> None:
+    from rlobs import commands
+
+    report = commands.signals()
+    metrics = report.tables[0]
+    assert metrics.headers[0] == "metric" and [r[0] for r in metrics.rows] == [m.name for m in CATALOG.metrics]
+    assert report.data["metrics"][0]["name"] == CATALOG.metrics[0].name

@@ -75,7 +75,7 @@ def test_init_by_target_and_unknown_blueprint(tmp_path: Path) -> None:
 def test_init_without_terminal_or_flags_is_a_usage_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["init", "-o", str(tmp_path / "p.yaml")])
     assert result.exit_code == 2
-    assert "pass --blueprint NAME or --target gke|eks" in result.stderr
+    assert "pass --blueprint NAME or --target eks|gke" in result.stderr
 
 
 def test_render_twice_then_check(tmp_path: Path) -> None:
@@ -252,3 +252,13 @@ def test_render_refuses_to_lose_edits_to_a_generated_file(tmp_path: Path) -> Non
     assert readme.read_text() == "my notes\n"
     assert runner.invoke(app, ["render", str(profile), "-o", str(out), "--force"]).exit_code == 0
     assert readme.read_text() != "my notes\n"
+
+
+def test_init_target_comes_from_the_blueprints(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["init", "--target", "gke", "-o", str(tmp_path / "p.yaml")])
+    assert result.exit_code == 0
+    assert "target: gke" in (tmp_path / "p.yaml").read_text()
+    result = runner.invoke(app, ["init", "--target", "aks", "-o", str(tmp_path / "q.yaml")])
+    assert result.exit_code == 2
+    assert "unknown target 'aks': expected one of eks, gke" in result.stderr
+    assert not (tmp_path / "q.yaml").exists()

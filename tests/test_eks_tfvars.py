@@ -91,13 +91,13 @@ def test_render_time_guard_rejects_conflicting_flags() -> None:
         type(v)(v.name, True, v.comment) if v.name == "enable_ai_ml_observability_stack" else v for v in variables
     )
     with pytest.raises(RlobsError, match="enable_ai_ml_observability_stack"):
-        check_tfvars(flipped, "rlobs", True)
+        check_tfvars(flipped, "rlobs", dcgm=True)
     both = tuple(type(v)(v.name, True, v.comment) if v.name == "enable_kube_prometheus_stack" else v for v in variables)
     with pytest.raises(RlobsError, match="two Prometheus operators"):
-        check_tfvars(both, "rlobs", True)
+        check_tfvars(both, "rlobs", dcgm=True)
     undeclared = (*variables, type(variables[0])("enable_argocd", True))
     with pytest.raises(RlobsError, match="enable_argocd: expected a declared variable"):
-        check_tfvars(undeclared, "rlobs", True)
+        check_tfvars(undeclared, "rlobs", dcgm=True)
 
 
 def _with_vars(block: str) -> str:

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 
-def _median(argv: list[str], fresh_dir: bool = False) -> float:
+def _median(argv: list[str], *, fresh_dir: bool = False) -> float:
     times = []
     for i in range(WARMUP + RUNS):
         with tempfile.TemporaryDirectory() as tmp:
@@ -36,7 +36,10 @@ def main() -> int:
     rows.append(("rlobs --help", _median([rlobs, "--help"])))
     for bp in sorted((REPO / "blueprints").glob("*.yaml")):
         rows.append(
-            (f"rlobs render blueprints/{bp.name}", _median([rlobs, "render", str(bp), "-o", "{tmp}/out"], True))
+            (
+                f"rlobs render blueprints/{bp.name}",
+                _median([rlobs, "render", str(bp), "-o", "{tmp}/out"], fresh_dir=True),
+            )
         )
     width = max(len(name) for name, _ in rows)
     print(f"{'command'.ljust(width)}  median ms  x floor   ({RUNS} runs after {WARMUP} warm-up)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rlobs.errors import RlobsError
 from rlobs.profile.yamlsource import load_yaml
 from rlobs.resources import package_dir
 
@@ -26,3 +27,12 @@ def load_blueprints() -> dict[str, Blueprint]:
         name = entry.name.removesuffix(".yaml")
         found[name] = Blueprint(name, str(data["target"]), str(data["metadata"].get("description", "")), text)
     return found
+
+
+def default_blueprint(found: dict[str, Blueprint], target: str | None) -> str:
+    """The blueprint `init --target` starts from: the target's first blueprint by name (the first of all without)."""
+    names = [name for name, bp in found.items() if target is None or bp.target == target]
+    if not names:
+        targets = ", ".join(sorted({bp.target for bp in found.values()}))
+        raise RlobsError(f"unknown target {target!r}: expected one of {targets}")
+    return names[0]

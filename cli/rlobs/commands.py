@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlobs.bundle.write import Changes
+
+if TYPE_CHECKING:
+    from rlobs.profile.model import Profile
 from rlobs.errors import RlobsError
 
 SCHEMA_FILE = "rlobs.schema.json"
@@ -21,7 +24,7 @@ class RenderResult:
     out_dir: Path
     changes: Changes
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         c = self.changes
         return {
             "profile": str(self.profile),
@@ -34,10 +37,13 @@ class RenderResult:
         }
 
 
-def init(blueprint: str, target: str | None, out: Path, *, force: bool) -> list[Path]:
-    from rlobs.blueprints import load_blueprints
+def init(blueprint: str | None, target: str | None, out: Path, *, force: bool) -> list[Path]:
+    """Write the blueprint (or the target's default blueprint) as a new profile, and the schema beside it."""
+    from rlobs.blueprints import default_blueprint, load_blueprints
 
     found = load_blueprints()
+    if blueprint is None:
+        blueprint = default_blueprint(found, target)
     if blueprint not in found:
         raise RlobsError(f"unknown blueprint {blueprint!r}: expected one of {', '.join(found)}")
     bp = found[blueprint]
@@ -72,7 +78,7 @@ def schema_text() -> str:
     return json.dumps(schema, indent=2) + "\n"
 
 
-def _load_all(profiles: list[Path]) -> list[Any]:
+def _load_all(profiles: list[Path]) -> list[Profile]:
     """Load every profile before rendering any, so one bad profile writes nothing at all."""
     from rlobs.errors import ProfileError
     from rlobs.profile.load import load_profile
@@ -129,83 +135,85 @@ def validate(profiles: list[Path]) -> list[str]:
     return [p.metadata.name for p in loaded]
 
 
-def signals(fmt: str) -> None:
-    from rlobs import output
+@dataclass(frozen=True, slots=True)
+class Table:
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    code_columns: tuple[int, ...] = (0,)  # columns shown as `code` in Markdown
+
+
+@dataclass(frozen=True, slots=True)
+class SignalsReport:
+    tables: tuple[Table, ...]
+    notes: tuple[str, ...]
+    data: dict[str, Any]  # the same, for --format json
+
+
+def signals() -> SignalsReport:
+    """The signal catalog as tables (metrics, attributes, spans, series per pipeline) and as data."""
+    from rlobs.bundle.filters import number
     from rlobs.rl import naming
-    from rlobs.rl.catalog import load_catalog
+    from rlobs.rl.catalog import Metric, load_catalog
 
     catalog = load_catalog()
     # Series names on every pipeline: what a user greps their backend for.
     pipelines = naming.PIPELINES
 
-    def series(m: Any, p: naming.Pipeline) -> str:
+    def series(m: Metric, p: naming.Pipeline) -> str:
         return naming.series(m, p, "bucket" if m.kind == "histogram" else "")
 
-    if fmt == "json":
-        output.as_json(
+    data = {
+        "metrics": [
             {
-                "metrics": [
-                    {
-                        "key": m.key,
-                        "name": m.name,
-                        "kind": m.kind,
-                        "unit": m.unit,
-                        "signal": m.signal,
-                        "description": m.description,
-                        "buckets": list(m.buckets),
-                        "attributes": list(m.attributes),
-                        "series": {p: series(m, p) for p in pipelines},
-                    }
-                    for m in catalog.metrics
-                ],
-                "attributes": [
-                    {"key": a.key, "name": a.name, "scope": a.scope, "description": a.description}
-                    for a in catalog.attributes
-                ],
-                "spans": [
-                    {
-                        "name": s.name,
-                        "description": s.description,
-                        "records": catalog.metric(s.metric).name,
-                        "attributes": [catalog.attribute(k).name for k in s.attributes],
-                    }
-                    for s in catalog.spans
-                ],
+                "key": m.key,
+                "name": m.name,
+                "kind": m.kind,
+                "unit": m.unit,
+                "signal": m.signal,
+                "description": m.description,
+                "buckets": list(m.buckets),
+                "attributes": list(m.attributes),
+                "series": {p: series(m, p) for p in pipelines},
             }
-        )
-        return
-    metric_rows = [[m.name, m.kind, m.unit, m.signal, m.description] for m in catalog.metrics]
-    attr_rows = [[a.name, a.scope, a.description] for a in catalog.attributes]
-    span_rows = [
-        [s.name, catalog.metric(s.metric).name, ", ".join(catalog.attribute(k).name for k in s.attributes)]
-        for s in catalog.spans
-    ]
-    series_rows = [[m.name, *(series(m, p) for p in pipelines)] for m in catalog.metrics]
+            for m in catalog.metrics
+        ],
+        "attributes": [
+            {"key": a.key, "name": a.name, "scope": a.scope, "description": a.description} for a in catalog.attributes
+        ],
+        "spans": [
+            {
+                "name": s.name,
+                "description": s.description,
+                "records": catalog.metric(s.metric).name,
+                "attributes": [catalog.attribute(k).name for k in s.attributes],
+            }
+            for s in catalog.spans
+        ],
+    }
+    tables = (
+        Table(
+            ("metric", "kind", "unit", "signal", "description"),
+            tuple((m.name, m.kind, m.unit, m.signal, m.description) for m in catalog.metrics),
+        ),
+        Table(
+            ("attribute", "scope", "description"), tuple((a.name, a.scope, a.description) for a in catalog.attributes)
+        ),
+        Table(
+            ("span", "records", "attributes"),
+            tuple(
+                (s.name, catalog.metric(s.metric).name, ", ".join(catalog.attribute(k).name for k in s.attributes))
+                for s in catalog.spans
+            ),
+        ),
+        Table(
+            ("metric", *pipelines),
+            tuple((m.name, *(series(m, p) for p in pipelines)) for m in catalog.metrics),
+            code_columns=tuple(range(len(pipelines) + 1)),
+        ),
+    )
     buckets = sorted({b for m in catalog.metrics for b in m.buckets})
-    notes = [
+    notes = (
         "Every metric point carries the identity attributes; span-scope attributes are on spans only.",
-        "Histogram buckets (ms): " + ", ".join(f"{b:.0f}" if b == int(b) else str(b) for b in buckets),
-    ]
-    if fmt == "markdown":
-        tables = [
-            (["metric", "kind", "unit", "signal", "description"], metric_rows),
-            (["attribute", "scope", "description"], attr_rows),
-            (["span", "records", "attributes"], span_rows),
-            (["metric", *pipelines], series_rows),
-        ]
-        for i, (headers, rows) in enumerate(tables):
-            print(("\n" if i else "") + "| " + " | ".join(headers) + " |\n" + "|---" * len(headers) + "|")
-            for row in rows:
-                print("| " + " | ".join(f"`{c}`" if j == 0 or i == 3 else c for j, c in enumerate(row)) + " |")
-        print("\n" + "\n".join(notes))
-        return
-    output.table(metric_rows, ["METRIC", "KIND", "UNIT", "SIGNAL", "DESCRIPTION"])
-    print()
-    output.table(attr_rows, ["ATTRIBUTE", "SCOPE", "DESCRIPTION"])
-    print()
-    output.table(span_rows, ["SPAN", "RECORDS", "ATTRIBUTES"])
-    print()
-    output.table(series_rows, ["METRIC", *(p.upper() for p in pipelines)])
-    print()
-    for note in notes:
-        print(note)
+        "Histogram buckets (ms): " + ", ".join(number(b) for b in buckets),
+    )
+    return SignalsReport(tables, notes, data)

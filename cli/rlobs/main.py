@@ -7,13 +7,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rlobs import __version__
 from rlobs.errors import EXIT_DRIFT, EXIT_OK, RlobsError
 from rlobs.output import fancy
+
+if TYPE_CHECKING:
+    from rlobs.commands import RenderResult
 
 app = typer.Typer(
     name="rlobs",
@@ -32,18 +35,10 @@ class Fmt(StrEnum):
     json = "json"
 
 
-class Target(StrEnum):
-    gke = "gke"
-    eks = "eks"
-
-
 class SignalsFmt(StrEnum):
     table = "table"
     markdown = "markdown"
     json = "json"
-
-
-DEFAULT_BLUEPRINT = {"gke": "gke-managed-otel", "eks": "eks-jark"}
 
 
 @contextmanager
@@ -84,7 +79,10 @@ def _root(
 @app.command()
 def init(
     blueprint: Annotated[str | None, typer.Option("--blueprint", "-b", help="Start from this blueprint.")] = None,
-    target: Annotated[Target | None, typer.Option("--target", "-t", help="gke or eks: its default blueprint.")] = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", "-t", help="Start from this target's blueprint (`rlobs blueprints` lists them)."),
+    ] = None,
     out: Annotated[Path, typer.Option("--output", "-o", help="Profile file to write.")] = Path("rlobs.yaml"),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing profile.")] = False,
 ) -> None:
@@ -96,9 +94,8 @@ def init(
 
     with _errors():
         if blueprint is None and target is None:
-            blueprint = _ask_blueprint(_interactive())
-        name = blueprint or DEFAULT_BLUEPRINT[target.value if target else "eks"]
-        written = commands.init(name, target.value if target else None, out, force=force)
+            blueprint = _ask_blueprint(interactive=_interactive())
+        written = commands.init(blueprint, target, out, force=force)
         for path in written:
             output.say(f"wrote {path}", style="green")
         output.say(f"next: edit {out}, then run `rlobs render {out} -o out`")
@@ -108,15 +105,16 @@ def _interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def _ask_blueprint(interactive: bool) -> str:
+def _ask_blueprint(*, interactive: bool) -> str:
     from rlobs.blueprints import load_blueprints
 
-    if not interactive:
-        raise RlobsError("no terminal to ask on: pass --blueprint NAME or --target gke|eks")
     found = load_blueprints()
+    if not interactive:
+        targets = "|".join(sorted({bp.target for bp in found.values()}))
+        raise RlobsError(f"no terminal to ask on: pass --blueprint NAME or --target {targets}")
     for name, bp in found.items():
         print(f"  {name:<20} {bp.description}")
-    choice: str = typer.prompt("Blueprint", default="eks-jark")
+    choice: str = typer.prompt("Blueprint", default=next(iter(found)))
     if choice not in found:
         raise RlobsError(f"unknown blueprint {choice!r}: expected one of {', '.join(found)}")
     return choice
@@ -155,7 +153,7 @@ def render(
     raise typer.Exit(code)
 
 
-def _report_render(results: list[Any], fmt: Fmt, *, check: bool, diff: bool, dry_run: bool) -> int:
+def _report_render(results: list[RenderResult], fmt: Fmt, *, check: bool, diff: bool, dry_run: bool) -> int:
     from rlobs import output
 
     drift = any(r.changes.changed for r in results)
@@ -236,10 +234,23 @@ def signals(
 
     Metrics, kinds, units, golden signals, attributes, spans and the series name on each pipeline.
     """
-    from rlobs import commands
+    from rlobs import commands, output
 
     with _errors():
-        commands.signals(fmt.value)
+        report = commands.signals()
+    if fmt is SignalsFmt.json:
+        output.as_json(report.data)
+    elif fmt is SignalsFmt.markdown:
+        output.markdown_tables(
+            [(list(t.headers), [list(r) for r in t.rows], set(t.code_columns)) for t in report.tables],
+            list(report.notes),
+        )
+    else:
+        for t in report.tables:
+            output.table([list(r) for r in t.rows], [h.upper() for h in t.headers])
+            print()
+        for note in report.notes:
+            print(note)
 
 
 def run() -> None:

@@ -44,3 +44,12 @@ def table(rows: list[list[str]], headers: list[str]) -> None:
 
 def as_json(data: Any) -> None:
     print(json.dumps(data, indent=2, sort_keys=False))
+
+
+def markdown_tables(tables: list[tuple[list[str], list[list[str]], set[int]]], notes: list[str]) -> None:
+    """GitHub Markdown tables (columns in `code` are shown as code), then the notes."""
+    for i, (headers, rows, code) in enumerate(tables):
+        print(("\n" if i else "") + "| " + " | ".join(headers) + " |\n" + "|---" * len(headers) + "|")
+        for row in rows:
+            print("| " + " | ".join(f"`{c}`" if j in code else c for j, c in enumerate(row)) + " |")
+    print("\n" + "\n".join(notes))

@@ -15,7 +15,7 @@ _SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumpe
 class _BlockDumper(_SafeDumper):  # type: ignore[valid-type,misc]
     """Multi-line strings as `|` blocks so embedded JSON, configs and PromQL stay readable in diffs."""
 
-    def ignore_aliases(self, data: object) -> bool:
+    def ignore_aliases(self, data: object) -> bool:  # noqa: ARG002 - PyYAML's signature
         # A dict reused in several places must be written out each time: Kubernetes and Helm readers of
         # the bundle should never meet YAML anchors (&id001 / *id001).
         return True
@@ -40,10 +40,6 @@ def to_yaml(data: Any) -> str:
         allow_unicode=True,
         width=1 << 16,
     )
-
-
-def to_yaml_stream(docs: list[Any]) -> str:
-    return "---\n".join(to_yaml(d) for d in docs)
 
 
 def number(value: float) -> str:

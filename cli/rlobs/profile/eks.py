@@ -145,7 +145,9 @@ class EksSpec(Model):
     alertmanager_receivers: tuple[Receiver, ...] = ()
     dcgm_exporter: bool = True
     kuberay_operator: bool = True
-    ray_logs: bool = Field(True, description="Ship Ray session logs with a FluentBit sidecar (Ray workload kinds).")
+    ray_logs: bool = Field(
+        default=True, description="Ship Ray session logs with a FluentBit sidecar (Ray workload kinds)."
+    )
     terraform_variables: dict[str, TfValue] = Field(
         default_factory=dict,
         description="More ai-on-eks variables for blueprint.tfvars (declared, non-sensitive ones only), "
@@ -172,5 +174,5 @@ class EksSpec(Model):
 
     @model_validator(mode="after")
     def _terraform_variables(self) -> EksSpec:
-        raise_all(variable_problems(self.mode, self.dcgm_exporter, dict(self.terraform_variables)))
+        raise_all(variable_problems(self.mode, dcgm=self.dcgm_exporter, variables=dict(self.terraform_variables)))
         return self

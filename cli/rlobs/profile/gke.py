@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from rlobs.profile.fields import DnsLabel, Model, duration_seconds, matching
+from rlobs.profile.fields import DnsLabel, Model, matching
 from rlobs.profile.problems import ProblemAt
-
-if TYPE_CHECKING:
-    from rlobs.profile.model import Workload
 
 _PROJECT = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
 _PROJECT_EXPECTED = (
@@ -77,7 +74,7 @@ ServiceAccountEmail = Annotated[
 # Namespaces Kubernetes and GKE manage: `kube-` is reserved for Kubernetes system namespaces
 # (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/), and GKE runs its own components
 # (gke-managed-otel, gke-gmp-system, gmp-system...) in namespaces Autopilot refuses workloads in.
-_SYSTEM_NAMESPACE = re.compile(r"kube-.*|gke-.*|gmp-system|gmp-public")
+SYSTEM_NAMESPACE = re.compile(r"kube-.*|gke-.*|gmp-system|gmp-public")
 
 # Managed OpenTelemetry accepts metric export intervals of 5000-300000 ms (OTEL_METRIC_EXPORT_INTERVAL as the
 # Instrumentation resource injects it; shared gke-managed-otel.md §1.5). Cloud Monitoring also rejects points
@@ -106,9 +103,9 @@ class GkeSpec(Model):
         description="How metric names reach Cloud Monitoring: managed OTel keeps dots (telemetry-api); "
         "a self-run collector with the googlemanagedprometheus exporter underscores them (gmp-collector).",
     )
-    logs: bool = Field(False, description="Also enable the Cloud Logging API and send OTLP logs.")
+    logs: bool = Field(default=False, description="Also enable the Cloud Logging API and send OTLP logs.")
     instrumentation_resource: bool = Field(
-        False, description="Also render the managed `Instrumentation` resource (Preview) for the namespace."
+        default=False, description="Also render the managed `Instrumentation` resource (Preview) for the namespace."
     )
     workload_identity: WorkloadIdentity | None = None
     notification_channels: tuple[NotificationChannel, ...] = Field(
@@ -125,25 +122,3 @@ class GkeSpec(Model):
                 f"(Autopilot clusters are regional), got the zone {self.location!r}",
             )
         return self
-
-    def workload_problems(self, workload: Workload) -> list[ProblemAt]:
-        """Rules that need both sections; paths relative to the profile root."""
-        problems = []
-        seconds = duration_seconds(workload.export_interval)
-        if not MIN_EXPORT_SECONDS <= seconds <= MAX_EXPORT_SECONDS:
-            problems.append(
-                ProblemAt(
-                    ("workload", "exportInterval"),
-                    f"expected {MIN_EXPORT_SECONDS}s to {MAX_EXPORT_SECONDS // 60}m on the gke target (Managed "
-                    f"OpenTelemetry accepts 5000-300000 ms), got {workload.export_interval!r}",
-                )
-            )
-        if _SYSTEM_NAMESPACE.fullmatch(workload.namespace):
-            problems.append(
-                ProblemAt(
-                    ("workload", "namespace"),
-                    "expected a namespace of your own, not one Kubernetes or GKE manages "
-                    f"(kube-*, gke-*, gmp-system, gmp-public), got {workload.namespace!r}",
-                )
-            )
-        return problems

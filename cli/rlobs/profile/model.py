@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 
 from rlobs.profile.eks import EksSpec
 from rlobs.profile.fields import AttrValue, DnsLabel, Duration, Fraction, Model, Positive, duration_seconds
-from rlobs.profile.gke import GkeSpec
+from rlobs.profile.gke import MAX_EXPORT_SECONDS, MIN_EXPORT_SECONDS, SYSTEM_NAMESPACE, GkeSpec
 from rlobs.profile.problems import ProblemAt, raise_all
 
 API_VERSION = "rlobs/v1alpha1"
@@ -175,8 +175,31 @@ class GkeProfile(ProfileBase):
     @model_validator(mode="after")
     def _workload_on_gke(self) -> GkeProfile:
         # Rules that need the workload and the gke section together.
-        raise_all(self.gke.workload_problems(self.workload))
+        raise_all(_gke_workload_problems(self.workload))
         return self
+
+
+def _gke_workload_problems(workload: Workload) -> list[ProblemAt]:
+    """Rules GKE and Managed OpenTelemetry put on the workload; paths relative to the profile root."""
+    problems = []
+    seconds = duration_seconds(workload.export_interval)
+    if not MIN_EXPORT_SECONDS <= seconds <= MAX_EXPORT_SECONDS:
+        problems.append(
+            ProblemAt(
+                ("workload", "exportInterval"),
+                f"expected {MIN_EXPORT_SECONDS}s to {MAX_EXPORT_SECONDS // 60}m on the gke target (Managed "
+                f"OpenTelemetry accepts 5000-300000 ms), got {workload.export_interval!r}",
+            )
+        )
+    if SYSTEM_NAMESPACE.fullmatch(workload.namespace):
+        problems.append(
+            ProblemAt(
+                ("workload", "namespace"),
+                "expected a namespace of your own, not one Kubernetes or GKE manages "
+                f"(kube-*, gke-*, gmp-system, gmp-public), got {workload.namespace!r}",
+            )
+        )
+    return problems
 
 
 # A profile is one of the targets' profiles, chosen by `target`; adding a target adds one member here.

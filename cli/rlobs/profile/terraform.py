@@ -55,7 +55,7 @@ def type_problem(tf_type: str, value: Any) -> str | None:
     return None if ok(value) else f"expected a value of Terraform type {tf_type}"
 
 
-def variable_problems(mode: str, dcgm: bool, variables: dict[str, Any]) -> list[ProblemAt]:
+def variable_problems(mode: str, *, dcgm: bool, variables: dict[str, Any]) -> list[ProblemAt]:
     """Every eks.terraformVariables entry that is undeclared, sensitive, owned by rlobs, mistyped or conflicting;
     paths are relative to the `eks:` section."""
     known = declared()
@@ -64,7 +64,7 @@ def variable_problems(mode: str, dcgm: bool, variables: dict[str, Any]) -> list[
         for key, value in variables.items()
         if (problem := _variable_problem(known, key, value)) is not None
     ]
-    problems += [ProblemAt(_at(key), problem) for key, problem in flag_problems(mode, dcgm, variables)]
+    problems += [ProblemAt(_at(key), problem) for key, problem in flag_problems(mode, dcgm=dcgm, values=variables)]
     return problems
 
 
@@ -97,7 +97,7 @@ def _validation_problem(key: str, value: Any) -> str | None:
     return None
 
 
-def flag_problems(mode: str, dcgm: bool, values: dict[str, Any]) -> list[tuple[str, str]]:
+def flag_problems(mode: str, *, dcgm: bool, values: dict[str, Any]) -> list[tuple[str, str]]:
     """Cross-flag rules Terraform does not check (each would deploy something twice or scrape nothing)."""
     problems = []
     if values.get("enable_kube_prometheus_stack") is True:

@@ -79,7 +79,7 @@ def _git(gitops: GitOps, sub: str) -> dict[str, Any]:
     }
 
 
-def chart_app(profile: EksProfile, chart_key: str, wave: int, large_crds: bool) -> dict[str, Any]:
+def chart_app(profile: EksProfile, chart_key: str, wave: int, *, large_crds: bool) -> dict[str, Any]:
     """A multi-source Application: the pinned chart, its values file from the user's GitOps repo (`$values`)."""
     eks = profile.eks
     chart = CHARTS[chart_key]
@@ -109,9 +109,9 @@ def applications(profile: EksProfile) -> dict[str, dict[str, Any]]:
     eks = profile.eks
     apps: dict[str, dict[str, Any]] = {}
     if eks.mode == "rlobs":
-        apps["kube-prometheus-stack.yaml"] = chart_app(profile, "kube-prometheus-stack", WAVE_CRDS, True)
-        apps["opensearch-operator.yaml"] = chart_app(profile, "opensearch-operator", WAVE_CRDS, True)
-        apps["fluent-operator.yaml"] = chart_app(profile, "fluent-operator", WAVE_CRDS, True)
+        apps["kube-prometheus-stack.yaml"] = chart_app(profile, "kube-prometheus-stack", WAVE_CRDS, large_crds=True)
+        apps["opensearch-operator.yaml"] = chart_app(profile, "opensearch-operator", WAVE_CRDS, large_crds=True)
+        apps["fluent-operator.yaml"] = chart_app(profile, "fluent-operator", WAVE_CRDS, large_crds=True)
         apps["stack-config.yaml"] = _app(
             profile,
             f"rlobs-{profile.metadata.name}-stack-config",
@@ -122,7 +122,7 @@ def applications(profile: EksProfile) -> dict[str, dict[str, Any]]:
             # would fail if this app is synced before they are established.
             ["CreateNamespace=true", "ServerSideApply=true", "SkipDryRunOnMissingResource=true"],
         )
-    apps["otel-collector.yaml"] = chart_app(profile, "opentelemetry-collector", WAVE_COLLECTOR, False)
+    apps["otel-collector.yaml"] = chart_app(profile, "opentelemetry-collector", WAVE_COLLECTOR, large_crds=False)
     apps["rl-layer.yaml"] = _app(
         profile,
         f"rlobs-{profile.metadata.name}-rl-layer",

@@ -33,7 +33,7 @@ def _grid(panels: list[tuple[str, list[tuple[str, str]], str]], y: int) -> list[
     return [_panel(t, q, u, *two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)) for i, (t, q, u) in enumerate(panels)]
 
 
-def _query_var(name: str, label: str, query: str, include_all: bool) -> dict[str, Any]:
+def _query_var(name: str, label: str, query: str, *, include_all: bool) -> dict[str, Any]:
     return {
         "name": name,
         "label": label,
@@ -142,7 +142,9 @@ def training_dashboard(profile: EksProfile) -> dict[str, Any]:
     y = 1 + rows_height(len(ray_panels), PANEL_HEIGHT)
     panels += [_row(f"GPUs (DCGM) of pods in namespace {ns}", y), *_grid(gpu_panels, y + 1)]
     variables = [
-        _query_var("ray_cluster", "Ray cluster", "label_values(ray_node_cpu_utilization, ray_io_cluster)", True)
+        _query_var(
+            "ray_cluster", "Ray cluster", "label_values(ray_node_cpu_utilization, ray_io_cluster)", include_all=True
+        )
     ]
     return _dashboard(
         dashboard_uid(profile.metadata.name, "train"),
@@ -200,7 +202,9 @@ def inference_dashboard(profile: EksProfile) -> dict[str, Any]:
         ),
         ("Preemptions", [(f"sum(rate(vllm:num_preemptions_total{{{m}}}[5m]))", "preemptions/s")], "short"),
     ]
-    variables = [_query_var("model_name", "Model", "label_values(vllm:num_requests_running, model_name)", True)]
+    variables = [
+        _query_var("model_name", "Model", "label_values(vllm:num_requests_running, model_name)", include_all=True)
+    ]
     return _dashboard(
         dashboard_uid(profile.metadata.name, "infer"),
         f"RL inference: vLLM ({profile.metadata.name})",

@@ -168,10 +168,10 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "files": sorted([*file_table(files), (README, "This file.")]),
                 "ray_logs": workload.ray_logs(profile),
                 "ray_logs_index": workload.RAY_LOGS_INDEX,
-                "security_config": security.security_config(workload.ray_logs(profile)),
+                "security_config": security.security_config(log_writer=workload.ray_logs(profile)),
                 "log_writer_user": security.LOG_WRITER_USER,
                 "log_writer_role": {
-                    k: v for k, v in security.security_config(True)["roles.yml"].items() if k != "_meta"
+                    k: v for k, v in security.security_config(log_writer=True)["roles.yml"].items() if k != "_meta"
                 },
                 "admin_hash_var": security.ADMIN_HASH_VAR,
                 "log_writer_hash_var": security.LOG_WRITER_HASH_VAR,

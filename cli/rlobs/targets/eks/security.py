@@ -20,7 +20,7 @@ def _meta(kind: str) -> dict[str, Any]:
     return {"_meta": {"type": kind, "config_version": 2}}
 
 
-def security_config(log_writer: bool) -> dict[str, dict[str, Any]]:
+def security_config(*, log_writer: bool) -> dict[str, dict[str, Any]]:
     """file name -> content of the securityconfig Secret's files.
 
     opensearch-operator mounts each key of `security.config.securityConfigSecret` over the image's file of that name

@@ -28,7 +28,6 @@ OPENSEARCH_PORT = 9200
 class Stack:
     """Where the stack's services live and which Secret holds the OpenSearch credentials."""
 
-    mode: str
     opensearch_service: str
     opensearch_secret: str  # the admin user (keys username / password), namespace monitoring only
     log_writer_secret: str  # the Ray log sidecar's write-only user, in the workload's namespace
@@ -46,8 +45,8 @@ def stack(eks: EksSpec) -> Stack:
     if eks.mode == "ai-on-eks":
         # The reference chart's names (chart/templates/opensearch/*.yaml @ 2467d9c9): serviceName my-cluster and
         # the Secret admin-credentials-secret it creates from opensearch.credentials.
-        return Stack("ai-on-eks", "my-cluster", "admin-credentials-secret", eks.opensearch.log_writer_secret)
-    return Stack("rlobs", "opensearch", eks.opensearch.credentials_secret, eks.opensearch.log_writer_secret)
+        return Stack("my-cluster", "admin-credentials-secret", eks.opensearch.log_writer_secret)
+    return Stack("opensearch", eks.opensearch.credentials_secret, eks.opensearch.log_writer_secret)
 
 
 def opensearch_cluster(profile: EksProfile) -> dict[str, Any]:

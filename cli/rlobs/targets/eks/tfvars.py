@@ -22,10 +22,10 @@ class TfVar:
 
 # JARK's own choices, as infra/jark-stack/terraform/blueprint.tfvars sets them (awslabs/ai-on-eks @ c835f47a).
 _JARK = (
-    TfVar("enable_aws_efs_csi_driver", True, "as in the upstream jark-stack blueprint"),
-    TfVar("enable_jupyterhub", True),
-    TfVar("enable_argo_workflows", True),
-    TfVar("enable_argo_events", True),
+    TfVar("enable_aws_efs_csi_driver", value=True, comment="as in the upstream jark-stack blueprint"),
+    TfVar("enable_jupyterhub", value=True),
+    TfVar("enable_argo_workflows", value=True),
+    TfVar("enable_argo_events", value=True),
 )
 
 # The variable's default (infra/base/terraform/variables.tf); eks.terraformVariables may override entries, except
@@ -58,11 +58,15 @@ def tfvars(profile: EksProfile) -> tuple[TfVar, ...]:
         TfVar("enable_nvidia_dcgm_exporter", eks.dcgm_exporter, "DCGM exporter in namespace monitoring"),
         TfVar(
             "nvidia_dcgm_exporter_service_monitor",
-            False,
-            "rlobs renders the DCGM ServiceMonitor (rl-layer/); a second one would scrape every GPU twice",
+            value=False,
+            comment="rlobs renders the DCGM ServiceMonitor (rl-layer/); a second one would scrape every GPU twice",
         ),
         TfVar("enable_ai_ml_observability_stack", eks.mode == "ai-on-eks", mode_comment),
-        TfVar("enable_kube_prometheus_stack", False, "never with the observability stack (two operators, same CRDs)"),
+        TfVar(
+            "enable_kube_prometheus_stack",
+            value=False,
+            comment="never with the observability stack (two operators, same CRDs)",
+        ),
         TfVar(
             "enable_cluster_addons",
             {**_CLUSTER_ADDONS, **_addon_overrides(eks)},
@@ -75,7 +79,7 @@ def tfvars(profile: EksProfile) -> tuple[TfVar, ...]:
         if k != "enable_cluster_addons"
     )
     result = head + extra
-    check_tfvars(result, eks.mode, eks.dcgm_exporter)
+    check_tfvars(result, eks.mode, dcgm=eks.dcgm_exporter)
     return result
 
 
@@ -84,7 +88,7 @@ def _addon_overrides(eks: EksSpec) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def check_tfvars(variables: tuple[TfVar, ...], mode: str, dcgm: bool) -> None:
+def check_tfvars(variables: tuple[TfVar, ...], mode: str, *, dcgm: bool) -> None:
     """Render-time guard: every variable declared and well typed, and the cross-flag rules hold."""
     known = declared()
     values = {v.name: v.value for v in variables}
@@ -92,7 +96,7 @@ def check_tfvars(variables: tuple[TfVar, ...], mode: str, dcgm: bool) -> None:
     problems += [
         f"{v.name}: {p}" for v in variables if v.name in known and (p := type_problem(known[v.name]["type"], v.value))
     ]
-    problems += [f"{k}: {p}" for k, p in flag_problems(mode, dcgm, values)]
+    problems += [f"{k}: {p}" for k, p in flag_problems(mode, dcgm=dcgm, values=values)]
     if (values.get("enable_ai_ml_observability_stack") is True) != (mode == "ai-on-eks"):
         problems.append("enable_ai_ml_observability_stack: expected true exactly in eks.mode ai-on-eks")
     if problems:

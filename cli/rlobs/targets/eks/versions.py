@@ -73,10 +73,6 @@ FLUENT_BIT_DAEMONSET_TAG = "3.1.8"
 # deleted from GCR (opensearch-k8s-operator#1372); the reference stack mirrors it here.
 KUBE_RBAC_PROXY_IMAGE = "public.ecr.aws/aws-observability/mirror-kube-rbac-proxy"
 
-# ai-on-eks (infra/base/terraform/argocd.tf) installs argo-cd chart 8.1.1 = Argo CD v3.0.6; the Applications are
-# validated against that version's CRD.
-ARGOCD_VERSION = "v3.0.6"
-
 # The reference stack that `enable_ai_ml_observability_stack` deploys tracks `targetRevision: HEAD` of this repo
 # (infra/base/terraform/argocd-addons/ai-ml-observability.yaml); the README tells users to pin it to this commit.
 AI_ML_OBSERVABILITY_REPO = "https://github.com/awslabs/ai-ml-observability-reference-architecture.git"

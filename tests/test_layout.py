@@ -1,0 +1,57 @@
+"""The package layout shows the architecture, and its import rules hold (and the check can fail)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rlobs
+from testing.layers import sources, violations
+
+PACKAGE = Path(rlobs.__file__).parent
+
+
+def _packages(modules: dict[str, str]) -> set[str]:
+    return {m for m in modules if (PACKAGE.parent / m.replace(".", "/") / "__init__.py").exists()}
+
+
+def test_import_rules_hold() -> None:
+    modules = sources(PACKAGE)
+    assert violations(modules, _packages(modules)) == []
+
+
+def test_every_stage_package_exists() -> None:
+    for package in ("profile", "rl", "rl/alerts", "targets", "targets/eks", "targets/gke", "bundle"):
+        assert (PACKAGE / package / "__init__.py").is_file(), package
+
+
+def test_a_broken_rule_is_reported() -> None:
+    modules = sources(PACKAGE)
+    planted = {
+        **modules,
+        "rlobs.profile.model": modules["rlobs.profile.model"] + "\nfrom rlobs.rl import naming\n",
+        "rlobs.rl.naming": modules["rlobs.rl.naming"]
+        + "\ndef _f() -> None:\n    from rlobs.targets.eks import stack\n",
+        "rlobs.targets.gke.plan": modules["rlobs.targets.gke.plan"] + "\nfrom rlobs.targets.eks import versions\n",
+        "rlobs.bundle.render": modules["rlobs.bundle.render"] + "\nfrom rlobs.rl import catalog\n",
+        "rlobs.commands": modules["rlobs.commands"] + "\nimport typer\n",
+    }
+    found = violations(planted, _packages(modules))
+    assert "rlobs.profile.model imports rlobs.rl.naming" in found
+    assert "rlobs.rl.naming imports rlobs.targets.eks.stack" in found
+    assert "rlobs.targets.gke.plan imports rlobs.targets.eks.versions" in found
+    assert "rlobs.bundle.render imports rlobs.rl.catalog" in found
+    assert "rlobs.commands imports typer (only rlobs.main may)" in found
+    assert any(line.startswith("import cycle: ") and "rlobs.profile.model" in line for line in found)
+
+
+def test_the_target_registry_the_profile_union_and_the_blueprints_agree() -> None:
+    from typing import get_args
+
+    from rlobs.blueprints import load_blueprints
+    from rlobs.profile.model import Profile
+    from rlobs.targets import TARGETS
+
+    union = get_args(get_args(Profile)[0])
+    tags = {get_args(cls.model_fields["target"].annotation)[0] for cls in union}
+    assert set(TARGETS) == tags == {bp.target for bp in load_blueprints().values()}
+    assert all(name == t.NAME for name, t in TARGETS.items())
