@@ -23,6 +23,12 @@ def _one_checker() -> Iterator[None]:
     bundles.close()
 
 
+@pytest.fixture(autouse=True)
+def _shared_hcl_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process commands parse HCL with the session's worker (tests of the worker itself use HclWorker)."""
+    monkeypatch.setattr("rlobs.bundle.check.HclWorker", bundles.SharedWorker)
+
+
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
     """A real OTLP/gRPC receiver on loopback."""

@@ -20,6 +20,9 @@ from testing.bundles import build
 from testing.gke import commands, gcloud_run, gcloud_usage_error, run_script, write_bundle
 from testing.helpers import preinstalled_tool, profile
 
+# Runs every script end to end in bash against a stand-in gcloud: many processes per test.
+pytestmark = pytest.mark.slow
+
 # Answers to the scripts' read-only look-ups come from FAKE_* variables; every call is logged.
 FAKE = r"""#!/usr/bin/env bash
 printf '%s %s\n' "$(basename "$0")" "$*" >> "$FAKE_LOG"

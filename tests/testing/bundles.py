@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rlobs.bundle.check import Checker
+from rlobs.bundle.hclworker import HclWorker
 from rlobs.bundle.spec import Rendered
 from rlobs.pipeline import build as build_bundle
 from rlobs.profile.model import Profile
@@ -13,9 +16,25 @@ from rlobs.targets import TARGETS
 
 
 class _Session:
-    """The session's checker, made on first use and closed by conftest at the end (one python-hcl2 process)."""
+    """The session's checker and HCL worker, made on first use and closed by conftest at the end, and the bundles
+    built so far (a profile's bundle is the same bytes every time: test_golden proves it)."""
 
     checker: Checker | None = None
+    worker: HclWorker | None = None
+    built: ClassVar[dict[tuple[str, str], tuple[Rendered, ...]]] = {}
+
+
+class SharedWorker:
+    """Stands in for HclWorker inside the rlobs commands that tests run in-process: every Checker they make parses
+    with the session's one python-hcl2 process instead of starting its own (~250 ms each)."""
+
+    def parse(self, files: dict[str, str]) -> list[str]:
+        if _Session.worker is None:
+            _Session.worker = HclWorker()
+        return _Session.worker.parse(files)
+
+    def close(self) -> None:
+        """The session's worker outlives each Checker."""
 
 
 def checker() -> Checker:
@@ -28,10 +47,17 @@ def close() -> None:
     if _Session.checker is not None:
         _Session.checker.close()
         _Session.checker = None
+    if _Session.worker is not None:
+        _Session.worker.close()
+        _Session.worker = None
 
 
 def build(profile: Profile) -> tuple[Rendered, ...]:
-    return build_bundle(profile, checker())
+    """The profile's bundle, rendered and parse-checked once per session."""
+    key = (profile.target, profile.model_dump_json())
+    if key not in _Session.built:
+        _Session.built[key] = build_bundle(profile, checker())
+    return _Session.built[key]
 
 
 def pipeline_of(profile: Profile) -> Pipeline:
