@@ -15,7 +15,7 @@ import yaml
 from rlobs.errors import ProfileError
 from rlobs.profile.load import parse_profile
 from testing.eks import EKS_PROFILES, bundle, objects
-from testing.helpers import all_profiles, tool
+from testing.helpers import all_profiles, profile, tool
 
 FORBIDDEN = ("prom-operator", "admin123")  # the reference stack's default Grafana / OpenSearch passwords
 _PASSWORD_KEY = re.compile(r"(?i)(passw(or)?d|passwd|secret[-_]?key|token|api[-_]?key)$")
@@ -214,3 +214,16 @@ def test_readme_security_notes_say_tls_is_not_verified_and_how_to_verify(name: s
     values = "\n".join(t for p, t in bundle(name).items() if p.startswith(("values/", "stack/", "workload/")))
     for skip in ("tlsSkipVerify", "insecure_skip_verify", "tls.verify"):
         assert skip not in values or skip in notes, skip
+
+
+@pytest.mark.parametrize("name", EKS_PROFILES)
+def test_every_object_carries_the_bundle_label(name: str) -> None:
+    """`kubectl get -l rlobs.io/bundle=<name>` finds every object the bundle applies itself (not the charts')."""
+    p = profile(name)
+    for path, doc in objects(name).items():
+        if path.startswith("workload/") and not path.endswith("fluentbit-config.yaml"):
+            continue  # the Component and its patches merge into the user's own objects
+        if not (isinstance(doc, dict) and "kind" in doc and "apiVersion" in doc):
+            continue  # Helm values and promtool files are not Kubernetes objects
+        labels = doc.get("metadata", {}).get("labels", {})
+        assert labels.get("rlobs.io/bundle") == p.metadata.name, path

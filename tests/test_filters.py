@@ -51,3 +51,17 @@ def test_hcl_attributes_align_like_terraform_fmt() -> None:
 
     text = hcl_attributes({"a": 1, "long_name": {"k": True}, "b": ["q"], "cc": 2})
     assert text == 'a = 1\nlong_name = {\n  "k" = true\n}\nb  = ["q"]\ncc = 2\n'
+
+
+def test_fluentbit_conf_aligns_each_section() -> None:
+    from rlobs.bundle.filters import fluentbit_conf
+
+    text = fluentbit_conf([("SERVICE", [("Flush", "5"), ("Log_Level", "info")]), ("INPUT", [("Name", "tail")])])
+    assert text == "[SERVICE]\n    Flush      5\n    Log_Level  info\n\n[INPUT]\n    Name  tail\n"
+
+
+def test_py_items_are_python_literals() -> None:
+    from rlobs.bundle.filters import py_items
+
+    items = py_items([("a", "it's"), ("b", 'say "hi"')])
+    assert eval("{" + ", ".join(items) + "}") == {"a": "it's", "b": 'say "hi"'}

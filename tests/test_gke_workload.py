@@ -102,7 +102,11 @@ def test_instrumentation_resource_is_in_the_build(tmp_path: Path) -> None:
     assert inst == {
         "apiVersion": "telemetry.googleapis.com/v1alpha1",
         "kind": "Instrumentation",
-        "metadata": {"name": "rl-gke", "namespace": "rl"},
+        "metadata": {
+            "name": "rl-gke",
+            "namespace": "rl",
+            "labels": {"app.kubernetes.io/part-of": "rlobs", "rlobs.io/bundle": "rl-gke"},
+        },
         "spec": {"selector": {}},
     }
 

@@ -42,6 +42,16 @@ def to_yaml(data: Any) -> str:
     )
 
 
+def fluentbit_conf(sections: list[tuple[str, list[tuple[str, str]]]]) -> str:
+    """Fluent Bit's classic configuration format: `[SECTION]`, then indented `Key  value` lines, values aligned per
+    section two spaces past its longest key (docs.fluentbit.io, configuration file, classic mode)."""
+    blocks = []
+    for name, entries in sections:
+        width = max(len(key) for key, _ in entries) + 2
+        blocks.append("\n".join([f"[{name}]", *(f"    {key.ljust(width)}{value}" for key, value in entries)]))
+    return "\n\n".join(blocks) + "\n"
+
+
 def number(value: float) -> str:
     """A number as people write it: integers without a point, others as Python's shortest round-trip repr."""
     value = float(value)
@@ -114,6 +124,12 @@ def py_str(value: object) -> str:
     return text
 
 
+def py_items(pairs: object) -> list[str]:
+    """`"key": value` Python literals of (key, value) pairs, for dict displays laid out by a template."""
+    items = pairs.items() if isinstance(pairs, dict) else pairs
+    return [f"{py_str(k)}: {py_str(v)}" for k, v in items]  # type: ignore[attr-defined]
+
+
 def md_code(value: object) -> str:
     """Inline Markdown code; backticks in the value cannot close it early."""
     text = str(value)
@@ -128,5 +144,6 @@ FILTERS = {
     "hcl": hcl_str,
     "hcl_value": hcl_value,
     "py": py_str,
+    "py_items": py_items,
     "md_code": md_code,
 }

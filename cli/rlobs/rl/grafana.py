@@ -41,6 +41,33 @@ def row(panel_id: int, title: str, y: int) -> dict[str, Any]:
     }
 
 
+def timeseries(
+    panel_id: int,
+    title: str,
+    unit: str,
+    targets: list[tuple[str, str]],
+    at: tuple[int, int],
+    description: str = "",
+) -> dict[str, Any]:
+    """A half-width time-series panel at `at` (x, y): one query per (expr, legend), on the Prometheus datasource."""
+    panel: dict[str, Any] = {"id": panel_id, "type": "timeseries", "title": title}
+    if description:
+        panel["description"] = description
+    return panel | {
+        "datasource": DATASOURCE,
+        "gridPos": {"h": PANEL_HEIGHT, "w": WIDTH // 2, "x": at[0], "y": at[1]},
+        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+        "options": {
+            "legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
+            "tooltip": {"mode": "multi", "sort": "desc"},
+        },
+        "targets": [
+            {"refId": chr(ord("A") + j), "datasource": DATASOURCE, "expr": expr, "legendFormat": legend, "range": True}
+            for j, (expr, legend) in enumerate(targets)
+        ],
+    }
+
+
 def _variable(name: str, label: str, probe: str) -> dict[str, Any]:
     query = f"label_values({probe}, {label})"
     return {
@@ -88,30 +115,9 @@ def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
         chosen = [p for p in all_panels if p.section == section]
         for i, panel in enumerate(chosen):
             x, top = two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)
+            targets = [(q.expr, q.legend.replace("{run}", legend_run)) for q in panel.queries]
             items.append(
-                {
-                    "id": next_id,
-                    "type": "timeseries",
-                    "title": panel.title,
-                    "description": panel.description,
-                    "datasource": DATASOURCE,
-                    "gridPos": {"h": PANEL_HEIGHT, "w": WIDTH // 2, "x": x, "y": top},
-                    "fieldConfig": {"defaults": {"unit": panel.grafana_unit}, "overrides": []},
-                    "options": {
-                        "legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
-                        "tooltip": {"mode": "multi", "sort": "desc"},
-                    },
-                    "targets": [
-                        {
-                            "refId": chr(ord("A") + j),
-                            "datasource": DATASOURCE,
-                            "expr": q.expr,
-                            "legendFormat": q.legend.replace("{run}", legend_run),
-                            "range": True,
-                        }
-                        for j, q in enumerate(panel.queries)
-                    ],
-                }
+                timeseries(next_id, panel.title, panel.grafana_unit, targets, (x, top), description=panel.description)
             )
             next_id += 1
         y += rows_height(len(chosen), PANEL_HEIGHT)

@@ -6,6 +6,7 @@ from typing import Any
 
 from rlobs.profile.eks import GitOps
 from rlobs.profile.model import EksProfile
+from rlobs.rl.labels import bundle_labels
 from rlobs.targets.eks.stack import ARGOCD, MONITORING
 from rlobs.targets.eks.versions import CHARTS
 
@@ -62,7 +63,7 @@ def _app(
         "metadata": {
             "name": name,
             "namespace": ARGOCD,
-            "labels": {"app.kubernetes.io/part-of": "rlobs", "rlobs.io/bundle": profile.metadata.name},
+            "labels": bundle_labels(profile.metadata.name),
             "annotations": {"argocd.argoproj.io/sync-wave": str(wave)},
             "finalizers": [FINALIZER],
         },

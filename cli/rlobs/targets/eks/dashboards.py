@@ -5,32 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from rlobs.profile.model import EksProfile
-from rlobs.rl.grafana import DATASOURCE, PANEL_HEIGHT, SCHEMA_VERSION, WIDTH, dashboard_uid
+from rlobs.rl.grafana import DATASOURCE, PANEL_HEIGHT, SCHEMA_VERSION, WIDTH, dashboard_uid, row, timeseries
 from rlobs.rl.panels import rows_height, two_per_row
 
 
-def _panel(title: str, targets: list[tuple[str, str]], unit: str, x: int, y: int) -> dict[str, Any]:
-    return {
-        "type": "timeseries",
-        "title": title,
-        "datasource": DATASOURCE,
-        "gridPos": {"h": PANEL_HEIGHT, "w": WIDTH // 2, "x": x, "y": y},
-        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
-        "options": {"legend": {"displayMode": "list", "placement": "bottom"}, "tooltip": {"mode": "multi"}},
-        "targets": [
-            {"datasource": DATASOURCE, "expr": expr, "legendFormat": legend, "refId": chr(ord("A") + i)}
-            for i, (expr, legend) in enumerate(targets)
-        ],
-    }
-
-
-def _row(title: str, y: int) -> dict[str, Any]:
-    return {"type": "row", "title": title, "collapsed": False, "gridPos": {"h": 1, "w": WIDTH, "x": 0, "y": y}}
-
-
 def _grid(panels: list[tuple[str, list[tuple[str, str]], str]], y: int) -> list[dict[str, Any]]:
-    """Two panels per row from y on."""
-    return [_panel(t, q, u, *two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)) for i, (t, q, u) in enumerate(panels)]
+    """Two panels per row from y on (ids are numbered by _dashboard)."""
+    return [timeseries(0, t, u, q, two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)) for i, (t, q, u) in enumerate(panels)]
 
 
 def _query_var(name: str, label: str, query: str, *, include_all: bool) -> dict[str, Any]:
@@ -138,9 +119,9 @@ def training_dashboard(profile: EksProfile) -> dict[str, Any]:
             "short",
         ),
     ]
-    panels: list[Any] = [_row("Ray cluster", 0), *_grid(ray_panels, 1)]
+    panels: list[Any] = [row(0, "Ray cluster", 0), *_grid(ray_panels, 1)]
     y = 1 + rows_height(len(ray_panels), PANEL_HEIGHT)
-    panels += [_row(f"GPUs (DCGM) of pods in namespace {ns}", y), *_grid(gpu_panels, y + 1)]
+    panels += [row(0, f"GPUs (DCGM) of pods in namespace {ns}", y), *_grid(gpu_panels, y + 1)]
     variables = [
         _query_var(
             "ray_cluster", "Ray cluster", "label_values(ray_node_cpu_utilization, ray_io_cluster)", include_all=True
@@ -210,5 +191,5 @@ def inference_dashboard(profile: EksProfile) -> dict[str, Any]:
         f"RL inference: vLLM ({profile.metadata.name})",
         ["vllm", "inference"],
         variables,
-        [_row("vLLM", 0), *_grid(vllm_panels, 1)],
+        [row(0, "vLLM", 0), *_grid(vllm_panels, 1)],
     )

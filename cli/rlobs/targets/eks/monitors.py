@@ -6,6 +6,7 @@ from typing import Any
 
 from rlobs.profile.model import EksProfile
 from rlobs.rl.facts import RlFacts
+from rlobs.rl.labels import bundle_labels
 from rlobs.rl.promrules import rule_groups
 from rlobs.targets.eks.stack import MONITORING, RELEASE_LABEL, WORKLOAD_LABEL
 from rlobs.targets.eks.versions import CHARTS
@@ -17,7 +18,7 @@ APP_METRICS_PORT_NAME = "rl-metrics"
 
 
 def _meta(name: str, profile: EksProfile) -> dict[str, Any]:
-    labels = {**RELEASE_LABEL, "app.kubernetes.io/part-of": "rlobs", "rlobs.io/bundle": profile.metadata.name}
+    labels = {**RELEASE_LABEL, **bundle_labels(profile.metadata.name)}
     return {"name": name, "namespace": MONITORING, "labels": labels}
 
 

@@ -14,6 +14,7 @@ from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts
 from rlobs.rl.grafana import rl_dashboard
+from rlobs.rl.labels import bundle_labels
 from rlobs.rl.naming import Pipeline
 from rlobs.targets.eks import argocd, dashboards, monitors, security, stack, tfvars, values, workload
 from rlobs.targets.eks.stack import GRAFANA_DASHBOARD_LABEL, MONITORING, RELEASE_LABEL
@@ -46,14 +47,14 @@ def facts(profile: EksProfile, catalog: Catalog) -> RlFacts:
     return rl_facts(profile, catalog, pipeline(profile), runbook(profile.eks.gitops))
 
 
-def _dashboard_configmap(name: str, dashboard: dict[str, Any]) -> dict[str, Any]:
+def _dashboard_configmap(bundle: str, name: str, dashboard: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
             "name": name,
             "namespace": MONITORING,
-            "labels": {**GRAFANA_DASHBOARD_LABEL, "app.kubernetes.io/part-of": "rlobs"},
+            "labels": {**GRAFANA_DASHBOARD_LABEL, **bundle_labels(bundle)},
         },
         "data": {f"{name}.json": to_json(dashboard)},
     }
@@ -82,7 +83,7 @@ def _layer(profile: EksProfile, facts: RlFacts) -> list[FileSpec]:
         DataFile(
             f"rl-layer/dashboard-{key}.yaml",
             "yaml",
-            _dashboard_configmap(f"rlobs-{facts.name}-{key}", board),
+            _dashboard_configmap(facts.name, f"rlobs-{facts.name}-{key}", board),
             _DASHBOARDS[key],
         )
         for key, board in boards.items()
@@ -130,7 +131,7 @@ def _stack_files(profile: EksProfile) -> list[FileSpec]:
             DataFile(
                 "stack/fluentbit-output.yaml",
                 "yaml",
-                stack.log_output(profile.eks),
+                stack.log_output(profile),
                 "FluentBit ClusterOutput: node container logs to OpenSearch over TLS.",
             ),
         ]

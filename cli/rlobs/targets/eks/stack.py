@@ -7,6 +7,7 @@ from typing import Any
 
 from rlobs.profile.eks import EksSpec
 from rlobs.profile.model import EksProfile
+from rlobs.rl.labels import bundle_labels
 from rlobs.targets.eks.versions import CHARTS, OPENSEARCH_VERSION
 
 MONITORING = "monitoring"
@@ -56,7 +57,7 @@ def opensearch_cluster(profile: EksProfile) -> dict[str, Any]:
     return {
         "apiVersion": "opensearch.opster.io/v1",
         "kind": "OpenSearchCluster",
-        "metadata": {"name": "opensearch", "namespace": MONITORING},
+        "metadata": {"name": "opensearch", "namespace": MONITORING, "labels": bundle_labels(profile.metadata.name)},
         "spec": {
             "general": {
                 "serviceName": stack(eks).opensearch_service,
@@ -103,14 +104,15 @@ def opensearch_cluster(profile: EksProfile) -> dict[str, Any]:
     }
 
 
-def log_output(eks: EksSpec) -> dict[str, Any]:
+def log_output(profile: EksProfile) -> dict[str, Any]:
     """A ClusterOutput (fluent-operator 3.2.0 CRD) shipping node container logs to OpenSearch over TLS."""
-    st = stack(eks)
+    st = stack(profile.eks)
+    labels = {**FLUENTBIT_LABEL, "fluentbit.fluent.io/component": "logging", **bundle_labels(profile.metadata.name)}
     return {
         "apiVersion": "fluentbit.fluent.io/v1alpha2",
         "kind": "ClusterOutput",
         # The labels the fluent-operator chart's own outputs carry (templates/fluentbit-output-opensearch.yaml).
-        "metadata": {"name": "opensearch", "labels": {**FLUENTBIT_LABEL, "fluentbit.fluent.io/component": "logging"}},
+        "metadata": {"name": "opensearch", "labels": labels},
         "spec": {
             # Tags of the chart's tail (kube.*) and systemd (service.*) inputs.
             "matchRegex": r"(?:kube|service)\.(.*)",

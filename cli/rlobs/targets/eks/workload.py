@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlobs.bundle.filters import fluentbit_conf
 from rlobs.profile.model import EksProfile
 from rlobs.rl import workloads
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.identity import export_interval_env, rl_env
+from rlobs.rl.labels import bundle_labels
 from rlobs.targets.eks.monitors import APP_METRICS_PORT_NAME
 from rlobs.targets.eks.stack import MONITORING, OPENSEARCH_PORT, OTLP_GRPC_PORT, WORKLOAD_LABEL, stack
 from rlobs.targets.eks.versions import FLUENT_BIT_SIDECAR_IMAGE
@@ -103,46 +105,50 @@ def fluentbit_config(profile: EksProfile) -> dict[str, Any]:
     """The sidecar's fluent-bit.conf: Ray session logs -> OpenSearch over TLS, the log writer's credentials from env."""
     eks = profile.eks
     host = f"{stack(eks).opensearch_service}.{MONITORING}.svc"
-    conf = "\n".join(
+    conf = fluentbit_conf(
         [
-            "[SERVICE]",
-            "    Flush        5",
-            "    Log_Level    info",
-            "",
-            "[INPUT]",
-            "    Name              tail",
-            "    Path              /tmp/ray/session_latest/logs/*",
-            "    Tag               ray",
-            "    Path_Key          file",
-            "    Refresh_Interval  5",
-            "",
-            "[FILTER]",
-            "    Name   modify",
-            "    Match  ray",
-            "    Add    POD_LABELS ${POD_LABELS}",
-            "",
-            "[OUTPUT]",
-            "    Name                opensearch",
-            "    Match               ray",
-            f"    Host                {host}",
-            f"    Port                {OPENSEARCH_PORT}",
-            "    HTTP_User           ${OPENSEARCH_USERNAME}",
-            "    HTTP_Passwd         ${OPENSEARCH_PASSWORD}",
-            f"    Index               {RAY_LOGS_INDEX}",
-            "    Suppress_Type_Name  On",
-            "    Replace_Dots        On",
-            "    Trace_Error         On",
-            "    tls                 On",
-            # opensearch-operator generates a self-signed CA; the connection is encrypted but not verified (the
-            # README's Security notes say how to verify it).
-            "    tls.verify          Off",
-            "",
+            ("SERVICE", [("Flush", "5"), ("Log_Level", "info")]),
+            (
+                "INPUT",
+                [
+                    ("Name", "tail"),
+                    ("Path", "/tmp/ray/session_latest/logs/*"),
+                    ("Tag", "ray"),
+                    ("Path_Key", "file"),
+                    ("Refresh_Interval", "5"),
+                ],
+            ),
+            ("FILTER", [("Name", "modify"), ("Match", "ray"), ("Add", "POD_LABELS ${POD_LABELS}")]),
+            (
+                "OUTPUT",
+                [
+                    ("Name", "opensearch"),
+                    ("Match", "ray"),
+                    ("Host", host),
+                    ("Port", str(OPENSEARCH_PORT)),
+                    # Fluent Bit expands ${VAR} from the environment: the credentials come from the Secret via env.
+                    ("HTTP_User", "${OPENSEARCH_USERNAME}"),
+                    ("HTTP_Passwd", "${OPENSEARCH_PASSWORD}"),
+                    ("Index", RAY_LOGS_INDEX),
+                    ("Suppress_Type_Name", "On"),
+                    ("Replace_Dots", "On"),
+                    ("Trace_Error", "On"),
+                    ("tls", "On"),
+                    # opensearch-operator generates a self-signed CA; the connection is encrypted but not verified
+                    # (the README's Security notes say how to verify it).
+                    ("tls.verify", "Off"),
+                ],
+            ),
         ]
     )
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": LOG_CONFIGMAP, "namespace": profile.workload.namespace},
+        "metadata": {
+            "name": LOG_CONFIGMAP,
+            "namespace": profile.workload.namespace,
+            "labels": bundle_labels(profile.metadata.name),
+        },
         "data": {"fluent-bit.conf": conf},
     }
 

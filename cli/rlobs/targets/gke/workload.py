@@ -8,6 +8,7 @@ from rlobs.profile.model import GkeProfile
 from rlobs.rl import workloads
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.identity import export_interval_env, rl_env
+from rlobs.rl.labels import bundle_labels
 
 # The managed collector's Service (shared gke-managed-otel.md §1.4: namespace gke-managed-otel, Service
 # opentelemetry-collector, OTLP gRPC on 4317, plaintext: no TLS listener).
@@ -90,7 +91,11 @@ def instrumentation(profile: GkeProfile) -> dict[str, Any]:
     return {
         "apiVersion": INSTRUMENTATION_API,
         "kind": "Instrumentation",
-        "metadata": {"name": profile.metadata.name, "namespace": profile.workload.namespace},
+        "metadata": {
+            "name": profile.metadata.name,
+            "namespace": profile.workload.namespace,
+            "labels": bundle_labels(profile.metadata.name),
+        },
         # {} selects all pods of the namespace (shared gke-managed-otel.md §1.5).
         "spec": {"selector": {}},
     }

@@ -51,7 +51,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
@@ -66,131 +66,94 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 
 SCOPE = "rlobs"
-BUNDLE = "rl-gke"
 SERVICE_NAME_DEFAULT = "grpo-trainer"
 EXPORT_INTERVAL_MS_DEFAULT = 30000
 PROMETHEUS_PORT_DEFAULT = 9464
 
-# Identity attributes: on every metric point and span. Attribute name -> (environment override, default).
-IDENTITY: dict[str, tuple[str, str | None]] = {
-    "rl.system": ("RL_SYSTEM", "verl"),
-    "rl.system.version": ("RL_SYSTEM_VERSION", "0.5.0"),
-    "rl.run.id": ("RL_RUN_ID", "grpo-trainer"),
-    "rl.algorithm": ("RL_ALGORITHM", "grpo"),
-    "rl.environment.name": ("RL_ENVIRONMENT", "gsm8k"),
-    "rl.model.name": ("RL_MODEL", "Qwen2.5-7B-Instruct"),
+
+class Identity(NamedTuple):
+    env: str  # the environment variable that overrides it
+    default: str | None
+
+
+class Metric(NamedTuple):
+    name: str
+    kind: str  # histogram, counter or gauge
+    unit: str
+    description: str
+
+
+class Span(NamedTuple):
+    name: str
+    metric: str  # key of the duration histogram the phase records
+    attributes: dict[str, str]  # keyword argument -> span attribute name
+
+
+# Identity attributes: on every metric point and span.
+IDENTITY: dict[str, Identity] = {
+    "rl.system": Identity("RL_SYSTEM", "verl"),
+    "rl.system.version": Identity("RL_SYSTEM_VERSION", "0.5.0"),
+    "rl.run.id": Identity("RL_RUN_ID", "grpo-trainer"),
+    "rl.algorithm": Identity("RL_ALGORITHM", "grpo"),
+    "rl.environment.name": Identity("RL_ENVIRONMENT", "gsm8k"),
+    "rl.model.name": Identity("RL_MODEL", "Qwen2.5-7B-Instruct"),
 }
 
-# The signal catalog: key -> (instrument name, kind, unit, description).
-METRICS: dict[str, tuple[str, str, str, str]] = {
-    "loop_duration": (
-        "rl.loop.duration",
-        "histogram",
-        "ms",
-        "Duration of one RL loop iteration",
-    ),
-    "sample_duration": (
-        "rl.sample.duration",
-        "histogram",
-        "ms",
-        "Duration of the sample (rollout) phase",
-    ),
-    "reward_duration": (
-        "rl.reward.duration",
-        "histogram",
-        "ms",
-        "Duration of the reward phase",
-    ),
-    "train_duration": (
-        "rl.train.duration",
-        "histogram",
-        "ms",
-        "Duration of the train (policy update) phase",
-    ),
-    "sync_duration": (
-        "rl.sync.duration",
-        "histogram",
-        "ms",
-        "Duration of the weight-sync phase",
-    ),
-    "step_duration": (
+# The signal catalog.
+METRICS: dict[str, Metric] = {
+    "loop_duration": Metric("rl.loop.duration", "histogram", "ms", "Duration of one RL loop iteration"),
+    "sample_duration": Metric("rl.sample.duration", "histogram", "ms", "Duration of the sample (rollout) phase"),
+    "reward_duration": Metric("rl.reward.duration", "histogram", "ms", "Duration of the reward phase"),
+    "train_duration": Metric("rl.train.duration", "histogram", "ms", "Duration of the train (policy update) phase"),
+    "sync_duration": Metric("rl.sync.duration", "histogram", "ms", "Duration of the weight-sync phase"),
+    "step_duration": Metric(
         "rl.step.duration",
         "histogram",
         "ms",
         "Duration of one optimizer step inside the train phase",
     ),
-    "sample_samples": (
-        "rl.sample.samples",
-        "counter",
-        "{sample}",
-        "Samples (completions) generated",
-    ),
-    "sample_episodes": (
-        "rl.sample.episodes",
-        "counter",
-        "{episode}",
-        "Episodes completed",
-    ),
-    "train_steps": (
-        "rl.train.steps",
-        "counter",
-        "{step}",
-        "Optimizer steps taken",
-    ),
-    "train_tokens": (
-        "rl.train.tokens",
-        "counter",
-        "{token}",
-        "Tokens trained on",
-    ),
-    "tokens_rate": (
+    "sample_samples": Metric("rl.sample.samples", "counter", "{sample}", "Samples (completions) generated"),
+    "sample_episodes": Metric("rl.sample.episodes", "counter", "{episode}", "Episodes completed"),
+    "train_steps": Metric("rl.train.steps", "counter", "{step}", "Optimizer steps taken"),
+    "train_tokens": Metric("rl.train.tokens", "counter", "{token}", "Tokens trained on"),
+    "tokens_rate": Metric(
         "rl.tokens.rate",
         "gauge",
         "{token}/s",
         "Training tokens per second over the last loop iteration",
     ),
-    "tokens_rate_per_gpu": (
+    "tokens_rate_per_gpu": Metric(
         "rl.tokens.rate_per_gpu",
         "gauge",
         "{token}/s",
         "Training tokens per second per GPU over the last loop iteration",
     ),
-    "samples_rate": (
+    "samples_rate": Metric(
         "rl.samples.rate",
         "gauge",
         "{sample}/s",
         "Samples generated per second over the last loop iteration",
     ),
-    "samples_rate_per_gpu": (
+    "samples_rate_per_gpu": Metric(
         "rl.samples.rate_per_gpu",
         "gauge",
         "{sample}/s",
         "Samples generated per second per GPU over the last loop iteration",
     ),
-    "reward_mean": (
+    "reward_mean": Metric(
         "rl.environment.reward.mean",
         "gauge",
         "{reward}",
         "Mean environment reward of the last batch",
     ),
-    "episode_length_mean": (
+    "episode_length_mean": Metric(
         "rl.environment.episode.length.mean",
         "gauge",
         "{step}",
         "Mean episode length of the last batch",
     ),
-    "train_loss": (
-        "rl.train.loss",
-        "gauge",
-        "{loss}",
-        "Training loss of the last step (NaN is exported as NaN)",
-    ),
-    "train_mfu": (
-        "rl.train.mfu",
-        "gauge",
-        "1",
-        "Model FLOPs utilisation of the last train phase (0-1)",
-    ),
+    "train_loss": Metric("rl.train.loss", "gauge", "{loss}", "Training loss of the last step (NaN is exported as NaN)"),
+    "train_mfu": Metric("rl.train.mfu", "gauge", "1", "Model FLOPs utilisation of the last train phase (0-1)"),
 }
 
 # Explicit RL-sized bucket boundaries (ms) per histogram: the SDK default stops at 10 s, and loops last minutes.
@@ -223,17 +186,9 @@ BUCKETS: dict[str, tuple[float, ...]] = {
     "step_duration": _BOUNDS_0,
 }
 
-# Spans: key -> (span name, duration histogram key, {keyword argument: span attribute name}).
-SPANS: dict[str, tuple[str, str, dict[str, str]]] = {
-    "loop": (
-        "rl.loop",
-        "loop_duration",
-        {
-            "loop": "rl.loop",
-            "loop_iteration": "rl.loop.iteration",
-        },
-    ),
-    "sample": (
+SPANS: dict[str, Span] = {
+    "loop": Span("rl.loop", "loop_duration", {"loop": "rl.loop", "loop_iteration": "rl.loop.iteration"}),
+    "sample": Span(
         "rl.sample",
         "sample_duration",
         {
@@ -242,31 +197,20 @@ SPANS: dict[str, tuple[str, str, dict[str, str]]] = {
             "sample_batch_size": "rl.sample.batch_size",
         },
     ),
-    "reward": (
+    "reward": Span(
         "rl.reward",
         "reward_duration",
-        {
-            "reward_batch_size": "rl.reward.batch_size",
-            "reward_sandbox": "rl.reward.sandbox",
-        },
+        {"reward_batch_size": "rl.reward.batch_size", "reward_sandbox": "rl.reward.sandbox"},
     ),
-    "train": (
+    "train": Span(
         "rl.train",
         "train_duration",
-        {
-            "train_steps": "rl.train.steps",
-            "train_batch_size": "rl.train.batch_size",
-            "train_tokens": "rl.train.tokens",
-        },
+        {"train_steps": "rl.train.steps", "train_batch_size": "rl.train.batch_size", "train_tokens": "rl.train.tokens"},
     ),
-    "sync": (
+    "sync": Span(
         "rl.sync",
         "sync_duration",
-        {
-            "sync_bytes": "rl.sync.bytes",
-            "sync_source": "rl.sync.source",
-            "sync_destination": "rl.sync.destination",
-        },
+        {"sync_bytes": "rl.sync.bytes", "sync_source": "rl.sync.source", "sync_destination": "rl.sync.destination"},
     ),
 }
 PHASES = tuple(k for k in SPANS if k != "loop")
@@ -280,7 +224,7 @@ class _Telemetry:
         self.gpus = gpus or int(os.environ.get("RL_NUM_GPUS", "1") or "1")
         resource = _resource()
         views = [
-            View(instrument_name=METRICS[key][0], aggregation=ExplicitBucketHistogramAggregation(bounds))
+            View(instrument_name=METRICS[key].name, aggregation=ExplicitBucketHistogramAggregation(bounds))
             for key, bounds in BUCKETS.items()
         ]
         readers = _metric_readers()
@@ -305,7 +249,7 @@ class _Telemetry:
         self.closed = False
 
     def record(self, key: str, value: float) -> None:
-        kind = METRICS[key][1]
+        kind = METRICS[key].kind
         instrument = self.instruments[key]
         if kind == "histogram":
             instrument.record(value, attributes=self.identity)
