@@ -14,10 +14,11 @@ from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts
 from rlobs.rl.grafana import rl_dashboard
+from rlobs.rl.identity import identity_rows
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.naming import Pipeline
 from rlobs.targets.eks import argocd, dashboards, monitors, security, stack, tfvars, values, workload
-from rlobs.targets.eks.stack import GRAFANA_DASHBOARD_LABEL, MONITORING, RELEASE_LABEL
+from rlobs.targets.eks.stack import GRAFANA_DASHBOARD_LABEL, MONITORING, PROM_EXPORTER_PORT, RELEASE_LABEL
 from rlobs.targets.eks.versions import (
     AI_ML_OBSERVABILITY_COMMIT,
     AI_ML_OBSERVABILITY_REPO,
@@ -164,6 +165,9 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "profile": profile,
                 "eks": eks,
                 "charts": CHARTS,
+                "deployed_charts": sorted(values.values(profile)),
+                "prom_exporter_port": PROM_EXPORTER_PORT,
+                "identity_envs": [row["env"] for row in identity_rows(profile, catalog)],
                 "release_label": RELEASE_LABEL,
                 "stack": stack.stack(eks),
                 "files": sorted([*file_table(files), (README, "This file.")]),

@@ -211,6 +211,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "pipeline": rl.pipeline,
         "example_query": _example_query(rl),
         "env": workload.container_env(profile, catalog),
+        "ray_kinds": sorted(workloads.RAY_KINDS),
     }
     files = [
         *_scripts(context),
