@@ -13,8 +13,9 @@ from rlobs.rl.catalog import load_catalog
 CATALOG = load_catalog()
 
 HISTOGRAMS = ["rl.loop.duration", "rl.sample.duration", "rl.reward.duration", "rl.train.duration", "rl.sync.duration"]
-HISTOGRAMS.append("rl.step.duration")
+HISTOGRAMS += ["rl.step.duration", "rl.train.step.duration"]
 COUNTERS = ["rl.sample.samples", "rl.sample.episodes", "rl.train.steps", "rl.train.tokens"]
+COUNTERS += ["rl.train.loss.nonfinite", "rl.telemetry.dropped"]
 GAUGES = [
     "rl.tokens.rate",
     "rl.tokens.rate_per_gpu",
@@ -24,6 +25,7 @@ GAUGES = [
     "rl.environment.episode.length.mean",
     "rl.train.loss",
     "rl.train.mfu",
+    "rl.run.state",
 ]
 IDENTITY = ["rl.system", "rl.system.version", "rl.run.id", "rl.algorithm", "rl.environment.name", "rl.model.name"]
 SPAN_ONLY = [
@@ -64,10 +66,15 @@ def test_units_signals_and_buckets() -> None:
 
 def test_attributes_and_scopes() -> None:
     scopes = {a.name: a.scope for a in CATALOG.attributes}
-    assert scopes == {n: "identity" for n in IDENTITY} | {n: "span" for n in SPAN_ONLY}
+    metric_only = {"rl.telemetry.reason"}
+    assert scopes == {n: "identity" for n in IDENTITY} | {n: "span" for n in SPAN_ONLY} | dict.fromkeys(
+        metric_only, "metric"
+    )
     for m in CATALOG.metrics:
-        # identity on every point; high-cardinality attributes (the loop iteration) never on metrics.
-        assert m.attributes == tuple(IDENTITY)
+        # identity on every point; high-cardinality attributes (the loop iteration) never on metrics; a metric's
+        # own attributes only from the fixed-value set.
+        assert m.attributes[: len(IDENTITY)] == tuple(IDENTITY)
+        assert set(m.attributes[len(IDENTITY) :]) <= metric_only
 
 
 def test_keys_are_unique_identifiers() -> None:

@@ -24,9 +24,10 @@ import yaml
 from rlobs.rl import naming
 from rlobs.rl.alerts import alerts
 from rlobs.rl.catalog import load_catalog
+from rlobs.rl.facts import workload_job
 from rlobs.rl.grafana import rl_dashboard
 from rlobs.rl.promrules import rule_groups
-from testing.bundles import facts, pipeline_of
+from testing.bundles import facts
 from testing.helpers import profile, tool
 from testing.otlp import render_app
 
@@ -34,6 +35,7 @@ pytestmark = pytest.mark.slow
 
 CATALOG = load_catalog()
 PROFILE = "eks-prometheus-exporter"
+JOB = workload_job(profile(PROFILE))
 DEADLINE = 25.0  # seconds to wait for every query to have data
 
 
@@ -98,7 +100,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subpr
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
         "rule_files": [str(tmp_path / "rules.yaml")],
-        "scrape_configs": [{"job_name": "rl", "static_configs": [{"targets": [f"127.0.0.1:{app_port}"]}]}],
+        # The job label the bundle's rules select the workload by (the PodMonitor relabels to the same value).
+        "scrape_configs": [{"job_name": JOB, "static_configs": [{"targets": [f"127.0.0.1:{app_port}"]}]}],
     }
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
     server = subprocess.Popen(
@@ -120,7 +123,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subpr
             lambda: urllib.request.urlopen(f"{base}/-/ready", timeout=2).status == 200,
             deadline,
         )
-        _wait("the app to be scraped", lambda: [r["value"][1] for r in _query(base, 'up{job="rl"}')] == ["1"], deadline)
+        _wait(
+            "the app to be scraped",
+            lambda: [r["value"][1] for r in _query(base, f'up{{job="{JOB}"}}')] == ["1"],
+            deadline,
+        )
         yield base, loop
     finally:
         for proc in (server, loop):
@@ -155,7 +162,7 @@ def _alert_probes() -> list[str]:
     """Each alert's probes, time-shifted into the few seconds of data the test has (names are never touched)."""
     p = profile(PROFILE)
     probes = []
-    for a in alerts(p.alerts, CATALOG, pipeline_of(p)):
+    for a in facts(p).alerts:
         for probe in a.probes:
             probe = re.sub(r" offset \d+[smhd]", "", probe)  # a baseline that ends 30m ago has no data yet
             probe = re.sub(r":1m\]", ":1s]", probe)  # a subquery step that fits in seconds of data

@@ -23,6 +23,9 @@ EXPECTED = {
     "train_loss": ("rl.train.loss", "rl_train_loss", None),
     # unit 1: collectors add _ratio, the Python exporter maps "1" to "" (confirmed by test_e2e_prometheus).
     "train_mfu": ("rl.train.mfu", "rl_train_mfu_ratio", "rl_train_mfu"),
+    "loss_nonfinite": ("rl.train.loss.nonfinite", "rl_train_loss_nonfinite_total", None),
+    "run_state": ("rl.run.state", "rl_run_state", None),
+    "train_step_duration": ("rl.train.step.duration_bucket", "rl_train_step_duration_milliseconds_bucket", None),
 }
 
 

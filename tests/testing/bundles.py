@@ -67,4 +67,7 @@ def pipeline_of(profile: Profile) -> Pipeline:
 def facts(profile: Profile, pipeline: Pipeline | None = None) -> RlFacts:
     """The RL facts of a profile's bundle as its target computes them, on another pipeline if one is named."""
     own = TARGETS[profile.target].facts(profile, load_catalog())
-    return own if pipeline is None else rl_facts(profile, own.catalog, pipeline, own.runbook)
+    if pipeline is None:
+        return own
+    cluster = own.alert_labels.get("cluster", "")
+    return rl_facts(profile, own.catalog, pipeline, runbook=own.runbook, scope=own.scope, cluster=cluster)

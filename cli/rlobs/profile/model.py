@@ -85,9 +85,18 @@ class StallAlert(Model):
     window: Duration = Field("15m", description="No training step in this window means the run stalled.")
     for_: Duration = Field("5m", alias="for")
     severity: Severity = "critical"
+    forget_after: Duration = Field(
+        "6h",
+        description="A run whose telemetry vanished without a clean finish (crash, OOM kill, eviction) alerts "
+        "until this long after its last point.",
+    )
 
 
 class RewardCollapseAlert(Model):
+    smooth: Duration = Field("10m", description="Window the mean reward is averaged over before it is compared.")
+    noise: Positive = Field(
+        3.0, description="The drop must also exceed this many standard deviations of the reward within `smooth`."
+    )
     drop: float = Field(
         0.5,
         gt=0,
@@ -109,7 +118,12 @@ class RewardCollapseAlert(Model):
 
 class LossSpikeAlert(Model):
     factor: Positive = Field(
-        3.0, description="Fire when |loss| exceeds this multiple of its baseline average |loss|; NaN always fires."
+        3.0, description="Fire when |loss| exceeds this multiple of its largest |loss| over the baseline before."
+    )
+    floor: Positive = Field(
+        1.0,
+        description="...and exceeds this absolute |loss|: a loss growing from ~0 during warm-up never fires. "
+        "A NaN or infinite loss always fires.",
     )
     baseline: Duration = Field("1h")
     for_: Duration = Field("5m", alias="for")

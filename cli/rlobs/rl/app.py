@@ -65,6 +65,7 @@ def _telemetry_context(profile: ProfileBase, catalog: Catalog) -> dict[str, Any]
         "identity": rows,
         "identity_envs": [r["env"] for r in rows],
         "spans": spans,
+        "drop_reason": catalog.attribute("drop_reason").name,
         "export_interval_ms": profile.workload.export_interval_ms,
     }
 
@@ -107,7 +108,7 @@ def _docs_context(facts: RlFacts) -> dict[str, Any]:
         "attributes": [
             {
                 "name": a.name,
-                "label": naming.label(a.name, pipeline) if a.scope == "identity" else None,
+                "label": naming.label(a.name, pipeline) if a.scope != "span" else None,
                 "scope": a.scope,
                 "description": a.description,
             }

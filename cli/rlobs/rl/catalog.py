@@ -11,7 +11,7 @@ from rlobs.resources import read_text
 
 Kind = Literal["histogram", "counter", "gauge"]
 Signal = Literal["latency", "traffic", "errors", "saturation"]
-Scope = Literal["identity", "span"]
+Scope = Literal["identity", "span", "metric"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from rlobs.profile.model import ProfileBase
 from rlobs.rl.alerts import RUNBOOK_PATH, Alert, alerts
@@ -17,6 +18,11 @@ class RlFacts:
     pipeline: Pipeline  # how the bundle's metrics reach its backend (rlobs.rl.naming)
     alerts: tuple[Alert, ...]  # the enabled alerts, built once
     runbook: str  # where alerts link docs/runbook.md: the bundle-relative path, or its URL in the GitOps repository
+    # label -> value every alert query matches, so a bundle alerts on its own workload only (two bundles in one
+    # cluster or project never see each other's runs): the labels the target's pipeline really stores.
+    scope: Mapping[str, str] = field(default_factory=dict)
+    # Static labels every RL alert carries: which bundle, cluster, namespace and workload it is about.
+    alert_labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -26,5 +32,25 @@ class RlFacts:
         return f"{self.runbook}#{alert.anchor}"
 
 
-def rl_facts(profile: ProfileBase, catalog: Catalog, pipeline: Pipeline, runbook: str = RUNBOOK_PATH) -> RlFacts:
-    return RlFacts(profile, catalog, pipeline, alerts(profile.alerts, catalog, pipeline), runbook)
+def rl_facts(
+    profile: ProfileBase,
+    catalog: Catalog,
+    pipeline: Pipeline,
+    *,
+    runbook: str = RUNBOOK_PATH,
+    scope: Mapping[str, str] | None = None,
+    cluster: str = "",
+) -> RlFacts:
+    w = profile.workload
+    labels = {"rlobs_bundle": profile.metadata.name, "cluster": cluster, "namespace": w.namespace, "workload": w.name}
+    found = alerts(profile.alerts, catalog, pipeline, scope or {})
+    return RlFacts(
+        profile, catalog, pipeline, found, runbook, dict(scope or {}), {k: v for k, v in labels.items() if v}
+    )
+
+
+def workload_job(profile: ProfileBase) -> str:
+    """The `job` label of the workload's series: service.namespace/service.name, as the OpenTelemetry Prometheus
+    translation forms it (collector prometheusexporter, open-telemetry/opentelemetry-collector-contrib#9115) and as
+    Cloud Monitoring's prometheus_target does; the scraped PodMonitor relabels to the same value."""
+    return f"{profile.workload.namespace}/{profile.workload.otel_service_name}"

@@ -66,7 +66,11 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
         return catalog.metric(key).description
 
     found: list[Panel] = []
-    for key, title in (("loop_duration", "Loop iteration duration"), ("step_duration", "Optimizer step duration")):
+    for key, title in (
+        ("loop_duration", "Loop iteration duration"),
+        ("step_duration", "Environment step latency"),
+        ("train_step_duration", "Optimizer step duration"),
+    ):
         found.append(
             Panel(
                 "Latency",
@@ -151,6 +155,26 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "1",
             (Query(gauge("train_loss"), "{run}"),),
             m("train_loss"),
+        ),
+        Panel(
+            "Training health",
+            "Non-finite losses and dropped values",
+            "ops",
+            "1/s",
+            (
+                Query(rate("loss_nonfinite"), "{run} NaN/inf losses"),
+                Query(rate("telemetry_dropped"), "{run} values dropped"),
+            ),
+            "NaN or infinite losses (the loss alert fires on them), and values the instrumentation refused "
+            "(e.g. a string or a negative count) instead of raising into the loop.",
+        ),
+        Panel(
+            "Training health",
+            "Run state",
+            "none",
+            "1",
+            (Query(by("max", sel("run_state", "")), "{run}"),),
+            m("run_state"),
         ),
         Panel(
             "Saturation",

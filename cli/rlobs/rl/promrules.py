@@ -31,12 +31,16 @@ def _annotations(facts: RlFacts, alert: Alert, run: str) -> dict[str, str]:
     }
 
 
+def _labels(facts: RlFacts, alert: Alert) -> dict[str, str]:
+    return {"severity": alert.severity, **facts.alert_labels}
+
+
 def _rule(facts: RlFacts, alert: Alert, run: str) -> dict[str, Any]:
     return {
         "alert": alert.name,
         "expr": alert.expr,
         "for": alert.for_,
-        "labels": {"severity": alert.severity},
+        "labels": _labels(facts, alert),
         "annotations": _annotations(facts, alert, run),
     }
 
@@ -59,10 +63,10 @@ def rule_tests(facts: RlFacts, rule_file: str = "rl-alerts.rules.yaml") -> dict[
         # promtool parses the quoted UTF-8 series notation only from Prometheus 3.0 on.
         raise ValueError(f"{facts.pipeline}: promtool rule tests are generated for classic (underscored) names only")
     tests = []
-    for alert, case in cases(facts.profile.alerts, facts.alerts, facts.catalog, facts.pipeline):
+    for alert, case in cases(facts.profile.alerts, facts.alerts, facts.catalog, facts.pipeline, facts.scope):
         exp = [
             {
-                "exp_labels": {"severity": alert.severity, case.run_label: run},
+                "exp_labels": {**_labels(facts, alert), case.run_label: run},
                 "exp_annotations": _annotations(facts, alert, run),
             }
             for run in case.firing

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -43,16 +43,17 @@ class Alert:
 class Query:
     """PromQL building blocks for one pipeline, grouped per run."""
 
-    def __init__(self, catalog: Catalog, pipeline: Pipeline) -> None:
+    def __init__(self, catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str]) -> None:
         self.catalog = catalog
         self.pipeline = pipeline
+        self.scope = scope  # label -> value every selector matches: the bundle's own workload only
         self.run = naming.label_token(catalog.attribute("run_id").name, pipeline)
 
     def m(self, key: str) -> Metric:
         return self.catalog.metric(key)
 
     def sel(self, key: str, part: naming.Part = "") -> str:
-        return naming.selector(self.m(key), self.pipeline, part)
+        return naming.selector(self.m(key), self.pipeline, part, self.scope)
 
     def by(self, agg: str, inner: str, *extra: str) -> str:
         return f"{agg} by ({', '.join([self.run, *extra])}) ({inner})"
@@ -81,8 +82,8 @@ class AlertDef(Generic[Config]):
     def build(self, settings: Alerts, query: Query) -> Alert:
         return self.rule(self.config(settings), query)
 
-    def prove(self, settings: Alerts, alert: Alert, catalog: Catalog, pipeline: Pipeline) -> Case:
-        builder = CaseBuilder(catalog.metric(alert.metrics[0]), catalog, pipeline)
+    def prove(self, settings: Alerts, alert: Alert, query: Query) -> Case:
+        builder = CaseBuilder(query.m(alert.metrics[0]), query.catalog, query.pipeline, query.scope)
         return self.case(self.config(settings), alert, builder)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rlobs.bundle.filters import number
@@ -35,15 +36,19 @@ def _le(bound: float) -> str:
 class CaseBuilder:
     """Collects the input series of one alert's case; `metric` is the one the alert reads first."""
 
-    def __init__(self, metric: Metric, catalog: Catalog, pipeline: Pipeline) -> None:
+    def __init__(self, metric: Metric, catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str]) -> None:
         self.pipeline = pipeline
+        self.catalog = catalog
+        self.scope = dict(scope)
         self.run_attr = catalog.attribute("run_id").name
         self.series: list[tuple[str, str]] = []
         self.metric = metric
 
-    def add(self, run: str, values: str, metric: Metric | None = None) -> None:
-        m = metric or self.metric
-        self.series.append((naming.selector(m, self.pipeline, "", {self.run_attr: run}), values))
+    def add(self, run: str, values: str, metric: str | None = None, *, scope: Mapping[str, str] | None = None) -> None:
+        """One input series of `run` (of the alert's metric, or of another catalog metric by key)."""
+        m = self.catalog.metric(metric) if metric else self.metric
+        matchers = {**(self.scope if scope is None else scope), self.run_attr: run}
+        self.series.append((naming.selector(m, self.pipeline, "", matchers), values))
 
     def histogram(self, run: str, phases: list[tuple[int, float, int]]) -> None:
         """phases: (minutes, observed value, observations per minute), one after another, cumulative buckets."""
@@ -58,7 +63,7 @@ class CaseBuilder:
                 else:
                     parts.append(f"{total + inc}+{inc}x{minutes - 1}")
                     total += inc * minutes
-            matchers = {self.run_attr: run, "le": _le(bound)}
+            matchers = {**self.scope, self.run_attr: run, "le": _le(bound)}
             sel = naming.selector(self.metric, self.pipeline, "bucket", matchers)
             self.series.append((sel, " ".join(parts)))
 

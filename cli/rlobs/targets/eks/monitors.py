@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlobs.profile.model import EksProfile
-from rlobs.rl.facts import RlFacts
+from rlobs.rl.facts import RlFacts, workload_job
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.promrules import rule_groups
 from rlobs.targets.eks.stack import MONITORING, RELEASE_LABEL, WORKLOAD_LABEL
@@ -165,7 +165,16 @@ def app(profile: EksProfile) -> dict[str, Any]:
         "spec": {
             "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}},
             "namespaceSelector": {"matchNames": [w.namespace]},
-            "podMetricsEndpoints": [{"port": APP_METRICS_PORT_NAME, "path": "/metrics", "interval": "15s"}],
+            "podMetricsEndpoints": [
+                {
+                    "port": APP_METRICS_PORT_NAME,
+                    "path": "/metrics",
+                    "interval": "15s",
+                    # The job label the collector path gets from the app's resource (service.namespace/service.name),
+                    # so the RL alerts select the workload by one label on both pipelines.
+                    "relabelings": [{"action": "replace", "targetLabel": "job", "replacement": workload_job(profile)}],
+                }
+            ],
         },
     }
 

@@ -12,7 +12,7 @@ from rlobs.profile.terraform import ARGOCD_NOTE
 from rlobs.rl import app, workloads
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.catalog import Catalog
-from rlobs.rl.facts import RlFacts, rl_facts
+from rlobs.rl.facts import RlFacts, rl_facts, workload_job
 from rlobs.rl.grafana import rl_dashboard
 from rlobs.rl.identity import identity_rows
 from rlobs.rl.labels import bundle_labels
@@ -45,7 +45,14 @@ def runbook(gitops: GitOps) -> str:
 
 
 def facts(profile: EksProfile, catalog: Catalog) -> RlFacts:
-    return rl_facts(profile, catalog, pipeline(profile), runbook(profile.eks.gitops))
+    return rl_facts(
+        profile,
+        catalog,
+        pipeline(profile),
+        runbook=runbook(profile.eks.gitops),
+        scope={"job": workload_job(profile)},
+        cluster=profile.eks.cluster.name,
+    )
 
 
 def _dashboard_configmap(bundle: str, name: str, dashboard: dict[str, Any]) -> dict[str, Any]:

@@ -123,8 +123,10 @@ def alert_policies(facts: RlFacts, channels: tuple[str, ...]) -> list[tuple[str,
                 "```",
             ]
         )
-        # Cloud Monitoring cannot template a dotted PromQL label into the subject; name the workload instead.
-        runs = f"of {facts.profile.workload.name}"
+        # Cloud Monitoring cannot template a dotted PromQL label into the subject; name the workload instead, with
+        # the cluster and namespace it runs in (the query is scoped to exactly that workload).
+        where = facts.alert_labels
+        runs = f"of {where.get('cluster', '')}/{where['namespace']}/{where['workload']}".replace("of /", "of ")
         policy = {
             "displayName": f"{a.name} ({name})",
             "documentation": {
@@ -144,6 +146,8 @@ def alert_policies(facts: RlFacts, channels: tuple[str, ...]) -> list[tuple[str,
                         "ruleGroup": f"rlobs-{name}",
                         # The series may not exist before the first run reports; accept the policy anyway.
                         "disableMetricValidation": True,
+                        # Incident labels: which bundle, cluster, namespace and workload (the run is the query's).
+                        "labels": dict(facts.alert_labels),
                     },
                 }
             ],

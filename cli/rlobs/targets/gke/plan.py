@@ -10,7 +10,7 @@ from rlobs.profile.gke import GkeSpec
 from rlobs.profile.model import GkeProfile
 from rlobs.rl import app, naming, workloads
 from rlobs.rl.catalog import Catalog
-from rlobs.rl.facts import RlFacts, rl_facts
+from rlobs.rl.facts import RlFacts, rl_facts, workload_job
 from rlobs.rl.naming import Pipeline
 from rlobs.targets.gke import monitoring, project, workload
 
@@ -43,7 +43,12 @@ def pipeline(profile: GkeProfile) -> Pipeline:
 
 
 def facts(profile: GkeProfile, catalog: Catalog) -> RlFacts:
-    return rl_facts(profile, catalog, pipeline(profile))
+    # Resource labels of prometheus_target, where every OTLP point lands: cluster <- k8s.cluster.name, namespace <-
+    # k8s.namespace.name, job <- service.namespace/service.name (Telemetry API metrics, prometheus_target labels;
+    # the workload patch sets all three resource attributes).
+    gke = profile.gke
+    scope = {"cluster": gke.cluster, "namespace": profile.workload.namespace, "job": workload_job(profile)}
+    return rl_facts(profile, catalog, pipeline(profile), scope=scope, cluster=gke.cluster)
 
 
 def _monitoring(rl: RlFacts, gke: GkeSpec) -> tuple[list[FileSpec], list[Deployable], list[Deployable]]:

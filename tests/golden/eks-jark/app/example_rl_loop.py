@@ -25,7 +25,9 @@ def main() -> None:
     for iteration in range(iterations):
         with telemetry.loop(iteration):
             with telemetry.phase("sample", sample_batch_size=64, sample_episodes=16, sample_steps=256):
-                time.sleep(pause)
+                for _ in range(4):
+                    with telemetry.env_step():  # one action and its observation
+                        time.sleep(pause / 4)
                 telemetry.record_samples(64, episodes=16)
             with telemetry.phase("reward", reward_batch_size=64, reward_sandbox="python-verifier"):
                 time.sleep(pause)
@@ -39,7 +41,7 @@ def main() -> None:
             with telemetry.phase("sync", sync_bytes=14 * 2**30, sync_source="trainer", sync_destination="rollout"):
                 time.sleep(pause)
         print(f"iteration {iteration} done", flush=True)
-    telemetry.shutdown()
+    telemetry.finish()  # the run ended as planned (a normal exit does the same)
 
 
 if __name__ == "__main__":

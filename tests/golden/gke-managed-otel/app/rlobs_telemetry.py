@@ -37,20 +37,26 @@ Configuration is the standard OpenTelemetry environment, so the same code runs i
   RL_ENVIRONMENT: rl.environment.name
   RL_MODEL: rl.model.name
   RL_NUM_GPUS (or init(gpus=...)) divides the per-GPU rates.
-Telemetry is flushed at normal exit and on SIGTERM (preemption); call flush() before a checkpoint.
+Telemetry is flushed at normal exit and on SIGTERM (preemption); call flush() before a checkpoint. A normal exit
+(or finish()) marks the run finished (rl.run.state 0); a crash or SIGTERM does not, so alerts can tell them apart.
+No function here raises into the training loop: a bad value is dropped, counted in rl.telemetry.dropped{reason}
+and warned about once.
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib
 import math
 import os
 import signal
+import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext, suppress
 from typing import Any, NamedTuple
 
 from opentelemetry import trace
@@ -110,7 +116,13 @@ METRICS: dict[str, Metric] = {
         "rl.step.duration",
         "histogram",
         "ms",
-        "Duration of one optimizer step inside the train phase",
+        "Latency of one environment step (an action and its observation)",
+    ),
+    "train_step_duration": Metric(
+        "rl.train.step.duration",
+        "histogram",
+        "ms",
+        "Duration of one optimizer step inside the train phase (rlobs extension)",
     ),
     "sample_samples": Metric("rl.sample.samples", "counter", "{sample}", "Samples (completions) generated"),
     "sample_episodes": Metric("rl.sample.episodes", "counter", "{episode}", "Episodes completed"),
@@ -152,8 +164,26 @@ METRICS: dict[str, Metric] = {
         "{step}",
         "Mean episode length of the last batch",
     ),
-    "train_loss": Metric("rl.train.loss", "gauge", "{loss}", "Training loss of the last step (NaN is exported as NaN)"),
+    "train_loss": Metric("rl.train.loss", "gauge", "{loss}", "Training loss of the last step with a finite loss"),
+    "loss_nonfinite": Metric(
+        "rl.train.loss.nonfinite",
+        "counter",
+        "{value}",
+        "Training losses that were NaN or infinite",
+    ),
     "train_mfu": Metric("rl.train.mfu", "gauge", "1", "Model FLOPs utilisation of the last train phase (0-1)"),
+    "run_state": Metric(
+        "rl.run.state",
+        "gauge",
+        "{state}",
+        "1 while the run trains, 0 once it finished cleanly (a crash leaves it at 1, then it disappears)",
+    ),
+    "telemetry_dropped": Metric(
+        "rl.telemetry.dropped",
+        "counter",
+        "{value}",
+        "Values the instrumentation refused instead of raising into the loop",
+    ),
 }
 
 # Explicit RL-sized bucket boundaries (ms) per histogram: the SDK default stops at 10 s, and loops last minutes.
@@ -184,6 +214,7 @@ BUCKETS: dict[str, tuple[float, ...]] = {
     "train_duration": _BOUNDS_0,
     "sync_duration": _BOUNDS_0,
     "step_duration": _BOUNDS_0,
+    "train_step_duration": _BOUNDS_0,
 }
 
 SPANS: dict[str, Span] = {
@@ -216,21 +247,28 @@ SPANS: dict[str, Span] = {
 PHASES = tuple(k for k in SPANS if k != "loop")
 
 
+# Why a value was dropped (the values of the drop-reason attribute: a fixed set, so no new series per value).
+DROP_REASON = "rl.telemetry.reason"
+REASONS = ("not_a_number", "non_finite", "negative", "out_of_range", "error")
+RUNNING, FINISHED = 1, 0  # the values of METRICS["run_state"]
+
+
 class _Telemetry:
     """The providers, instruments and per-iteration counts; one per process (see init())."""
 
-    def __init__(self, gpus: int | None) -> None:
+    def __init__(self, gpus: int | None, *, export: bool = True) -> None:
         self.identity = _identity()
-        self.gpus = gpus or int(os.environ.get("RL_NUM_GPUS", "1") or "1")
+        self.gpus = gpus or _env_int("RL_NUM_GPUS", 1)
         resource = _resource()
         views = [
             View(instrument_name=METRICS[key].name, aggregation=ExplicitBucketHistogramAggregation(bounds))
             for key, bounds in BUCKETS.items()
         ]
-        readers = _metric_readers()
+        self.scrapes: _ScrapeCounter | None = None
+        readers = _metric_readers(self) if export else []
         self.meter_provider = MeterProvider(resource=resource, metric_readers=readers, views=views)
         self.tracer_provider = TracerProvider(resource=resource)
-        for exporter in _span_exporters():
+        for exporter in _span_exporters() if export else []:
             self.tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
         meter = self.meter_provider.get_meter(SCOPE)
         self.tracer = self.tracer_provider.get_tracer(SCOPE)
@@ -247,48 +285,184 @@ class _Telemetry:
         self.tokens = 0
         self.lock = threading.Lock()
         self.closed = False
+        self.started = False
+        self.crashed = False
+        self.warned: set[str] = set()
 
-    def record(self, key: str, value: float) -> None:
+    def record(self, key: str, value: float, extra: dict[str, str] | None = None) -> None:
         kind = METRICS[key].kind
         instrument = self.instruments[key]
+        attributes = {**self.identity, **extra} if extra else self.identity
         if kind == "histogram":
-            instrument.record(value, attributes=self.identity)
+            instrument.record(value, attributes=attributes)
         elif kind == "counter":
-            instrument.add(value, attributes=self.identity)
+            instrument.add(value, attributes=attributes)
         else:
-            instrument.set(value, attributes=self.identity)
+            instrument.set(value, attributes=attributes)
 
-    def shutdown(self) -> None:
+    def start(self) -> None:
+        """The first loop iteration: the run is training. Creates the step counter's series at 0, so a run that
+        hangs before its first optimizer step is seen as stalled rather than absent."""
+        if not self.started:
+            self.started = True
+            self.record("run_state", RUNNING)
+            # Event counters start at 0: increase() cannot see a first event on a series that starts at 1.
+            for key in ("train_steps", "loss_nonfinite"):
+                self.record(key, 0)
+            for reason in REASONS:
+                self.record("telemetry_dropped", 0, {DROP_REASON: reason})
+
+    def shutdown(self, *, clean: bool) -> None:
         with self.lock:
             if self.closed:
                 return
             self.closed = True
+        if clean and self.started and not self.crashed:
+            # A clean end: the stall and telemetry-lost alerts stay silent for this run.
+            self.record("run_state", FINISHED)
+            if self.scrapes is not None:
+                self.scrapes.wait_for_next(_env_float("RL_FINISH_LINGER_SECONDS", 30.0))
         # shutdown() collects and exports the last metrics and flushes queued spans.
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
+
+    def drop(self, reason: str, what: str) -> None:
+        """Count a refused value and warn once per cause; never raises (it is what the guards call)."""
+        try:
+            self.record("telemetry_dropped", 1, {DROP_REASON: reason})
+            cause = f"{what}: {reason}"
+            if cause not in self.warned:
+                self.warned.add(cause)
+                warnings.warn(f"rlobs_telemetry: dropped a value ({cause}); further ones are counted", stacklevel=3)
+        except Exception:  # telemetry must never raise into the training loop
+            pass
+
+
+class _ScrapeCounter:
+    """Counts Prometheus scrapes of this process's /metrics, so a clean finish can wait for its last one."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.changed = threading.Condition()
+
+    def collect(self) -> list[Any]:
+        with self.changed:
+            self.count += 1
+            self.changed.notify_all()
+        return []
+
+    def wait_for_next(self, timeout: float) -> None:
+        with self.changed:
+            seen = self.count
+            self.changed.wait_for(lambda: self.count > seen, timeout=max(0.0, timeout))
 
 
 _state: _Telemetry | None = None
 _state_lock = threading.Lock()
 
 
+def _guarded(function: Callable[..., None]) -> Callable[..., None]:
+    """Public recording functions never raise into the training loop: a failure is counted and warned once."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            function(*args, **kwargs)
+        except Exception:
+            _drop("error", function.__name__)
+
+    return wrapper
+
+
+def _drop(reason: str, what: str) -> None:
+    with suppress(Exception):  # not even set-up failures reach the caller
+        _get().drop(reason, what)
+
+
+class _Refused(Exception):
+    """A value the module will not record, and why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _real(value: Any, *, allow_non_finite: bool = False) -> float:
+    """A float from an int, float, numpy or torch scalar; strings, None and containers are refused."""
+    if isinstance(value, str | bytes) or value is None:
+        raise _Refused("not_a_number")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise _Refused("out_of_range") from None
+    except (TypeError, ValueError, RuntimeError):  # RuntimeError: a torch tensor with more than one element
+        raise _Refused("not_a_number") from None
+    if not allow_non_finite and not math.isfinite(number):
+        raise _Refused("non_finite")
+    return number
+
+
+def _count(value: Any) -> float:
+    number = _real(value)
+    if number < 0:
+        raise _Refused("negative")
+    return number
+
+
+def _recording(what: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Guard a recording function: a refused value is dropped with its reason, any other failure as `error`."""
+
+    def decorate(function: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> None:
+            try:
+                function(*args, **kwargs)
+            except _Refused as refused:
+                _drop(refused.reason, what)
+            except Exception:
+                _drop("error", what)
+
+        return wrapper
+
+    return decorate
+
+
 def init(gpus: int | None = None) -> None:
     """Set up metrics and traces from the OTEL_* environment (idempotent; every API call does it on first use)."""
-    _get(gpus)
+    _get(_positive_int(gpus))
+
+
+def _positive_int(value: Any) -> int | None:
+    try:
+        number = int(value) if value is not None else None
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if number and number > 0 else None
 
 
 def _get(gpus: int | None = None) -> _Telemetry:
     global _state
     with _state_lock:
         if _state is None:
-            _state = _Telemetry(gpus)
-            atexit.register(_state.shutdown)
+            try:
+                _state = _Telemetry(gpus)
+            except Exception as exc:  # a bad OTEL_* setting must not stop the training run
+                warnings.warn(f"rlobs_telemetry: telemetry is off: {exc}", stacklevel=3)
+                _state = _Telemetry(gpus, export=False)
+            atexit.register(_at_exit)
             _install_sigterm()
+            _install_excepthook()
         elif gpus:
             _state.gpus = gpus
         return _state
 
 
+def _at_exit() -> None:
+    if _state is not None:
+        _state.shutdown(clean=True)
+
+
+@_guarded
 def flush(timeout_ms: int = 10_000) -> None:
     """Export what is buffered now, e.g. before a checkpoint or an expected preemption."""
     state = _get()
@@ -296,50 +470,94 @@ def flush(timeout_ms: int = 10_000) -> None:
     state.tracer_provider.force_flush(timeout_ms)
 
 
-def shutdown() -> None:
-    """Flush and stop exporting (also done at exit and on SIGTERM)."""
+@_guarded
+def finish() -> None:
+    """The run ended as planned: marks it finished (so no stall alert) and flushes. Normal exit does the same."""
     if _state is not None:
-        _state.shutdown()
+        _state.shutdown(clean=True)
+
+
+@_guarded
+def shutdown() -> None:
+    """Flush and stop exporting without marking the run finished (done on SIGTERM: preemption is not an end)."""
+    if _state is not None:
+        _state.shutdown(clean=False)
 
 
 @contextmanager
-def loop(iteration: int, name: str = "train") -> Iterator[trace.Span]:
-    """One RL loop iteration: the parent span of the phases; records the loop duration and throughput rates."""
-    state = _get()
-    span_name, metric_key, attrs = SPANS["loop"]
-    state.samples = state.tokens = 0
-    attributes: dict[str, Any] = {**state.identity, attrs["loop"]: name, attrs["loop_iteration"]: int(iteration)}
+def _span(name: str, attributes: dict[str, Any], metric_key: str, on_end: Callable[[float], None]) -> Iterator[Any]:
+    """A span and its duration histogram; the caller's exceptions pass through, telemetry's own never escape."""
+    try:
+        state = _get()
+        manager = state.tracer.start_as_current_span(name, attributes=attributes)
+        span = manager.__enter__()
+    except Exception:
+        _drop("error", name)
+        yield trace.INVALID_SPAN
+        return
     start = time.perf_counter()
-    with state.tracer.start_as_current_span(span_name, attributes=attributes) as span:
+    failure: BaseException | None = None
+    try:
+        yield span
+    except BaseException as exc:
+        failure = exc
+        raise
+    finally:
         try:
-            yield span
-        finally:
             seconds = time.perf_counter() - start
             state.record(metric_key, seconds * 1000.0)
-            if seconds > 0 and (state.samples or state.tokens):
-                set_rates(samples_per_second=state.samples / seconds, tokens_per_second=state.tokens / seconds)
+            on_end(seconds)
+            if failure is None:
+                manager.__exit__(None, None, None)
+            else:
+                manager.__exit__(type(failure), failure, failure.__traceback__)
+        except Exception:
+            _drop("error", name)
 
 
-@contextmanager
-def phase(name: str, **attributes: Any) -> Iterator[trace.Span]:
+def loop(iteration: int, name: str = "train") -> Any:
+    """One RL loop iteration: the parent span of the phases; records the loop duration and throughput rates."""
+    span_name, metric_key, attrs = SPANS["loop"]
+    try:
+        state = _get()
+        state.start()
+        state.samples = state.tokens = 0
+        index = int(iteration) if isinstance(iteration, int | float) and math.isfinite(iteration) else -1
+        attributes: dict[str, Any] = {**state.identity, attrs["loop"]: str(name), attrs["loop_iteration"]: index}
+    except Exception:
+        _drop("error", "loop")
+        attributes = {}
+
+    def rates(seconds: float) -> None:
+        if _state is not None and seconds > 0 and (_state.samples or _state.tokens):
+            set_rates(samples_per_second=_state.samples / seconds, tokens_per_second=_state.tokens / seconds)
+
+    return _span(span_name, attributes, metric_key, rates)
+
+
+def phase(name: str, **attributes: Any) -> Any:
     """A phase of the loop (sample, reward, train or sync): a child span of loop() and its duration histogram.
 
-    Keyword arguments are the phase's span attributes, e.g. phase("sync", sync_bytes=n, sync_source="trainer").
+    Keyword arguments are the phase's span attributes, e.g. phase("sync", sync_bytes=n, sync_source="trainer");
+    unknown ones and unknown phases are dropped (counted and warned once), never raised.
     """
     if name not in PHASES:
-        raise ValueError(f"unknown phase {name!r}: expected one of {', '.join(PHASES)}")
-    state = _get()
+        _drop("out_of_range", "phase")
+        return nullcontext(trace.INVALID_SPAN)
     span_name, metric_key, allowed = SPANS[name]
-    unknown = sorted(set(attributes) - set(allowed))
-    if unknown:
-        raise TypeError(f"phase {name!r} takes no attribute {', '.join(unknown)}: expected {', '.join(allowed)}")
-    span_attrs = {**state.identity, **{allowed[k]: v for k, v in attributes.items() if v is not None}}
-    start = time.perf_counter()
-    with state.tracer.start_as_current_span(span_name, attributes=span_attrs) as span:
-        try:
-            yield span
-        finally:
-            state.record(metric_key, (time.perf_counter() - start) * 1000.0)
+    if set(attributes) - set(allowed):
+        _drop("out_of_range", f"phase {name} attributes")
+    identity = _state.identity if _state is not None else {}
+    span_attrs = {
+        **identity,
+        **{allowed[k]: _attribute(v) for k, v in attributes.items() if k in allowed and v is not None},
+    }
+    return _span(span_name, span_attrs, metric_key, lambda _seconds: None)
+
+
+def _attribute(value: Any) -> str | int | float | bool:
+    """A span attribute value OpenTelemetry accepts (a scalar); anything else becomes its str()."""
+    return value if isinstance(value, str | bool | int | float) else str(value)
 
 
 @contextmanager
@@ -352,59 +570,107 @@ def train_step(tokens: int = 0) -> Iterator[None]:
         record_train_step(tokens, duration_ms=(time.perf_counter() - start) * 1000.0)
 
 
+@contextmanager
+def env_step() -> Iterator[None]:
+    """One environment step (an action and its observation): records its latency (METRICS["step_duration"])."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        record_env_step((time.perf_counter() - start) * 1000.0)
+
+
+@_recording("record_env_step")
+def record_env_step(duration_ms: float) -> None:
+    """Latency of one environment step, for environments that time their own steps."""
+    _get().record("step_duration", _count(duration_ms))
+
+
+@_recording("record_train_step")
 def record_train_step(tokens: int = 0, duration_ms: float | None = None) -> None:
-    """For frameworks that time their own steps."""
+    """For frameworks that time their own optimizer steps."""
+    count = _count(tokens or 0)
+    duration = _count(duration_ms) if duration_ms is not None else None
     state = _get()
-    if duration_ms is not None:
-        state.record("step_duration", duration_ms)
+    state.start()
+    if duration is not None:
+        state.record("train_step_duration", duration)
     state.record("train_steps", 1)
-    if tokens > 0:
-        state.record("train_tokens", tokens)
-        state.tokens += tokens
+    if count > 0:
+        state.record("train_tokens", count)
+        state.tokens += count
 
 
+@_recording("record_samples")
 def record_samples(samples: int, episodes: int | None = None) -> None:
     """Samples (completions) generated and episodes completed."""
+    count = _count(samples)
+    episode_count = _count(episodes) if episodes is not None else 0.0
     state = _get()
-    if samples > 0:
-        state.record("sample_samples", samples)
-        state.samples += samples
-    if episodes:
-        state.record("sample_episodes", episodes)
+    if count > 0:
+        state.record("sample_samples", count)
+        state.samples += count
+    if episode_count > 0:
+        state.record("sample_episodes", episode_count)
 
 
+@_recording("record_reward")
 def record_reward(mean: float, episode_length: float | None = None) -> None:
     """Mean reward of the batch (negative values are fine: it is a gauge) and optionally the mean episode length."""
+    reward = _real(mean)
+    length = _count(episode_length) if episode_length is not None else None
     state = _get()
-    state.record("reward_mean", float(mean))
-    if episode_length is not None:
-        state.record("episode_length_mean", float(episode_length))
+    state.record("reward_mean", reward)
+    if length is not None:
+        state.record("episode_length_mean", length)
 
 
+@_recording("record_loss")
 def record_loss(loss: float) -> None:
-    """Training loss; NaN is exported as NaN so the loss alert can see it."""
-    _get().record("train_loss", float(loss))
-
-
-def record_mfu(mfu: float) -> None:
-    """Model FLOPs utilisation, 0-1."""
-    if not 0.0 <= mfu <= 1.0 and not math.isnan(mfu):
-        raise ValueError(f"expected MFU between 0 and 1, got {mfu}")
-    _get().record("train_mfu", float(mfu))
-
-
-def set_rates(
-    samples_per_second: float | None = None, tokens_per_second: float | None = None, gpus: int | None = None
-) -> None:
-    """Throughput gauges (loop() sets them from the counts of the iteration; call this to override)."""
+    """Training loss. A NaN or infinite loss is counted in METRICS["loss_nonfinite"] (the loss alert fires on it);
+    the gauge keeps the last finite loss (the SDK would drop a non-finite gauge value anyway)."""
+    value = _real(loss, allow_non_finite=True)
     state = _get()
-    per = max(1, gpus or state.gpus)
-    if samples_per_second is not None:
-        state.record("samples_rate", samples_per_second)
-        state.record("samples_rate_per_gpu", samples_per_second / per)
-    if tokens_per_second is not None:
-        state.record("tokens_rate", tokens_per_second)
-        state.record("tokens_rate_per_gpu", tokens_per_second / per)
+    if math.isfinite(value):
+        state.record("train_loss", value)
+    else:
+        state.record("loss_nonfinite", 1)
+
+
+@_recording("record_mfu")
+def record_mfu(mfu: float) -> None:
+    """Model FLOPs utilisation, 0-1 (other values are dropped and counted)."""
+    value = _real(mfu)
+    if not 0.0 <= value <= 1.0:
+        raise _Refused("out_of_range")
+    _get().record("train_mfu", value)
+
+
+@_recording("set_rates")
+def set_rates(samples_per_second: Any = None, tokens_per_second: Any = None, gpus: Any = None) -> None:
+    """Throughput gauges (loop() sets them from the counts of the iteration; call this to override)."""
+    samples = _count(samples_per_second) if samples_per_second is not None else None
+    tokens = _count(tokens_per_second) if tokens_per_second is not None else None
+    state = _get()
+    per = max(1, _positive_int(gpus) or state.gpus)
+    if samples is not None:
+        state.record("samples_rate", samples)
+        state.record("samples_rate_per_gpu", samples / per)
+    if tokens is not None:
+        state.record("tokens_rate", tokens)
+        state.record("tokens_rate_per_gpu", tokens / per)
+
+
+def _env_int(variable: str, default: int) -> int:
+    return _positive_int(os.environ.get(variable)) or default
+
+
+def _env_float(variable: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(variable) or default)
+    except ValueError:
+        return default
+    return value if math.isfinite(value) and value >= 0 else default
 
 
 def _identity() -> dict[str, str]:
@@ -487,21 +753,25 @@ def _otlp_exporter(signal_name: str) -> Any:
     return getattr(http, cls)(endpoint=endpoint)
 
 
-def _metric_readers() -> list[MetricReader]:
+def _metric_readers(state: _Telemetry) -> list[MetricReader]:
     readers: list[MetricReader] = []
-    interval = float(os.environ.get("OTEL_METRIC_EXPORT_INTERVAL") or EXPORT_INTERVAL_MS_DEFAULT)
+    interval = _env_float("OTEL_METRIC_EXPORT_INTERVAL", EXPORT_INTERVAL_MS_DEFAULT) or EXPORT_INTERVAL_MS_DEFAULT
     for choice in _choices("OTEL_METRICS_EXPORTER"):
         if choice == "otlp":
             readers.append(PeriodicExportingMetricReader(_otlp_exporter("METRICS"), export_interval_millis=interval))
         elif choice == "prometheus":
             from opentelemetry.exporter.prometheus import PrometheusMetricReader
-            from prometheus_client import start_http_server
+            from prometheus_client import REGISTRY, start_http_server
 
             # 0.0.0.0 by default so Prometheus can scrape the pod; set OTEL_EXPORTER_PROMETHEUS_HOST=localhost locally.
             host = os.environ.get("OTEL_EXPORTER_PROMETHEUS_HOST") or "0.0.0.0"
-            port = int(os.environ.get("OTEL_EXPORTER_PROMETHEUS_PORT") or PROMETHEUS_PORT_DEFAULT)
+            port = _env_int("OTEL_EXPORTER_PROMETHEUS_PORT", PROMETHEUS_PORT_DEFAULT)
             start_http_server(port=port, addr=host)
             readers.append(PrometheusMetricReader())
+            # Registered after the reader's collector, so it is called after it in each scrape: one more count
+            # means the state set before it has been served.
+            state.scrapes = _ScrapeCounter()
+            REGISTRY.register(state.scrapes)  # type: ignore[arg-type]
         elif choice == "console":
             readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter(), export_interval_millis=interval))
         else:
@@ -529,6 +799,10 @@ def _install_sigterm() -> None:
     previous = signal.getsignal(signal.SIGTERM)
 
     def _on_sigterm(signum: int, frame: Any) -> None:
+        # Preemption or eviction is not the end of the run: it stays "training", so a run that is not restarted
+        # fires the telemetry-lost alert while a restarted one carries on.
+        if _state is not None:
+            _state.crashed = True
         if callable(previous):
             shutdown()
             previous(signum, frame)
@@ -540,3 +814,15 @@ def _install_sigterm() -> None:
             raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _install_excepthook() -> None:
+    """An uncaught exception is a crash, not a finish: the run stays "training" in its last export."""
+    previous = sys.excepthook
+
+    def _on_exception(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+        if _state is not None:
+            _state.crashed = True
+        previous(kind, value, tb)
+
+    sys.excepthook = _on_exception
