@@ -17,8 +17,9 @@ $(VENV)/.runtime: pyproject.toml
 	touch $@
 
 # Plus everything the tests and linters use (real validators, the OpenTelemetry SDK, Google's client libraries).
-$(VENV)/.dev: $(VENV)/.runtime
+$(VENV)/.dev: $(VENV)/.runtime tools/install_helm.py
 	$(PIP) '.[test,lint]'
+	$(BIN)/python tools/install_helm.py
 	touch $@
 
 # rlobs itself, installed non-editable: tests run against the installed package, so a packaging mistake fails them.

@@ -27,6 +27,10 @@ from rlobs.targets.eks.versions import (
 _AM_SECRETS = "/etc/alertmanager/secrets"
 
 
+# kube-prometheus-stack components whose targets EKS does not expose (see kube_prometheus_stack).
+EKS_UNSCRAPABLE = ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubeProxy")
+
+
 def values(profile: EksProfile) -> dict[str, dict[str, Any]]:
     """chart name -> values, for the charts this mode deploys."""
     eks = profile.eks
@@ -43,6 +47,11 @@ def kube_prometheus_stack(eks: EksSpec) -> dict[str, Any]:
     selector = {"matchLabels": dict(RELEASE_LABEL)}
     return {
         "crds": {"enabled": True},
+        # EKS runs the control plane outside the cluster: the controller manager, scheduler and etcd have no pods to
+        # scrape, and EKS's kube-proxy binds its metrics to 127.0.0.1. Left on, the chart's KubeControllerManagerDown,
+        # KubeSchedulerDown, KubeProxyDown and etcd rules fire for ever (prometheus-community/helm-charts#4106,
+        # aws/containers-roadmap#1298). Disabling them removes their Services, monitors and rules.
+        **{component: {"enabled": False} for component in EKS_UNSCRAPABLE},
         "alertmanager": {
             "alertmanagerSpec": {"secrets": sorted({r.secret_ref.name for r in eks.alertmanager_receivers})},
             "config": _alertmanager_config(eks.alertmanager_receivers),
