@@ -5,12 +5,13 @@ from typing import Any
 
 import pytest
 
+from rlobs.profile.gke import ChannelRoute
 from rlobs.profile.model import GkeProfile
 from rlobs.rl import naming
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets.gke import monitoring
 from testing.bundles import facts, pipeline_of
-from testing.helpers import module, profile
+from testing.helpers import gke_profile, module, profile
 from testing.promql import parse
 
 CATALOG = load_catalog()
@@ -21,7 +22,7 @@ def _gmp(p: GkeProfile) -> GkeProfile:
 
 
 def _with_channels(p: GkeProfile) -> GkeProfile:
-    chans = ("projects/my-rl-project/notificationChannels/123",)
+    chans = (ChannelRoute(name="projects/my-rl-project/notificationChannels/123"),)
     return p.model_copy(update={"gke": p.gke.model_copy(update={"notification_channels": chans})})
 
 
@@ -66,7 +67,7 @@ def test_queries_parse_once_template_variables_expand(gmp: bool) -> None:
 
 
 def _policies(p: GkeProfile) -> list[tuple[str, dict[str, Any]]]:
-    return monitoring.alert_policies(facts(p), p.gke.notification_channels)
+    return monitoring.alert_policies(facts(p), p.gke.channels_for)
 
 
 def test_alert_policies() -> None:
@@ -138,3 +139,14 @@ def test_every_catalog_metric_is_charted() -> None:
         part: naming.Part = "bucket" if m.kind == "histogram" else ""
         quoted = "{" + naming.quote(naming.series(m, "gke-telemetry-api", part)) + ", "
         assert any(quoted in q for q in queries), m.name
+
+
+def test_channels_get_only_the_severities_they_ask_for() -> None:
+    p = gke_profile("gke-managed-otel")
+    pager = ChannelRoute(name="projects/my-rl-project/notificationChannels/1", severities=("critical",))
+    chat = ChannelRoute(name="projects/my-rl-project/notificationChannels/2")
+    routed = p.model_copy(update={"gke": p.gke.model_copy(update={"notification_channels": (pager, chat)})})
+    for _, policy in _policies(routed):
+        expected = [pager.name, chat.name] if policy["severity"] == "CRITICAL" else [chat.name]
+        assert policy["notificationChannels"] == expected, policy["displayName"]
+    assert {pol["severity"] for _, pol in _policies(routed)} == {"CRITICAL", "WARNING"}

@@ -117,3 +117,36 @@ def test_promtool_rejects_a_broken_rule(tmp_path: Path) -> None:
     groups[0]["rules"].append({"alert": "Broken", "expr": "sum(rate(x[5m])", "for": "5m"})
     proc = _promtool_check(groups, tmp_path)
     assert proc.returncode != 0
+
+
+def test_ai_on_eks_receivers_become_an_alertmanagerconfig_for_the_rl_alerts_only() -> None:
+    name = "eks-ai-on-eks"
+    p = profile(name)
+    (amc,) = of_kind(name, "AlertmanagerConfig").values()
+    assert errors(crd("prometheus-operator/crd-alertmanagerconfigs.v0.84.1.yaml"), amc) == []
+    # The operator confines it to alerts labelled with its namespace (OnNamespace): every RL alert carries it.
+    assert amc["metadata"]["namespace"] == p.workload.namespace
+    (rule_file,) = of_kind(name, "PrometheusRule").values()
+    for rule in rule_file["spec"]["groups"][0]["rules"]:
+        assert rule["labels"]["namespace"] == p.workload.namespace
+        assert rule["labels"]["rlobs_bundle"] == p.metadata.name
+    assert amc["spec"]["route"]["matchers"] == [{"name": "rlobs_bundle", "value": p.metadata.name, "matchType": "="}]
+    receivers = {r["name"] for r in amc["spec"]["receivers"]}
+    assert receivers == {"null", *(r.name for r in p.eks.alertmanager_receivers)}  # type: ignore[union-attr]
+    bad = copy.deepcopy(amc)
+    bad["spec"]["receivers"][1]["pagerdutyConfigs"][0]["routingKey"] = "inline-key"
+    assert errors(crd("prometheus-operator/crd-alertmanagerconfigs.v0.84.1.yaml"), bad)
+
+
+def test_a_cluster_receiver_is_refused_in_ai_on_eks_mode() -> None:
+    from rlobs.errors import ProfileError
+    from rlobs.profile.load import parse_profile
+    from testing.helpers import all_profiles
+
+    text = all_profiles()["eks-ai-on-eks"].replace(
+        "      type: pagerduty\n", "      type: pagerduty\n      alerts: all\n"
+    )
+    with pytest.raises(ProfileError) as info:
+        parse_profile(text, "p.yaml")
+    (line,) = info.value.lines()
+    assert "eks.alertmanagerReceivers[0].alerts: expected rl with eks.mode: ai-on-eks" in line

@@ -18,7 +18,7 @@ from rlobs.profile.load import parse_profile
 from rlobs.targets.eks import values
 from rlobs.targets.eks.versions import CHARTS
 from testing.eks import EKS_PROFILES, objects
-from testing.helpers import all_profiles, eks_profile, module, shared, tool
+from testing.helpers import all_profiles, eks_profile, module, profile, shared, tool
 
 # Maps the charts leave open (free-form config or a map of user-named entries) in which no chart default lists the
 # keys: the check stops there, having checked that the map itself exists. Maps whose chart default is {} or null
@@ -206,7 +206,7 @@ def test_amtool_accepts_every_receiver_type_and_rejects_a_broken_one(tmp_path: P
     text = text.replace("    observability_mcp_enabled: false\n", "")
     prof = parse_profile(text, "p.yaml")
     assert prof.eks is not None
-    config = _merge(config, values.kube_prometheus_stack(prof.eks)["alertmanager"]["config"])
+    config = _merge(config, values.kube_prometheus_stack(prof)["alertmanager"]["config"])  # type: ignore[arg-type]
     kinds = {k for r in config["receivers"] for k in r if k.endswith("_configs")}
     assert kinds == {"pagerduty_configs", "webhook_configs"}
     assert _amtool(config, tmp_path).returncode == 0
@@ -255,3 +255,33 @@ def test_the_pin_check_rejects_unpinned_plugins() -> None:
     assert unpinned_plugins([url.format("1.3.2"), "grafana-clock-panel 2.1.8"]) == []
     broken = ["grafana-opensearch-datasource", url.format("latest"), "grafana-clock-panel latest"]
     assert unpinned_plugins(broken) == broken
+
+
+def _routes_to(config: dict[str, Any], tmp: Path, labels: dict[str, str]) -> set[str]:
+    """The receivers Alertmanager's own router picks for an alert with `labels` (`amtool config routes test`)."""
+    amtool = tool("amtool", "tests the rendered Alertmanager routing")
+    path = tmp / "routes.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    args = [f"{k}={v}" for k, v in labels.items()]
+    proc = subprocess.run(
+        [amtool, "config", "routes", "test", f"--config.file={path}", *args], capture_output=True, text=True
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return set(proc.stdout.strip().split(","))
+
+
+@pytest.mark.slow
+def test_routing_follows_the_profile(tmp_path: Path) -> None:
+    """rl-oncall (slack, alerts rl) gets this bundle's critical and warning RL alerts; platform-pager (pagerduty,
+    alerts cluster) gets only critical cluster alerts; nothing else pages anyone."""
+    config = _alertmanager_config("eks-prometheus-exporter")
+    bundle = profile("eks-prometheus-exporter").metadata.name
+    rl = {"alertname": "RLTrainingStalled", "rlobs_bundle": bundle}
+    assert _routes_to(config, tmp_path, {**rl, "severity": "critical"}) == {"rl-oncall"}
+    assert _routes_to(config, tmp_path, {**rl, "severity": "warning"}) == {"rl-oncall"}
+    cluster = {"alertname": "KubePodCrashLooping", "namespace": "kube-system"}
+    assert _routes_to(config, tmp_path, {**cluster, "severity": "critical"}) == {"platform-pager"}
+    assert _routes_to(config, tmp_path, {**cluster, "severity": "warning"}) == {"null"}
+    other = {"alertname": "RLTrainingStalled", "rlobs_bundle": "another-team", "severity": "critical"}
+    assert _routes_to(config, tmp_path, other) == {"null"}  # another bundle's RL alerts are neither ours nor cluster
+    assert _routes_to(config, tmp_path, {"alertname": "Watchdog", "severity": "none"}) == {"null"}

@@ -101,7 +101,7 @@ def test_notification_channels(value: str, ok: bool) -> None:
     problems = _load("notificationChannels: []", f"notificationChannels: [{value}]")
     assert (problems == []) is ok
     if not ok:
-        assert "gke.notificationChannels[0]: expected a notification channel name" in problems[0]
+        assert "gke.notificationChannels[0].name: expected a notification channel name" in problems[0]
 
 
 @pytest.mark.parametrize(

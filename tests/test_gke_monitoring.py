@@ -40,7 +40,8 @@ def test_alert_policies_parse_as_monitoring_v3(name: str) -> None:
     for path, text in policies.items():
         parsed = AlertPolicy.from_json(text)
         assert parsed.display_name, path
-        assert list(parsed.notification_channels) == list(p.gke.notification_channels), path
+        severity = {"CRITICAL": "critical", "WARNING": "warning"}[parsed.severity.name]
+        assert list(parsed.notification_channels) == p.gke.channels_for(severity), path
         for condition in parsed.conditions:
             promql = condition.condition_prometheus_query_language
             if promql.query:

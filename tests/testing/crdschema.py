@@ -45,10 +45,17 @@ def convert(node: Any) -> Any:
     return out
 
 
+class _CrdLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml (these CRDs are up to 450 KB), reading a bare `=` (an enum value of matchType in the
+    AlertmanagerConfig CRD) as the string Kubernetes reads, not as YAML 1.1's `value` tag."""
+
+
+_CrdLoader.add_constructor("tag:yaml.org,2002:value", lambda loader, node: loader.construct_scalar(node))
+
+
 def crd_schema(path: Path, version: str | None = None) -> dict[str, Any]:
     """The JSON Schema of a CRD file's `version` (default: the storage version)."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: these CRDs are up to 450 KB
-    docs = yaml.load_all(path.read_text(encoding="utf-8"), Loader=loader)
+    docs = yaml.load_all(path.read_text(encoding="utf-8"), Loader=_CrdLoader)
     crd = next(d for d in docs if d and d.get("kind") == "CustomResourceDefinition")
     versions = crd["spec"]["versions"]
     chosen = next(v for v in versions if (v["name"] == version if version else v.get("storage")))

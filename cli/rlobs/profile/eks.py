@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from rlobs.profile.fields import DnsLabel, Duration, Model, matching
+from rlobs.profile.fields import DEFAULT_SEVERITIES, AlertGroup, DnsLabel, Duration, Model, Severity, matching
 from rlobs.profile.problems import ProblemAt, raise_all
 from rlobs.profile.terraform import variable_problems
 
@@ -124,6 +124,17 @@ class Receiver(Model):
     type: Literal["slack", "pagerduty", "webhook"]
     secret_ref: SecretRef = Field(description="Secret key holding the Slack webhook URL, PagerDuty routing key or URL.")
     channel: str | None = Field(None, description="Slack channel, e.g. #rl-alerts.")
+    alerts: AlertGroup = Field(
+        "rl",
+        description="rl: this bundle's RL alerts; cluster: kube-prometheus-stack's cluster alerts; all: both.",
+    )
+    severities: tuple[Severity, ...] | None = Field(
+        None, description="Severities it gets; default critical for pagerduty, critical and warning otherwise."
+    )
+
+    @property
+    def routed_severities(self) -> tuple[Severity, ...]:
+        return self.severities or DEFAULT_SEVERITIES[self.type]
 
 
 class EksSpec(Model):
@@ -169,6 +180,23 @@ class EksSpec(Model):
             for key in ("prometheus", "grafana", "opensearch")
             # The log writer Secret lives in the workload's namespace and is read by rlobs' own sidecar.
             if key in self.model_fields_set and getattr(self, key).model_fields_set - {"log_writer_secret"}
+        )
+        return self
+
+    @model_validator(mode="after")
+    def _receivers_fit_the_mode(self) -> EksSpec:
+        # In ai-on-eks mode the reference stack owns Alertmanager; rlobs wires its receivers through an
+        # AlertmanagerConfig, which the operator confines to alerts labelled with its own namespace (the RL alerts).
+        if self.mode != "ai-on-eks":
+            return self
+        raise_all(
+            ProblemAt(
+                ("alertmanagerReceivers", i, "alerts"),
+                "expected rl with eks.mode: ai-on-eks (the reference stack's Alertmanager routes the cluster alerts; "
+                "rlobs wires only the RL alerts, through an AlertmanagerConfig)",
+            )
+            for i, r in enumerate(self.alertmanager_receivers)
+            if r.alerts != "rl"
         )
         return self
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field
 from pydantic import BaseModel as _BaseModel
@@ -66,6 +66,17 @@ AttrValue = Annotated[
         )
     ),
 ]
+
+Severity = Literal["critical", "warning", "info"]
+# Which alerts a receiver or channel gets: the bundle's RL alerts, the stack's cluster alerts, or both.
+AlertGroup = Literal["rl", "cluster", "all"]
+# Pagers get only what must wake someone; chat and webhooks get warnings too.
+DEFAULT_SEVERITIES: dict[str, tuple[Severity, ...]] = {
+    "pagerduty": ("critical",),
+    "slack": ("critical", "warning"),
+    "webhook": ("critical", "warning"),
+    "channel": ("critical", "warning"),
+}
 
 Fraction = Annotated[float, Field(gt=0, le=1)]
 Positive = Annotated[float, Field(gt=0)]

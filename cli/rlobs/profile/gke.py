@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema, model_validator
 
-from rlobs.profile.fields import DnsLabel, Model, matching
+from rlobs.profile.fields import DEFAULT_SEVERITIES, DnsLabel, Model, Severity, matching
 from rlobs.profile.problems import ProblemAt
 
 _PROJECT = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
@@ -83,6 +83,43 @@ MIN_EXPORT_SECONDS = 5
 MAX_EXPORT_SECONDS = 300
 
 
+class ChannelRoute(Model):
+    """A notification channel and the alert severities it gets."""
+
+    name: NotificationChannel
+    severities: tuple[Severity, ...] = Field(
+        DEFAULT_SEVERITIES["channel"], description="Severities of the policies that notify it."
+    )
+
+
+def _named(value: object) -> object:
+    """A bare channel name is the short form of `{name: ...}` with the default severities."""
+    return {"name": value} if isinstance(value, str) else value
+
+
+# Editors see both forms; the model holds one (a bare name becomes a ChannelRoute before validation).
+Channel = Annotated[
+    ChannelRoute,
+    BeforeValidator(_named),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "description": "A notification channel name (critical and warning policies)."},
+                {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "severities": {"type": "array", "items": {"enum": ["critical", "warning", "info"]}},
+                    },
+                    "required": ["name"],
+                    "additionalProperties": False,
+                },
+            ]
+        }
+    ),
+]
+
+
 class WorkloadIdentity(Model):
     kubernetes_service_account: DnsLabel = Field(description="The Kubernetes ServiceAccount the workload runs as.")
     gcp_service_account: ServiceAccountEmail | None = Field(
@@ -108,9 +145,15 @@ class GkeSpec(Model):
         default=False, description="Also render the managed `Instrumentation` resource (Preview) for the namespace."
     )
     workload_identity: WorkloadIdentity | None = None
-    notification_channels: tuple[NotificationChannel, ...] = Field(
-        (), description="Channels the alert policies notify."
+    notification_channels: tuple[Channel, ...] = Field(
+        (),
+        description="Channels the alert policies notify: a channel name gets critical and warning policies; "
+        "`{name, severities}` says which severities.",
     )
+
+    def channels_for(self, severity: str) -> list[str]:
+        """The channels a policy of `severity` notifies, in profile order."""
+        return [c.name for c in self.notification_channels if severity in c.severities]
 
     @model_validator(mode="after")
     def _autopilot_is_regional(self) -> GkeSpec:

@@ -7,14 +7,22 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from rlobs.profile.eks import EksSpec
-from rlobs.profile.fields import AttrValue, DnsLabel, Duration, Fraction, Model, Positive, duration_seconds
+from rlobs.profile.fields import (
+    AttrValue,
+    DnsLabel,
+    Duration,
+    Fraction,
+    Model,
+    Positive,
+    Severity,
+    duration_seconds,
+)
 from rlobs.profile.gke import MAX_EXPORT_SECONDS, MIN_EXPORT_SECONDS, SYSTEM_NAMESPACE, GkeSpec
 from rlobs.profile.problems import ProblemAt, raise_all
 
 API_VERSION = "rlobs/v1alpha1"
 
 WorkloadKind = Literal["Deployment", "StatefulSet", "Job", "JobSet", "RayJob", "RayCluster", "RayService"]
-Severity = Literal["critical", "warning", "info"]
 
 
 class Metadata(Model):

@@ -8,6 +8,7 @@ from rlobs.profile.model import EksProfile
 from rlobs.rl.facts import RlFacts, workload_job
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.promrules import rule_groups
+from rlobs.targets.eks import alerting
 from rlobs.targets.eks.stack import MONITORING, RELEASE_LABEL, WORKLOAD_LABEL
 from rlobs.targets.eks.versions import CHARTS
 
@@ -30,6 +31,7 @@ DESCRIPTIONS = {
     "otel-collector-servicemonitor.yaml": "ServiceMonitor: the OpenTelemetry Collector's Prometheus exporter.",
     "rl-app-podmonitor.yaml": "PodMonitor: the RL app's own `/metrics`.",
     "rl-prometheusrule.yaml": "PrometheusRule: the RL alerts.",
+    "alertmanagerconfig.yaml": "AlertmanagerConfig: the profile's receivers for the RL alerts (ai-on-eks mode).",
 }
 
 
@@ -49,6 +51,8 @@ def monitors(profile: EksProfile, facts: RlFacts) -> dict[str, dict[str, Any]]:
     else:
         out["rl-app-podmonitor.yaml"] = app(profile)
     out["rl-prometheusrule.yaml"] = rules(profile, facts)
+    if eks.mode == "ai-on-eks" and eks.alertmanager_receivers:
+        out[alerting.CONFIG_FILE] = alerting.alertmanager_config_cr(profile)
     return out
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.eks import EksSpec, Receiver
+from rlobs.profile.eks import EksSpec
 from rlobs.profile.model import EksProfile
+from rlobs.targets.eks import alerting
 from rlobs.targets.eks.stack import (
     GRAFANA_DASHBOARD_LABEL,
     OTLP_GRPC_PORT,
@@ -22,11 +23,6 @@ from rlobs.targets.eks.versions import (
     OTEL_COLLECTOR_IMAGE,
 )
 
-# Alertmanager mounts each Secret of alertmanagerSpec.secrets at /etc/alertmanager/secrets/<name>/<key>
-# (prometheus-operator Alertmanager CRD, spec.secrets).
-_AM_SECRETS = "/etc/alertmanager/secrets"
-
-
 # kube-prometheus-stack components whose targets EKS does not expose (see kube_prometheus_stack).
 EKS_UNSCRAPABLE = ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubeProxy")
 
@@ -36,13 +32,14 @@ def values(profile: EksProfile) -> dict[str, dict[str, Any]]:
     eks = profile.eks
     out: dict[str, dict[str, Any]] = {"opentelemetry-collector": otel_collector(eks)}
     if eks.mode == "rlobs":
-        out["kube-prometheus-stack"] = kube_prometheus_stack(eks)
+        out["kube-prometheus-stack"] = kube_prometheus_stack(profile)
         out["opensearch-operator"] = opensearch_operator()
         out["fluent-operator"] = fluent_operator()
     return dict(sorted(out.items()))
 
 
-def kube_prometheus_stack(eks: EksSpec) -> dict[str, Any]:
+def kube_prometheus_stack(profile: EksProfile) -> dict[str, Any]:
+    eks = profile.eks
     prom = eks.prometheus
     selector = {"matchLabels": dict(RELEASE_LABEL)}
     return {
@@ -54,7 +51,7 @@ def kube_prometheus_stack(eks: EksSpec) -> dict[str, Any]:
         **{component: {"enabled": False} for component in EKS_UNSCRAPABLE},
         "alertmanager": {
             "alertmanagerSpec": {"secrets": sorted({r.secret_ref.name for r in eks.alertmanager_receivers})},
-            "config": _alertmanager_config(eks.alertmanager_receivers),
+            "config": alerting.alertmanager_config(profile.metadata.name, eks.alertmanager_receivers),
         },
         "grafana": _grafana(eks),
         "prometheus": {
@@ -135,40 +132,6 @@ def _grafana(eks: EksSpec) -> dict[str, Any]:
             }
         ],
     }
-
-
-def _alertmanager_config(receivers: tuple[Receiver, ...]) -> dict[str, Any]:
-    """Routes and receivers; every credential is a file Alertmanager reads from a mounted Secret."""
-    routes: list[dict[str, Any]] = [{"receiver": "null", "matchers": ['alertname = "Watchdog"']}]
-    routes += [
-        {"receiver": r.name, "matchers": ['severity =~ "critical|warning"'], "continue": True} for r in receivers
-    ]
-    return {
-        "route": {
-            "receiver": "null",
-            "group_by": ["namespace", "alertname"],
-            "group_wait": "30s",
-            "group_interval": "5m",
-            "repeat_interval": "12h",
-            "routes": routes,
-        },
-        "receivers": [{"name": "null"}, *(_receiver(r) for r in receivers)],
-    }
-
-
-def _receiver(r: Receiver) -> dict[str, Any]:
-    path = f"{_AM_SECRETS}/{r.secret_ref.name}/{r.secret_ref.key}"
-    if r.type == "slack":
-        # api_url_file: Alertmanager >= 0.22.
-        slack: dict[str, Any] = {"api_url_file": path, "send_resolved": True}
-        if r.channel:
-            slack["channel"] = r.channel
-        return {"name": r.name, "slack_configs": [slack]}
-    if r.type == "pagerduty":
-        # routing_key_file: Alertmanager >= 0.25.
-        return {"name": r.name, "pagerduty_configs": [{"routing_key_file": path, "send_resolved": True}]}
-    # url_file: Alertmanager >= 0.26 (kube-prometheus-stack 76.3.0 runs v0.28).
-    return {"name": r.name, "webhook_configs": [{"url_file": path, "send_resolved": True}]}
 
 
 def opensearch_operator() -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from rlobs.profile.fields import duration_seconds
@@ -101,8 +102,8 @@ def _kebab(name: str) -> str:
     return re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name).lower()
 
 
-def alert_policies(facts: RlFacts, channels: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
-    """(file stem, AlertPolicy (monitoring v3)) for each RL alert, notifying `channels`."""
+def alert_policies(facts: RlFacts, channels: Callable[[str], list[str]]) -> list[tuple[str, dict[str, Any]]]:
+    """(file stem, AlertPolicy (monitoring v3)) for each RL alert, notifying `channels(severity)`."""
     run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
     name = facts.name
     found = []
@@ -155,7 +156,7 @@ def alert_policies(facts: RlFacts, channels: tuple[str, ...]) -> list[tuple[str,
             "enabled": True,
             "alertStrategy": {"autoClose": AUTO_CLOSE},
             "severity": SEVERITIES[a.severity],
-            "notificationChannels": list(channels),
+            "notificationChannels": channels(a.severity),
         }
         found.append((f"{name}-{_kebab(a.name)}", policy))
     return found

@@ -59,7 +59,7 @@ def _monitoring(rl: RlFacts, gke: GkeSpec) -> tuple[list[FileSpec], list[Deploya
     ]
     dashboards = [Deployable(path, dashboard["displayName"], equals("displayName", dashboard["displayName"]))]
     policies: list[Deployable] = []
-    for stem, policy in monitoring.alert_policies(rl, gke.notification_channels):
+    for stem, policy in monitoring.alert_policies(rl, gke.channels_for):
         path = f"{POLICIES_DIR}/{stem}.json"
         files.append(DataFile(path, "json", policy, "Cloud Monitoring alert policy (deployed by step 4)."))
         policies.append(Deployable(path, policy["displayName"], equals("displayName", policy["displayName"])))

@@ -1,0 +1,108 @@
+"""Where alerts go: the Alertmanager routes and receivers the profile asks for, in either stack mode.
+
+rlobs mode: the kube-prometheus-stack Alertmanager's own config (values/kube-prometheus-stack.yaml), every credential
+a file from a mounted Secret. ai-on-eks mode: the reference stack owns that config, so the receivers become an
+AlertmanagerConfig (monitoring.coreos.com/v1alpha1) in the workload's namespace, whose routes the operator confines to
+alerts labelled with that namespace (alertmanagerConfigMatcherStrategy OnNamespace, the default): the RL alerts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlobs.profile.eks import Receiver
+from rlobs.profile.model import EksProfile
+from rlobs.rl.labels import bundle_labels
+
+# Alertmanager mounts each Secret of alertmanagerSpec.secrets at /etc/alertmanager/secrets/<name>/<key>
+# (prometheus-operator Alertmanager CRD, spec.secrets).
+AM_SECRETS = "/etc/alertmanager/secrets"
+BUNDLE_LABEL = "rlobs_bundle"  # on every RL alert (rl.facts), so routes can tell them from the cluster's
+CONFIG_FILE = "alertmanagerconfig.yaml"
+
+# receiver type -> (Alertmanager config key, its credential-file field, AlertmanagerConfig key, its Secret field).
+# *_file fields: api_url_file Alertmanager >= 0.22, routing_key_file >= 0.25, url_file >= 0.26 (kube-prometheus-stack
+# 76.3.0 runs v0.28); AlertmanagerConfig fields from the v0.84.1 CRD.
+_KINDS = {
+    "slack": ("slack_configs", "api_url_file", "slackConfigs", "apiURL"),
+    "pagerduty": ("pagerduty_configs", "routing_key_file", "pagerdutyConfigs", "routingKey"),
+    "webhook": ("webhook_configs", "url_file", "webhookConfigs", "urlSecret"),
+}
+
+
+def _group(bundle: str, r: Receiver) -> list[str]:
+    """Matchers for the alerts a receiver gets: this bundle's RL alerts, the others (cluster), or all."""
+    return {"rl": [f'{BUNDLE_LABEL} = "{bundle}"'], "cluster": [f'{BUNDLE_LABEL} = ""'], "all": []}[r.alerts]
+
+
+def _severities(r: Receiver) -> str:
+    return f'severity =~ "{"|".join(r.routed_severities)}"'
+
+
+def alertmanager_config(bundle: str, receivers: tuple[Receiver, ...]) -> dict[str, Any]:
+    """rlobs mode: routes and receivers of the stack's Alertmanager (`alertmanager.config` of the chart)."""
+    routes: list[dict[str, Any]] = [{"receiver": "null", "matchers": ['alertname = "Watchdog"']}]
+    routes += [
+        {"receiver": r.name, "matchers": [*_group(bundle, r), _severities(r)], "continue": True} for r in receivers
+    ]
+    return {
+        "route": {
+            "receiver": "null",
+            "group_by": ["namespace", "alertname"],
+            "group_wait": "30s",
+            "group_interval": "5m",
+            "repeat_interval": "12h",
+            "routes": routes,
+        },
+        "receivers": [{"name": "null"}, *(_receiver(r) for r in receivers)],
+    }
+
+
+def _receiver(r: Receiver) -> dict[str, Any]:
+    key, file_field, _, _ = _KINDS[r.type]
+    config: dict[str, Any] = {file_field: f"{AM_SECRETS}/{r.secret_ref.name}/{r.secret_ref.key}", "send_resolved": True}
+    if r.type == "slack" and r.channel:
+        config["channel"] = r.channel
+    return {"name": r.name, key: [config]}
+
+
+def alertmanager_config_cr(profile: EksProfile) -> dict[str, Any]:
+    """ai-on-eks mode: an AlertmanagerConfig in the workload's namespace; its Secrets live there too."""
+    receivers = profile.eks.alertmanager_receivers
+    bundle = profile.metadata.name
+    return {
+        "apiVersion": "monitoring.coreos.com/v1alpha1",
+        "kind": "AlertmanagerConfig",
+        "metadata": {
+            "name": f"rlobs-{bundle}",
+            "namespace": profile.workload.namespace,
+            "labels": bundle_labels(bundle),
+        },
+        "spec": {
+            "route": {
+                "receiver": "null",
+                "groupBy": ["alertname", "rl_run_id"],
+                "groupWait": "30s",
+                "groupInterval": "5m",
+                "repeatInterval": "12h",
+                "matchers": [{"name": BUNDLE_LABEL, "value": bundle, "matchType": "="}],
+                "routes": [
+                    {
+                        "receiver": r.name,
+                        "matchers": [{"name": "severity", "value": "|".join(r.routed_severities), "matchType": "=~"}],
+                        "continue": True,
+                    }
+                    for r in receivers
+                ],
+            },
+            "receivers": [{"name": "null"}, *(_cr_receiver(r) for r in receivers)],
+        },
+    }
+
+
+def _cr_receiver(r: Receiver) -> dict[str, Any]:
+    _, _, key, secret_field = _KINDS[r.type]
+    config: dict[str, Any] = {secret_field: {"name": r.secret_ref.name, "key": r.secret_ref.key}, "sendResolved": True}
+    if r.type == "slack" and r.channel:
+        config["channel"] = r.channel
+    return {"name": r.name, key: [config]}
