@@ -153,14 +153,15 @@ def test_terraform_fmt_accepts_every_rendered_file(tmp_path: Path) -> None:
     # The GitOps repo a bundle lands in may run `terraform fmt -check` in CI, so what rlobs renders must pass it.
     terraform = preinstalled_tool("terraform", "runs terraform fmt -check on the rendered .tf and .tfvars")
     written = []
-    for name in sorted(all_profiles()):
-        for r in build(profile(name)):
+    every = {n: profile(n) for n in all_profiles()} | terraform_profiles()
+    for name, p in sorted(every.items()):
+        for r in build(p):
             if r.path.startswith("terraform/") and r.path.endswith((".tf", ".tfvars")):
                 path = tmp_path / name / r.path
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(r.text, encoding="utf-8")
                 written.append(f"{name}/{r.path}")
-    assert {"eks-jark/terraform/blueprint.tfvars", "gke-managed-otel/terraform/main.tf"} <= set(written)
+    assert {"eks-jark/terraform/blueprint.tfvars", "gke-managed-otel@terraform/terraform/main.tf"} <= set(written)
     proc = _fmt(terraform, tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
