@@ -10,9 +10,11 @@ from rlobs.profile.model import GkeProfile
 from rlobs.rl import naming
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets.gke import monitoring
-from testing.bundles import facts, pipeline_of
-from testing.helpers import gke_profile, module, profile
+from testing.bundles import facts
+from testing.gke import GKE_PROFILES
+from testing.helpers import gke_profile, module, profile, shared
 from testing.promql import parse
+from testing.tfdiff import plan_is_empty
 
 CATALOG = load_catalog()
 
@@ -39,31 +41,110 @@ def test_dashboard_layout_and_filters() -> None:
     dash = monitoring.dashboard(facts(profile("gke-managed-otel")))
     assert dash["mosaicLayout"]["columns"] == 48
     for t in dash["mosaicLayout"]["tiles"]:
-        assert t["xPos"] + t["width"] <= 48
+        assert t.get("xPos", 0) + t["width"] <= 48
     filters = dash["dashboardFilters"]
-    assert [f["labelKey"] for f in filters] == ["rl.run.id", "rl.algorithm", "rl.environment.name", "rl.model.name"]
-    assert all(f["filterType"] == "METRIC_LABEL" for f in filters)
+    # Google's RL dashboard filters on the same keys, rl.system and rl.system.version included.
+    assert [f["labelKey"] for f in filters] == [
+        "rl.run.id",
+        "rl.algorithm",
+        "rl.environment.name",
+        "rl.model.name",
+        "rl.system",
+        "rl.system.version",
+    ]
+    assert all(f == {"filterType": "METRIC_LABEL", "labelKey": f["labelKey"]} for f in filters)
     for q in _queries(dash):
-        for f in filters:
-            assert "${" + f["templateVariable"] + "}" in q
+        # Pinned filters: no template variable to expand, on a dotted key or any other.
+        assert "${" not in q
         assert q.count('{"rl.') >= 1  # dotted names are quoted (telemetry-api)
+
+
+def test_dashboard_filters_match_googles_rl_dashboard() -> None:
+    google = json.loads(shared("upstream/google-cloud/rl-workload-performance.dashboard.json").read_text())
+    theirs = {f["labelKey"]: f for f in google["dashboardFilters"]}
+    ours = monitoring.dashboard(facts(profile("gke-managed-otel")))["dashboardFilters"]
+    for f in ours:
+        # The same kind of filter on the same key, and, like theirs, no template variable.
+        assert theirs[f["labelKey"]]["filterType"] == f["filterType"]
+        assert not theirs[f["labelKey"]]["templateVariable"] and "templateVariable" not in f
 
 
 def test_gmp_collector_naming() -> None:
     dash = monitoring.dashboard(facts(_gmp(profile("gke-managed-otel"))))
     assert dash["dashboardFilters"][0]["labelKey"] == "rl_run_id"
-    assert any("rl_loop_duration_milliseconds_bucket{" in q for q in _queries(dash))
+    assert any("rl_loop_duration_milliseconds_bucket[" in q for q in _queries(dash))
 
 
 @pytest.mark.parametrize("gmp", [False, True])
-def test_queries_parse_once_template_variables_expand(gmp: bool) -> None:
+def test_queries_parse(gmp: bool) -> None:
     p = _gmp(profile("gke-managed-otel")) if gmp else profile("gke-managed-otel")
-    dash = monitoring.dashboard(facts(p))
-    pipeline = pipeline_of(p)
-    for q in _queries(dash):
-        for f in dash["dashboardFilters"]:
-            q = q.replace("${" + f["templateVariable"] + "}", f'{naming.label_token(f["labelKey"], pipeline)}=~".*"')
+    for q in _queries(monitoring.dashboard(facts(p))):
         parse(q)
+
+
+def _charts(dash: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    tiles = dash["mosaicLayout"]["tiles"]
+    return [(t["widget"]["title"], t["widget"]["xyChart"]) for t in tiles if "xyChart" in t["widget"]]
+
+
+@pytest.mark.parametrize("gmp", [False, True])
+def test_every_multi_series_chart_names_its_series(gmp: bool) -> None:
+    p = _gmp(profile("gke-managed-otel")) if gmp else profile("gke-managed-otel")
+    charts = _charts(monitoring.dashboard(facts(p)))
+    multi = [(title, chart) for title, chart in charts if len(chart["dataSets"]) > 1]
+    assert len(multi) >= 8
+    for title, chart in multi:
+        legends = [ds.get("legendTemplate", "") for ds in chart["dataSets"]]
+        assert all(legends) and len(set(legends)) == len(legends), (title, legends)
+    for _, chart in charts:
+        for ds in chart["dataSets"]:
+            # Plain label keys are referenced; a dotted one never (its form in a legend is undocumented).
+            legend = ds.get("legendTemplate", "")
+            assert ("${metric.labels.rl_run_id}" in legend) is gmp, legend
+            assert "${metric.labels.rl." not in legend
+
+
+def test_one_unit_per_axis() -> None:
+    for title, chart in _charts(monitoring.dashboard(facts(profile("gke-managed-otel")))):
+        for axis, key in (("Y1", "yAxis"), ("Y2", "y2Axis")):
+            units = {ds["timeSeriesQuery"]["unitOverride"] for ds in chart["dataSets"] if ds["targetAxis"] == axis}
+            assert len(units) <= 1, (title, axis, units)
+            if units:
+                assert chart[key]["label"] == units.pop(), (title, axis)
+    per_gpu = dict(_charts(monitoring.dashboard(facts(profile("gke-managed-otel")))))["Per-GPU throughput"]
+    assert [ds["targetAxis"] for ds in per_gpu["dataSets"]] == ["Y1", "Y2"]  # tokens/s/GPU beside samples/s/GPU
+
+
+def _api_form(text: str) -> dict[str, Any]:
+    """What the API stores and returns: the dashboard through Google's proto, as proto3 JSON without defaults."""
+    from google.cloud.monitoring_dashboard_v1.types import Dashboard
+
+    parsed = Dashboard.from_json(text, ignore_unknown_fields=False)
+    out: dict[str, Any] = json.loads(
+        Dashboard.to_json(parsed, use_integers_for_enums=False, always_print_fields_with_no_presence=False)
+    )
+    return out
+
+
+@pytest.mark.parametrize("name", GKE_PROFILES)
+def test_dashboard_is_in_the_apis_normalised_form(name: str) -> None:
+    module("google.cloud.monitoring_dashboard_v1", "round-trips the dashboard through Google's proto")
+    text = json.dumps(monitoring.dashboard(facts(profile(name))))
+    config = json.loads(text)
+    api = _api_form(text)
+    # Nothing dropped or rewritten by the round trip...
+    assert api == config
+    # ...so the provider's diff rule finds no change, with the fields the API adds (name, etag) ignored.
+    assert plan_is_empty({**api, "name": "projects/1/dashboards/d", "etag": "e"}, config)
+
+
+def test_normalisation_check_catches_a_zero_value() -> None:
+    module("google.cloud.monitoring_dashboard_v1", "round-trips the dashboard through Google's proto")
+    config = monitoring.dashboard(facts(profile("gke-managed-otel")))
+    config["mosaicLayout"]["tiles"][0]["xPos"] = 0  # what the dashboards carried before: a permanent diff
+    api = _api_form(json.dumps(config))
+    assert "xPos" not in api["mosaicLayout"]["tiles"][0]
+    assert not plan_is_empty(api, config)
 
 
 def _policies(p: GkeProfile) -> list[tuple[str, dict[str, Any]]]:
@@ -112,7 +193,7 @@ def test_google_client_libraries_accept_dashboard_and_policies() -> None:
 
     for p in (profile("gke-managed-otel"), _gmp(_with_channels(profile("gke-managed-otel")))):
         dash = Dashboard.from_json(json.dumps(monitoring.dashboard(facts(p))), ignore_unknown_fields=False)
-        assert dash.mosaic_layout.columns == 48 and len(dash.dashboard_filters) == 4
+        assert dash.mosaic_layout.columns == 48 and len(dash.dashboard_filters) == 6
         for _, pol in _policies(p):
             parsed = AlertPolicy.from_json(json.dumps(pol), ignore_unknown_fields=False)
             assert parsed.conditions[0].condition_prometheus_query_language.disable_metric_validation
@@ -137,7 +218,7 @@ def test_every_catalog_metric_is_charted() -> None:
     queries = _queries(monitoring.dashboard(facts(profile("gke-managed-otel"))))
     for m in CATALOG.metrics:
         part: naming.Part = "bucket" if m.kind == "histogram" else ""
-        quoted = "{" + naming.quote(naming.series(m, "gke-telemetry-api", part)) + ", "
+        quoted = "{" + naming.quote(naming.series(m, "gke-telemetry-api", part)) + "}"
         assert any(quoted in q for q in queries), m.name
 
 

@@ -118,3 +118,34 @@ def test_gcp_service_account(value: str, ok: bool) -> None:
     assert (problems == []) is ok
     if not ok:
         assert "gke.workloadIdentity.gcpServiceAccount: expected a service account email" in problems[0]
+
+
+_MODES = "  clusterMode: existing     # or create-standard / create-autopilot\n  manage: scripts"
+
+
+@pytest.mark.parametrize(
+    ("mode", "manage", "protection", "problem"),
+    [
+        ("existing", "scripts", "", ""),
+        ("existing", "terraform", "", ""),
+        ("create-standard", "terraform", "\n  deletionProtection: false", ""),
+        ("create-autopilot", "terraform", "\n  deletionProtection: true", ""),
+        # Terraform creates the cluster: the choice must be made, not left to the provider's default (true).
+        ("create-standard", "terraform", "", "expected true or false for a cluster Terraform creates"),
+        # Elsewhere nothing reads it (gcloud has no such setting): dead input is refused.
+        ("create-standard", "scripts", "\n  deletionProtection: true", "expected no deletionProtection"),
+        ("existing", "terraform", "\n  deletionProtection: false", "expected no deletionProtection"),
+    ],
+)
+def test_deletion_protection_is_an_explicit_choice(mode: str, manage: str, protection: str, problem: str) -> None:
+    lines = _load(_MODES, f"  clusterMode: {mode}\n  manage: {manage}{protection}")
+    if not problem:
+        assert lines == []
+        return
+    (line,) = lines
+    assert "gke.deletionProtection: " + problem in line and line.startswith("p.yaml:")
+
+
+def test_manage_is_scripts_or_terraform() -> None:
+    (line,) = _load("  manage: scripts", "  manage: both")
+    assert "gke.manage" in line and "'scripts'" in line and "'terraform'" in line

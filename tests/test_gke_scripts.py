@@ -22,6 +22,7 @@ from testing.gke import (
     gcloud_run,
     gcloud_usage_error,
     run_script,
+    scripts_profile,
     write_bundle,
 )
 from testing.helpers import preinstalled_tool, profile, tool
@@ -32,7 +33,9 @@ ALL_SCRIPTS = (*SCRIPTS, "setup.sh")
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("bundles")
-    return {name: write_bundle(name, root) for name in GKE_PROFILES}
+    # Every script path: each GKE profile with the scripts owning the set-up (test_gke_plan covers which scripts a
+    # Terraform-owned bundle keeps).
+    return {name: write_bundle(name, root, scripts_profile(name)) for name in GKE_PROFILES}
 
 
 @functools.cache
@@ -140,11 +143,18 @@ def test_grant_iam_dry_run_per_identity(bundles: dict[str, Path]) -> None:
     bindings = _where(gsa, "gcloud", "projects", "add-iam-policy-binding")
     assert {c[-3] for c in bindings} == {f"--role={r}" for r in (*project.BASE_ROLES, "roles/logging.logWriter")}
     assert all(f"--member=serviceAccount:{email}" in c for c in bindings)
-    assert _where(gsa, "gcloud", "iam", "service-accounts", "add-iam-policy-binding")[0][4:7] == [
+    assert _where(gsa, "gcloud", "iam", "service-accounts", "add-iam-policy-binding")[0][4:8] == [
         email,
+        "--project=rl-obs-dev",
         "--role=roles/iam.workloadIdentityUser",
         "--member=serviceAccount:rl-obs-dev.svc.id.goog[rl-train/rl-trainer]",
     ]
+    # The GSA is looked up, and (a dry run finds nothing) created, in the project its email names, before any
+    # binding names it.
+    (create,) = _where(gsa, "gcloud", "iam", "service-accounts", "create")
+    assert create[4:6] == ["rl-trainer", "--project=rl-obs-dev"]
+    assert gsa.index(create) < gsa.index(bindings[0])
+    assert _where(gsa, "gcloud", "iam", "service-accounts", "describe")[0][4:6] == [email, "--project=rl-obs-dev"]
     assert _where(gsa, "kubectl", "annotate")[0][-1] == f"iam.gke.io/gcp-service-account={email}"
 
     namespace = _dry_run(bundles["gke-standard-rayjob"], "03-grant-iam.sh")
@@ -183,6 +193,23 @@ def test_deploy_monitoring_covers_every_file(bundles: dict[str, Path], name: str
         ],
     ]
     assert cmds.index(lists[1]) < min(i for i, c in enumerate(cmds) if "create" in c)
+
+
+@pytest.mark.parametrize("name", GKE_PROFILES)
+def test_every_gcloud_command_names_its_project(bundles: dict[str, Path], name: str) -> None:
+    # Wherever no default project is configured (CI, an activated service account), a command without a project
+    # fails with "Failed to find attribute [project]". `gcloud projects VERB PROJECT` names it as its resource.
+    gcloud_lines = [c for s in SCRIPTS for c in _dry_run(bundles[name], s) if c[0] == "gcloud"]
+    assert gcloud_lines
+    own = profile(name).gke.project
+
+    def names_project(c: list[str]) -> bool:
+        return any(w.startswith("--project=") for w in c) or (c[1] == "projects" and c[3] == own)
+
+    missing = [" ".join(c) for c in gcloud_lines if not names_project(c)]
+    assert not missing, "\n".join(missing)
+    # The version check runs gcloud without printing it; it names the project too.
+    assert 'gcloud version --project="$PROJECT"' in (bundles[name] / "scripts" / "04-deploy-monitoring.sh").read_text()
 
 
 def test_setup_runs_every_step_in_order(bundles: dict[str, Path]) -> None:

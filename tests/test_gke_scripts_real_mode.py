@@ -17,7 +17,7 @@ import pytest
 
 from rlobs.targets.gke import project
 from testing.bundles import build
-from testing.gke import commands, gcloud_run, gcloud_usage_error, run_script, write_bundle
+from testing.gke import commands, gcloud_run, gcloud_usage_error, run_script, scripts_profile, write_bundle
 from testing.helpers import preinstalled_tool, profile
 
 # Runs every script end to end in bash against a stand-in gcloud: many processes per test.
@@ -26,9 +26,20 @@ pytestmark = pytest.mark.slow
 # Answers to the scripts' read-only look-ups come from FAKE_* variables; every call is logged.
 FAKE = r"""#!/usr/bin/env bash
 printf '%s %s\n' "$(basename "$0")" "$*" >> "$FAKE_LOG"
+if [[ $(basename "$0") == curl ]]; then echo "${FAKE_QUERY_ANSWER:-}"; exit 0; fi
 case "$*" in
   *"monitoring "*) exec "$FAKE_PYTHON" "$(dirname "$0")/fake_monitoring.py" "$@" ;;
-  "version --format="*) echo "${FAKE_GCLOUD_VERSION:-580.0.0}" ;;
+  "version "*) echo "${FAKE_GCLOUD_VERSION:-580.0.0}" ;;
+  "auth print-access-token"*) echo fake-token ;;
+  *"service-accounts describe"*) [[ -n ${FAKE_GSA_EXISTS:-} ]] || exit 1; echo found ;;
+  # A fresh cluster: the collector has no pods for the first FAKE_EMPTY_POLLS looks, and `kubectl wait --all`
+  # fails while there are none, as the real one does.
+  "get pods --namespace=gke-managed-otel --output=name")
+    n=$(($(cat "$FAKE_POLLS" 2>/dev/null || echo 0) + 1)); echo "$n" > "$FAKE_POLLS"
+    if ((n > ${FAKE_EMPTY_POLLS:-0})); then echo pod/otel-collector-0; fi ;;
+  "wait pods --all"*)
+    n=$(cat "$FAKE_POLLS" 2>/dev/null || echo 0)
+    if ((n <= ${FAKE_EMPTY_POLLS:-0})); then echo "error: no matching resources found" >&2; exit 1; fi ;;
   *"clusters describe"*currentMasterVersion*) [[ -n ${FAKE_MASTER:-} ]] || exit 1; echo "$FAKE_MASTER" ;;
   *"clusters describe"*managedOpentelemetryConfig*) echo "${FAKE_SCOPE:-}" ;;
   *"clusters describe"*workloadPool*) echo "${FAKE_POOL-p.svc.id.goog}" ;;
@@ -89,13 +100,16 @@ json.dump(store, open(store_path, "w"))
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("bundles")
-    return {n: write_bundle(n, root) for n in ("gke-managed-otel", "gke-autopilot-jobset", "gke-standard-rayjob")}
+    names = ("gke-managed-otel", "gke-autopilot-jobset", "gke-standard-rayjob")
+    return {n: write_bundle(n, root, scripts_profile(n)) for n in names}
 
 
-def _run(tmp_path: Path, bundle: Path, script: str, **fake: str) -> tuple[int, list[str], str]:
+def _run(
+    tmp_path: Path, bundle: Path, script: str, env: dict[str, str] | None = None, **fake: str
+) -> tuple[int, list[str], str]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
-    for name in ("gcloud", "kubectl"):
+    for name in ("gcloud", "kubectl", "curl"):
         (bin_dir / name).write_text(FAKE)
         (bin_dir / name).chmod(0o755)
     (bin_dir / "fake_monitoring.py").write_text(FAKE_MONITORING)
@@ -104,14 +118,18 @@ def _run(tmp_path: Path, bundle: Path, script: str, **fake: str) -> tuple[int, l
         store.write_text(json.dumps({"serial": 100, "dashboards": [], "policies": []}))
     log = tmp_path / "calls.log"
     log.write_text("")
-    env = {
+    full = {
+        **(env or {}),
         "PATH": f"{bin_dir}:/usr/bin:/bin",
         "FAKE_LOG": str(log),
         "FAKE_PYTHON": sys.executable,
         "FAKE_MONITORING": str(store),
+        "FAKE_POLLS": str(tmp_path / "polls"),
+        "RLOBS_POLL_SECONDS": "0",
         **{f"FAKE_{k.upper()}": v for k, v in fake.items()},
     }
-    proc = run_script(bundle / "scripts" / script, env=env)
+    (tmp_path / "polls").unlink(missing_ok=True)
+    proc = run_script(bundle / "scripts" / script, env=full)
     return proc.returncode, log.read_text().splitlines(), proc.stdout + proc.stderr
 
 
@@ -119,7 +137,8 @@ SCOPE = project.OTEL_SCOPE
 
 
 def _changes(calls: list[str]) -> list[str]:
-    return [c for c in calls if not any(w in c for w in (" describe ", " list ", "version --format", " get "))]
+    read_only = (" describe ", " list ", "gcloud version ", " get ", "print-access-token", "curl ", " wait ")
+    return [c for c in calls if not any(w in c for w in read_only)]
 
 
 def test_existing_cluster_enabled_once(tmp_path: Path, bundles: dict[str, Path]) -> None:
@@ -250,8 +269,8 @@ def test_monitoring_deletes_stale_and_leaves_others(tmp_path: Path, bundles: dic
     assert rc == 0, out
     assert [c for c in calls if " delete " in c] == [
         "gcloud monitoring dashboards delete projects/1/dashboards/d2 --project=my-rl-project --quiet",
-        "gcloud alpha monitoring policies delete projects/1/alertPolicies/2 --project=my-rl-project --quiet",
-        "gcloud alpha monitoring policies delete projects/1/alertPolicies/3 --project=my-rl-project --quiet",
+        "gcloud monitoring policies delete projects/1/alertPolicies/2 --project=my-rl-project --quiet",
+        "gcloud monitoring policies delete projects/1/alertPolicies/3 --project=my-rl-project --quiet",
     ]
     store = _store(tmp_path)
     by_name = {p["name"]: p for p in store["policies"]}
@@ -300,7 +319,8 @@ def test_delete_lines_parse_with_real_gcloud(tmp_path: Path, bundles: dict[str, 
     gcloud = preinstalled_tool("gcloud", "parses each gcloud command the scripts print")
     stale = {"name": "projects/1/dashboards/d9", "displayName": "old", "labels": {"rlobs_bundle": "rl-gke"}}
     _seed(tmp_path, dashboards=[stale], policies=[_policy("9", "RLGone (rl-gke)", rlobs_bundle="rl-gke")])
-    rc, _, out = _run(tmp_path, bundles["gke-managed-otel"], "04-deploy-monitoring.sh")
+    # gcloud 528, as here: the alpha policies group, the one this gcloud has.
+    rc, _, out = _run(tmp_path, bundles["gke-managed-otel"], "04-deploy-monitoring.sh", gcloud_version="528.0.0")
     assert rc == 0, out
     deletes = [c for c in commands(out) if "delete" in c]
     assert [c[:4] for c in deletes] == [
@@ -312,3 +332,63 @@ def test_delete_lines_parse_with_real_gcloud(tmp_path: Path, bundles: dict[str, 
     for cmd in deletes:
         assert gcloud_usage_error(gcloud_run(gcloud, cmd, config)) is None, cmd
     assert gcloud_usage_error(gcloud_run(gcloud, [*deletes[0], "--bogus"], config)) is not None
+
+
+def test_policies_use_the_ga_group_unless_gcloud_is_older(tmp_path: Path, bundles: dict[str, Path]) -> None:
+    bundle = bundles["gke-managed-otel"]
+    rc, calls, out = _run(tmp_path, bundle, "04-deploy-monitoring.sh", gcloud_version="580.0.0")
+    assert rc == 0, out
+    policy_calls = [c for c in calls if "policies" in c]
+    assert policy_calls and all(c.startswith("gcloud monitoring policies ") for c in policy_calls)
+    rc, calls, out = _run(tmp_path, bundle, "04-deploy-monitoring.sh", gcloud_version="528.0.0")
+    assert rc == 0 and "using gcloud alpha monitoring policies" in out, out
+    policy_calls = [c for c in calls if "policies" in c]
+    assert policy_calls and all(c.startswith("gcloud alpha monitoring policies ") for c in policy_calls)
+
+
+def test_iam_creates_the_google_service_account_only_when_missing(tmp_path: Path, bundles: dict[str, Path]) -> None:
+    bundle = bundles["gke-autopilot-jobset"]
+    rc, calls, out = _run(tmp_path, bundle, "03-grant-iam.sh", k8s_exists="1")
+    assert rc == 0, out
+    creates = [c for c in calls if "service-accounts create" in c]
+    assert creates == [
+        "gcloud iam service-accounts create rl-trainer --project=rl-obs-dev "
+        "--display-name=RL workload grpo-jobset (rlobs bundle rl-autopilot)"
+    ]
+    assert calls.index(creates[0]) < min(i for i, c in enumerate(calls) if "add-iam-policy-binding" in c)
+    rc, calls, out = _run(tmp_path, bundle, "03-grant-iam.sh", k8s_exists="1", gsa_exists="1")
+    assert rc == 0 and not [c for c in calls if "service-accounts create" in c], out
+
+
+_NO_DATA = '{"status":"success","data":{"resultType":"vector","result":[]}}'
+
+
+@pytest.mark.parametrize("name", ["gke-managed-otel", "gke-standard-rayjob"])
+def test_setup_on_a_fresh_cluster_ends_with_exit_0(tmp_path: Path, bundles: dict[str, Path], name: str) -> None:
+    # Nothing set up yet: the collector has no pods for the first three looks, the run has sent no metrics.
+    fake = {"empty_polls": "3", "query_answer": _NO_DATA}
+    if name == "gke-managed-otel":
+        fake["master"] = "1.35.1-gke.1000"  # the existing cluster, managed OTel not enabled yet
+    rc, calls, out = _run(tmp_path, bundles[name], "setup.sh", **fake)
+    assert rc == 0, out
+    assert out.count("waiting for the managed collector's pods") == 3
+    waits = [c for c in calls if c.startswith("kubectl wait pods --all")]
+    assert len(waits) == 1 and calls.index(waits[0]) > max(i for i, c in enumerate(calls) if "--output=name" in c)
+    assert "no metrics of run" in out
+    # The data check asks for the run's own pushed histogram, not `up`.
+    (query,) = [c for c in calls if c.startswith("curl ")]
+    assert "up{" not in query and "query=count(" in query and "_count" in query
+    assert "Bearer fake-token" in query and "fake-token" not in out  # the token is used, never printed
+
+
+def test_verify_waits_for_the_collector_only_so_long(tmp_path: Path, bundles: dict[str, Path]) -> None:
+    bundle = bundles["gke-managed-otel"]
+    rc, calls, out = _run(tmp_path, bundle, "05-verify.sh", env={"RLOBS_WAIT_SECONDS": "0"}, empty_polls="1000000")
+    assert rc == 1 and "no managed collector pods in namespace gke-managed-otel after 0s" in out
+    assert not [c for c in calls if c.startswith("kubectl wait")]
+
+
+def test_verify_reports_the_runs_series(tmp_path: Path, bundles: dict[str, Path]) -> None:
+    answer = '{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1700000000,"2"]}]}}'
+    rc, _, out = _run(tmp_path, bundles["gke-managed-otel"], "05-verify.sh", query_answer=answer)
+    assert rc == 0 and "Cloud Monitoring has 2 loop-duration series of run" in out, out

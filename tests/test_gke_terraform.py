@@ -11,14 +11,21 @@ from typing import Any
 
 import pytest
 
+from rlobs.profile.model import GkeProfile
 from rlobs.targets.gke import project
 from testing.bundles import build
-from testing.gke import GKE_PROFILES
+from testing.gke import GKE_PROFILES, managed_by, terraform_profiles
 from testing.helpers import all_profiles, gke_profile, module, preinstalled_tool, profile
+
+TF = terraform_profiles()
+
+
+def _tf(name: str) -> GkeProfile:
+    return TF[name]
 
 
 def _files(name: str) -> dict[str, str]:
-    return {r.path.removeprefix("terraform/"): r.text for r in build(profile(name)) if r.path.startswith("terraform/")}
+    return {r.path.removeprefix("terraform/"): r.text for r in build(_tf(name)) if r.path.startswith("terraform/")}
 
 
 def _loads(text: str) -> dict[str, Any]:
@@ -38,9 +45,16 @@ _TYPES = {"string": str, "list(string)": list}
 
 
 @pytest.mark.parametrize("name", GKE_PROFILES)
+def test_scripts_mode_has_no_terraform(name: str) -> None:
+    # One owner per object: with the scripts in charge, nothing in the bundle could apply the same objects again.
+    assert not [r.path for r in build(managed_by(gke_profile(name), "scripts")) if r.path.startswith("terraform/")]
+
+
+@pytest.mark.parametrize("name", sorted(TF))
 def test_tfvars_keys_are_declared_with_matching_types(name: str) -> None:
     files = _files(name)
-    assert set(files) == {"main.tf", "variables.tf", "terraform.tfvars"}
+    policies = {"alert_policies.tf.json"} if _tf(name).alerts.enabled else set()
+    assert set(files) == {"main.tf", "variables.tf", "terraform.tfvars"} | policies
     declared = _variables(files["variables.tf"])
     values = _loads(files["terraform.tfvars"])
     assert set(values) == set(declared)
@@ -51,7 +65,7 @@ def test_tfvars_keys_are_declared_with_matching_types(name: str) -> None:
             assert all(isinstance(v, str) for v in value)
 
 
-@pytest.mark.parametrize("name", GKE_PROFILES)
+@pytest.mark.parametrize("name", sorted(TF))
 def test_main_uses_exactly_the_declared_variables(name: str) -> None:
     # Declared but unused is a dead input (set in terraform.tfvars, read by nothing); used but undeclared fails.
     files = _files(name)
@@ -59,19 +73,27 @@ def test_main_uses_exactly_the_declared_variables(name: str) -> None:
     assert used and used == set(_variables(files["variables.tf"]))
 
 
-@pytest.mark.parametrize("name", GKE_PROFILES)
+def _resources(name: str) -> dict[str, Any]:
+    return {kind: body for block in _loads(_files(name)["main.tf"])["resource"] for kind, body in block.items()}
+
+
+@pytest.mark.parametrize("name", sorted(TF))
 def test_main_declares_provider_apis_and_cluster(name: str) -> None:
-    p = gke_profile(name)
+    p = _tf(name)
     main = _loads(_files(name)["main.tf"])
     (required,) = main["terraform"][0]["required_providers"]
     assert required["google-beta"]["version"] == project.GOOGLE_BETA_VERSION
-    # Pessimistic constraints: `terraform init` stays on google-beta 7.x and Terraform 1.x.
-    assert project.GOOGLE_BETA_VERSION == "~> 7.17"
+    # managed_opentelemetry_config needs 7.17; 8.0 makes breaking changes, so stay below it.
+    assert project.GOOGLE_BETA_VERSION == ">= 7.17, < 8"
     assert main["terraform"][0]["required_version"] == "~> 1.3"
-    resources = {kind: body for block in main["resource"] for kind, body in block.items()}
+    resources = _resources(name)
     assert "google_project_service" in resources and "google_project_iam_member" in resources
     assert set(_loads(_files(name)["terraform.tfvars"])["services"]) == set(project.apis(p))
     cluster = resources.get("google_container_cluster")
+    gsa = bool(p.gke.workload_identity and p.gke.workload_identity.gcp_service_account)
+    assert ("google_service_account_iam_member" in resources) is gsa
+    # The GSA the roles go to is created here (and its API enabled), not assumed to exist.
+    assert ("google_service_account" in resources) is gsa and (project.IAM_API in project.apis(p)) is gsa
     if p.gke.cluster_mode == "existing":
         assert cluster is None  # the cluster is not Terraform's to manage here
         return
@@ -79,9 +101,36 @@ def test_main_declares_provider_apis_and_cluster(name: str) -> None:
     (config,) = cluster["rl"]["managed_opentelemetry_config"]
     assert config["scope"] == "COLLECTION_AND_INSTRUMENTATION_COMPONENTS"
     assert cluster["rl"].get("enable_autopilot", False) is (p.gke.cluster_mode == "create-autopilot")
-    assert ("google_service_account_iam_member" in resources) is bool(
-        p.gke.workload_identity and p.gke.workload_identity.gcp_service_account
-    )
+    # The profile's explicit choice, never the provider default.
+    assert cluster["rl"]["deletion_protection"] is p.gke.deletion_protection
+
+
+def _in_pool(member: str) -> bool:
+    """True for an IAM member that lives in the cluster's workload identity pool."""
+    return ".svc.id.goog" in member
+
+
+@pytest.mark.parametrize("name", sorted(TF))
+def test_no_iam_binding_races_its_principal(name: str) -> None:
+    # A member in PROJECT.svc.id.goog exists only once the cluster that creates the pool does; Terraform runs
+    # independent resources in parallel, so each such binding must depend on the cluster (or the cluster exists).
+    p = _tf(name)
+    main = _files(name)["main.tf"]
+    resources = _resources(name)
+    writer_member = _loads(main)["locals"][0]["writer_member"]
+    bindings = [("google_project_iam_member", "writer", writer_member)]
+    if "google_service_account_iam_member" in resources:
+        wi = resources["google_service_account_iam_member"]["workload_identity"]
+        bindings.append(("google_service_account_iam_member", "workload_identity", wi["member"]))
+        # The GSA is created first: the binding names it by reference.
+        assert wi["service_account_id"] == "${google_service_account.workload.name}"
+    checked = 0
+    for kind, key, member in bindings:
+        if not _in_pool(member) or p.gke.cluster_mode == "existing":
+            continue
+        assert "${google_container_cluster.rl}" in resources[kind][key].get("depends_on", []), (kind, member)
+        checked += 1
+    assert checked or p.gke.cluster_mode == "existing" or not any(_in_pool(m) for *_, m in bindings)
 
 
 def test_hcl2_rejects_broken_terraform() -> None:
@@ -104,14 +153,15 @@ def test_terraform_fmt_accepts_every_rendered_file(tmp_path: Path) -> None:
     # The GitOps repo a bundle lands in may run `terraform fmt -check` in CI, so what rlobs renders must pass it.
     terraform = preinstalled_tool("terraform", "runs terraform fmt -check on the rendered .tf and .tfvars")
     written = []
-    for name in sorted(all_profiles()):
-        for r in build(profile(name)):
+    every = {n: profile(n) for n in all_profiles()} | terraform_profiles()
+    for name, p in sorted(every.items()):
+        for r in build(p):
             if r.path.startswith("terraform/") and r.path.endswith((".tf", ".tfvars")):
                 path = tmp_path / name / r.path
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(r.text, encoding="utf-8")
                 written.append(f"{name}/{r.path}")
-    assert {"eks-jark/terraform/blueprint.tfvars", "gke-managed-otel/terraform/main.tf"} <= set(written)
+    assert {"eks-jark/terraform/blueprint.tfvars", "gke-managed-otel@terraform/terraform/main.tf"} <= set(written)
     proc = _fmt(terraform, tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

@@ -10,18 +10,38 @@ import stat
 import subprocess
 from pathlib import Path
 
+from rlobs.profile.model import GkeProfile
 from rlobs.targets.gke import project
 from testing.bundles import build
-from testing.helpers import all_profiles, profile
+from testing.helpers import all_profiles, gke_profile, profile
 
 GKE_PROFILES = sorted(name for name, text in all_profiles().items() if "\ntarget: gke" in text)
 SCOPE_FLAG = f"--managed-otel-scope={project.OTEL_SCOPE}"
 
 
-def write_bundle(name: str, root: Path) -> Path:
-    """Render profile `name` and write it under root/name, executable bits included."""
+def managed_by(p: GkeProfile, manage: str, *, deletion_protection: bool = False) -> GkeProfile:
+    """The profile with gke.manage set; deletionProtection as the profile rules want it for that mode."""
+    creates = manage == "terraform" and p.gke.cluster_mode != "existing"
+    update = {"manage": manage, "deletion_protection": deletion_protection if creates else None}
+    return p.model_copy(update={"gke": p.gke.model_copy(update=update)})
+
+
+def scripts_profile(name: str) -> GkeProfile:
+    """GKE profile `name` with the scripts owning the set-up (every script rendered)."""
+    return managed_by(gke_profile(name), "scripts")
+
+
+def terraform_profiles() -> dict[str, GkeProfile]:
+    """Every GKE profile with Terraform owning the set-up, named `<profile>@terraform`."""
+    return {f"{n}@terraform": managed_by(gke_profile(n), "terraform") for n in GKE_PROFILES} | {
+        n: gke_profile(n) for n in GKE_PROFILES if gke_profile(n).gke.manage == "terraform"
+    }
+
+
+def write_bundle(name: str, root: Path, p: GkeProfile | None = None) -> Path:
+    """Render profile `name` (or `p`, written under that name) under root/name, executable bits included."""
     out = root / name
-    for r in build(profile(name)):
+    for r in build(p or profile(name)):
         path = out / r.path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(r.text, encoding="utf-8")

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema, model_validator
 
 from rlobs.profile.fields import DEFAULT_SEVERITIES, DnsLabel, Model, Severity, matching
-from rlobs.profile.problems import ProblemAt
+from rlobs.profile.problems import ProblemAt, raise_all
 
 _PROJECT = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
 _PROJECT_EXPECTED = (
@@ -150,18 +150,53 @@ class GkeSpec(Model):
         description="Channels the alert policies notify: a channel name gets critical and warning policies; "
         "`{name, severities}` says which severities.",
     )
+    manage: Literal["scripts", "terraform"] = Field(
+        "scripts",
+        description="Who owns the project set-up (APIs, managed OTel, IAM, dashboards, alert policies): the numbered "
+        "scripts, or Terraform (terraform/; the scripts then only enable managed OTel on an existing cluster and "
+        "verify). Never both.",
+    )
+    deletion_protection: bool | None = Field(
+        None,
+        description="Terraform's deletion_protection on the cluster it creates (manage: terraform with clusterMode "
+        "create-*; required there): true makes `terraform destroy` fail until it is set to false and applied.",
+    )
 
     def channels_for(self, severity: str) -> list[str]:
         """The channels a policy of `severity` notifies, in profile order."""
         return [c.name for c in self.notification_channels if severity in c.severities]
 
     @model_validator(mode="after")
-    def _autopilot_is_regional(self) -> GkeSpec:
+    def _cluster_rules(self) -> GkeSpec:
+        problems = []
         # Autopilot clusters are always regional: https://cloud.google.com/kubernetes-engine/docs/concepts/autopilot-overview
         if self.cluster_mode == "create-autopilot" and not re.fullmatch(_REGION, self.location):
-            raise ProblemAt(
-                ("location",),
-                "expected a region like us-central1 for clusterMode create-autopilot "
-                f"(Autopilot clusters are regional), got the zone {self.location!r}",
+            problems.append(
+                ProblemAt(
+                    ("location",),
+                    "expected a region like us-central1 for clusterMode create-autopilot "
+                    f"(Autopilot clusters are regional), got the zone {self.location!r}",
+                )
             )
+        # google_container_cluster.deletion_protection defaults to true (provider 5.0 upgrade guide), so a
+        # Terraform-created cluster needs the choice made; gcloud has no such setting, so elsewhere it is dead input.
+        creates = self.manage == "terraform" and self.cluster_mode != "existing"
+        if creates and self.deletion_protection is None:
+            problems.append(
+                ProblemAt(
+                    ("deletionProtection",),
+                    "expected true or false for a cluster Terraform creates (true: terraform destroy fails "
+                    "until it is set to false and applied), got nothing",
+                )
+            )
+        elif not creates and self.deletion_protection is not None:
+            problems.append(
+                ProblemAt(
+                    ("deletionProtection",),
+                    "expected no deletionProtection: only a cluster Terraform creates (manage: terraform, "
+                    f"clusterMode create-*) has it, got {str(self.deletion_protection).lower()} with manage "
+                    f"{self.manage} and clusterMode {self.cluster_mode}",
+                )
+            )
+        raise_all(problems)
         return self

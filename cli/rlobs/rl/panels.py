@@ -16,7 +16,8 @@ Selector = Callable[[str, Part], str]
 @dataclass(frozen=True, slots=True)
 class Query:
     expr: str
-    legend: str  # Grafana legend format; `{run}` stands for the run label reference
+    legend: str  # the series' name; `{run}` stands for the run label reference (Grafana legend format)
+    unit: str = ""  # UCUM unit of this series where it differs from the panel's (drawn on a second axis)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +110,11 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "Throughput",
             "Samples and episodes per second",
             "ops",
-            "1/s",
-            (Query(rate("sample_samples"), "{run} samples/s"), Query(rate("sample_episodes"), "{run} episodes/s")),
+            "{sample}/s",
+            (
+                Query(rate("sample_samples"), "{run} samples/s"),
+                Query(rate("sample_episodes"), "{run} episodes/s", "{episode}/s"),
+            ),
             "Counted by the rollout phase.",
         ),
         Panel(
@@ -125,10 +129,10 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "Throughput",
             "Optimizer steps and samples per second",
             "ops",
-            "1/s",
+            "{step}/s",
             (
                 Query(rate("train_steps"), "{run} steps/s"),
-                Query(gauge("samples_rate"), "{run} samples/s"),
+                Query(gauge("samples_rate"), "{run} samples/s", "{sample}/s"),
             ),
             "Optimizer steps from the step counter; samples per second as reported per loop iteration.",
         ),
@@ -188,10 +192,10 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "Saturation",
             "Per-GPU throughput",
             "ops",
-            "1/s",
+            "{token}/s/{GPU}",
             (
                 Query(gauge("tokens_rate_per_gpu"), "{run} tokens/s/GPU"),
-                Query(gauge("samples_rate_per_gpu"), "{run} samples/s/GPU"),
+                Query(gauge("samples_rate_per_gpu"), "{run} samples/s/GPU", "{sample}/s/{GPU}"),
             ),
             "Throughput per GPU as reported per loop iteration.",
         ),

@@ -11,12 +11,17 @@ from rlobs.rl import naming
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.naming import Part
-from rlobs.rl.panels import SECTIONS, panels, rows_height, two_per_row
+from rlobs.rl.panels import SECTIONS, Panel, panels, rows_height, two_per_row
 
 COLUMNS = 48  # MosaicLayout allows 1..48 (monitoring v1 discovery)
-# Dashboard filters: template variable -> catalog attribute key. PromQL tiles reference ${Var}, which Cloud Monitoring
-# expands to a `label="value"` matcher (GoogleCloudPlatform/monitoring-dashboard-samples, Argo Workflows dashboard).
-FILTERS = (("RunId", "run_id"), ("Algorithm", "algorithm"), ("Environment", "environment"), ("Model", "model"))
+# Dashboard filters (catalog attribute keys), pinned and without template variables, the form Google's RL dashboard
+# uses on the same dotted keys (monitoring-dashboard-samples reinforcement-learning/rl-workload-performance.json:
+# METRIC_LABEL, no templateVariable). DashboardFilter.templateVariable: "If omitted, the dashboard filter will be
+# applied to all relevant widgets in the dashboard" (monitoring v1 discovery), i.e. every widget whose data has the
+# label and whose query does not fix it (https://cloud.google.com/monitoring/dashboards/filter-permanent), so the
+# queries carry no `${Var}`: none of Google's samples expands a template variable on a dotted key. No valueType:
+# unset means unspecified, and google-cloud-monitoring-dashboards 3.2.0 does not know the field yet.
+FILTERS = ("run_id", "algorithm", "environment", "model", "system", "system_version")
 RATE_WINDOW = "5m"  # fixed: Cloud Monitoring charts step at >= 60s, so rate() always sees several samples
 EVALUATION_INTERVAL = "60s"  # a positive multiple of 30s (AlertPolicy PrometheusQueryLanguageCondition)
 AUTO_CLOSE = "1800s"
@@ -27,61 +32,74 @@ SEVERITIES = {"critical": "CRITICAL", "warning": "WARNING", "info": "WARNING"}
 # both string maps (monitoring v1 and v3 discovery).
 BUNDLE_LABEL = "rlobs_bundle"
 TILE_HEIGHT = 16
+_PLAIN_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 
 def display_name(name: str) -> str:
     return f"RL golden signals ({name})"
 
 
+def _tile(x: int, y: int, width: int, height: int, widget: dict[str, Any]) -> dict[str, Any]:
+    """A mosaic tile in the API's normalised form: the API stores proto3 JSON, which omits zero-valued fields, and the
+    provider's diff suppressor keeps every key the config has, so an explicit `xPos: 0` is a permanent diff
+    (terraform-provider-google#24650; google-beta resource_monitoring_dashboard.go removeComputedKeys)."""
+    position = {k: v for k, v in (("xPos", x), ("yPos", y)) if v}
+    return {**position, "width": width, "height": height, "widget": widget}
+
+
+def _legend(template: str, run_label: str) -> str:
+    """A dataset's legendTemplate: the series' name, with the run where the label can be referenced. Google documents
+    `${metric.labels.KEY}` only for plain keys; a dotted key (rl.run.id) stays out of the template, and the pinned
+    run filter tells runs apart instead."""
+    if _PLAIN_LABEL.fullmatch(run_label):
+        return template.replace("{run}", "${metric.labels." + run_label + "}").strip()
+    return template.replace("{run}", "").strip()
+
+
+def _chart(panel: Panel, run_label: str) -> dict[str, Any]:
+    """One unit per axis: series in the panel's unit on Y1, a series in another unit on Y2 (labelled with it)."""
+    data_sets = []
+    for q in panel.queries:
+        unit = q.unit or panel.unit
+        data_set = {
+            "timeSeriesQuery": {"prometheusQuery": q.expr, "unitOverride": unit},
+            "plotType": "LINE",
+            "targetAxis": "Y1" if unit == panel.unit else "Y2",
+            "minAlignmentPeriod": "60s",
+        }
+        legend = _legend(q.legend, run_label)
+        if legend:
+            data_set["legendTemplate"] = legend
+        data_sets.append(data_set)
+    chart: dict[str, Any] = {"dataSets": data_sets, "yAxis": {"label": panel.unit, "scale": "LINEAR"}}
+    others = sorted({q.unit for q in panel.queries if q.unit and q.unit != panel.unit})
+    if len(others) > 1:
+        raise ValueError(f"panel {panel.title!r}: at most two units (two axes), got {[panel.unit, *others]}")
+    if others:
+        chart["y2Axis"] = {"label": others[0], "scale": "LINEAR"}
+    chart["chartOptions"] = {"mode": "COLOR"}
+    return chart
+
+
 def dashboard(facts: RlFacts) -> dict[str, Any]:
-    """A Cloud Monitoring Dashboard (monitoring v1) with PromQL tiles and dashboard filters."""
+    """A Cloud Monitoring Dashboard (monitoring v1) with PromQL tiles and pinned dashboard filters."""
     catalog, pipeline = facts.catalog, facts.pipeline
-    raw = ["${" + var + "}" for var, _ in FILTERS]
+    run_label = naming.label(catalog.attribute("run_id").name, pipeline)
 
     def sel(key: str, part: Part) -> str:
-        return naming.selector(catalog.metric(key), pipeline, part, raw=raw)
+        return naming.selector(catalog.metric(key), pipeline, part)
 
     tiles: list[dict[str, Any]] = []
     y = 0
     all_panels = panels(catalog, pipeline, sel, RATE_WINDOW)
     for section in SECTIONS:
-        tiles.append(
-            {
-                "xPos": 0,
-                "yPos": y,
-                "width": COLUMNS,
-                "height": 4,
-                "widget": {"title": section, "sectionHeader": {"dividerBelow": True}},
-            }
-        )
+        tiles.append(_tile(0, y, COLUMNS, 4, {"title": section, "sectionHeader": {"dividerBelow": True}}))
         y += 4
         chosen = [p for p in all_panels if p.section == section]
         for i, panel in enumerate(chosen):
             x, top = two_per_row(i, y, COLUMNS // 2, TILE_HEIGHT)
-            tiles.append(
-                {
-                    "xPos": x,
-                    "yPos": top,
-                    "width": COLUMNS // 2,
-                    "height": TILE_HEIGHT,
-                    "widget": {
-                        "title": panel.title,
-                        "xyChart": {
-                            "dataSets": [
-                                {
-                                    "timeSeriesQuery": {"prometheusQuery": q.expr, "unitOverride": panel.unit},
-                                    "plotType": "LINE",
-                                    "targetAxis": "Y1",
-                                    "minAlignmentPeriod": "60s",
-                                }
-                                for q in panel.queries
-                            ],
-                            "yAxis": {"label": panel.unit, "scale": "LINEAR"},
-                            "chartOptions": {"mode": "COLOR"},
-                        },
-                    },
-                }
-            )
+            widget = {"title": panel.title, "xyChart": _chart(panel, run_label)}
+            tiles.append(_tile(x, top, COLUMNS // 2, TILE_HEIGHT, widget))
         y += rows_height(len(chosen), TILE_HEIGHT)
     return {
         "displayName": display_name(facts.name),
@@ -90,9 +108,8 @@ def dashboard(facts: RlFacts) -> dict[str, Any]:
             {
                 "filterType": "METRIC_LABEL",
                 "labelKey": naming.label(catalog.attribute(key).name, pipeline),
-                "templateVariable": var,
             }
-            for var, key in FILTERS
+            for key in FILTERS
         ],
         "mosaicLayout": {"columns": COLUMNS, "tiles": tiles},
     }

@@ -12,7 +12,7 @@ from rlobs.rl import app, naming, workloads
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job
 from rlobs.rl.naming import Pipeline
-from rlobs.targets.gke import monitoring, project, workload
+from rlobs.targets.gke import monitoring, project, tfpolicy, workload
 
 NAME = "gke"
 DASHBOARDS_DIR = "monitoring/dashboards"
@@ -51,17 +51,25 @@ def facts(profile: GkeProfile, catalog: Catalog) -> RlFacts:
     return rl_facts(profile, catalog, pipeline(profile), scope=scope, cluster=gke.cluster)
 
 
-def _monitoring(rl: RlFacts, gke: GkeSpec) -> tuple[list[FileSpec], list[Deployable], list[Deployable]]:
+# Who deploys the monitoring JSON, per gke.manage (the other path never touches it).
+_DEPLOYED_BY = {"scripts": "step 4", "terraform": "Terraform"}
+
+
+def _monitoring(
+    rl: RlFacts, gke: GkeSpec, policy_data: list[tuple[str, dict[str, Any]]]
+) -> tuple[list[FileSpec], list[Deployable], list[Deployable]]:
+    by = _DEPLOYED_BY[gke.manage]
     dashboard = monitoring.dashboard(rl)
     path = f"{DASHBOARDS_DIR}/{rl.name}.json"
-    files: list[FileSpec] = [
-        DataFile(path, "json", dashboard, "Cloud Monitoring dashboard (deployed by step 4 or Terraform).")
-    ]
+    files: list[FileSpec] = [DataFile(path, "json", dashboard, f"Cloud Monitoring dashboard (deployed by {by}).")]
     dashboards = [Deployable(path, dashboard["displayName"], equals("displayName", dashboard["displayName"]))]
     policies: list[Deployable] = []
-    for stem, policy in monitoring.alert_policies(rl, gke.channels_for):
+    what = "Cloud Monitoring alert policy" + (
+        " (deployed by step 4)." if gke.manage == "scripts" else f" (the content of {tfpolicy.FILE})."
+    )
+    for stem, policy in policy_data:
         path = f"{POLICIES_DIR}/{stem}.json"
-        files.append(DataFile(path, "json", policy, "Cloud Monitoring alert policy (deployed by step 4)."))
+        files.append(DataFile(path, "json", policy, what))
         policies.append(Deployable(path, policy["displayName"], equals("displayName", policy["displayName"])))
     return files, dashboards, policies
 
@@ -139,7 +147,11 @@ def _tfvars(profile: GkeProfile, identity: project.Identity) -> dict[str, Any]:
     return tfvars | {"services": list(project.apis(profile)), "writer_roles": list(project.roles(profile))}
 
 
-def _terraform(profile: GkeProfile, context: dict[str, Any]) -> list[FileSpec]:
+def _terraform(
+    profile: GkeProfile, context: dict[str, Any], policy_data: list[tuple[str, dict[str, Any]]]
+) -> list[FileSpec]:
+    if profile.gke.manage != "terraform":
+        return []
     tfvars = _tfvars(profile, context["identity"])
     variables = [
         {"name": k, "type": "list(string)" if isinstance(v, list) else "string", "description": _TF_INPUTS[k]}
@@ -150,7 +162,7 @@ def _terraform(profile: GkeProfile, context: dict[str, Any]) -> list[FileSpec]:
             "terraform/main.tf",
             "hcl",
             "gke/terraform/main.tf.j2",
-            "Steps 1-3 and the dashboards as Terraform (google-beta provider).",
+            "APIs, managed OTel (on a cluster it creates), IAM and dashboards (google-beta provider).",
             context,
         ),
         TemplateFile(
@@ -167,32 +179,54 @@ def _terraform(profile: GkeProfile, context: dict[str, Any]) -> list[FileSpec]:
             "This profile's values for main.tf.",
             header=f"Values of profile {profile.metadata.name} for main.tf (terraform init && terraform apply).",
         ),
+        *_tf_policies(profile, policy_data),
     ]
+
+
+def _tf_policies(profile: GkeProfile, policy_data: list[tuple[str, dict[str, Any]]]) -> list[FileSpec]:
+    data = tfpolicy.resources(profile.metadata.name, policy_data, ["google_project_service.apis"])
+    if not data:
+        return []
+    what = "The alert policies of monitoring/alert-policies/ as google_monitoring_alert_policy resources."
+    return [DataFile(tfpolicy.FILE, "json", data, what)]
 
 
 # The numbered steps and what each does, in run order; setup.sh runs them all.
 STEPS = {
     "01-enable-apis.sh": "Enables the Google Cloud APIs.",
     "02-enable-managed-otel.sh": "Enables Managed OpenTelemetry (creating the cluster if the profile says so).",
-    "03-grant-iam.sh": "Grants the workload's identity the roles to write telemetry.",
+    "03-grant-iam.sh": "Creates the Google service account if missing and grants the workload's identity the roles.",
     "04-deploy-monitoring.sh": "Creates or updates the dashboards and alert policies; deletes stale ones.",
-    "05-verify.sh": "Checks the managed collector and prints where the data shows up.",
+    "05-verify.sh": "Waits for the managed collector, then checks that this run's metrics arrive.",
 }
 SCRIPTS = tuple(STEPS)
 
 
-def _scripts(context: dict[str, Any]) -> list[FileSpec]:
-    steps = {**STEPS, "setup.sh": "Runs steps 01-05 in order (`--dry-run` prints them)."}
+def steps(gke: GkeSpec) -> tuple[str, ...]:
+    """The steps this bundle's scripts own. With gke.manage terraform, Terraform owns APIs, IAM and monitoring (and a
+    cluster it creates); only managed OTel on an existing cluster stays a script, because Terraform can set
+    managed_opentelemetry_config only on a cluster it manages. Verifying changes nothing, so it is always here."""
+    if gke.manage == "scripts":
+        return SCRIPTS
+    own = ("02-enable-managed-otel.sh",) if gke.cluster_mode == "existing" else ()
+    return (*own, "05-verify.sh")
+
+
+def _scripts(gke: GkeSpec, context: dict[str, Any]) -> list[FileSpec]:
+    chosen = {name: STEPS[name] for name in steps(gke)}
+    if gke.manage == "scripts":
+        chosen["setup.sh"] = "Runs steps 01-05 in order (`--dry-run` prints them)."
     return [
         TemplateFile(f"scripts/{name}", "sh", f"gke/scripts/{name}.j2", what, context, executable=True)
-        for name, what in steps.items()
+        for name, what in chosen.items()
     ]
 
 
 def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
     gke = profile.gke
     rl = facts(profile, catalog)
-    monitoring_files, dashboards, policies = _monitoring(rl, gke)
+    policy_data = monitoring.alert_policies(rl, gke.channels_for)
+    monitoring_files, dashboards, policies = _monitoring(rl, gke, policy_data)
     context: dict[str, Any] = {
         "profile": profile,
         "gke": gke,
@@ -212,15 +246,17 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         # What step 4 lists before deploying, to delete afterwards what this bundle no longer has.
         "bundle_dashboards": equals(f"labels.{monitoring.BUNDLE_LABEL}", rl.name),
         "bundle_policies": equals(f"userLabels.{monitoring.BUNDLE_LABEL}", rl.name),
-        "steps": SCRIPTS,
+        "steps": steps(gke),
         "pipeline": rl.pipeline,
         "example_query": _example_query(rl),
+        "data_query": _data_query(rl),
+        "tf_policies": tfpolicy.FILE if policies and gke.manage == "terraform" else "",
         "env": workload.container_env(profile, catalog),
         "ray_kinds": sorted(workloads.RAY_KINDS),
     }
     files = [
-        *_scripts(context),
-        *_terraform(profile, context),
+        *_scripts(gke, context),
+        *_terraform(profile, context, policy_data),
         *_workload(profile, catalog),
         *monitoring_files,
         *app.app_files(rl),
@@ -246,3 +282,11 @@ def _example_query(rl: RlFacts) -> str:
     run_id = rl.profile.workload.run_id
     selector = naming.selector(loop, rl.pipeline, "count", {rl.catalog.attribute("run_id").name: run_id})
     return f"sum(rate({selector}[5m]))"
+
+
+def _data_query(rl: RlFacts) -> str:
+    """What 05-verify.sh asks Cloud Monitoring: how many loop-duration series this run has. Pushed OTLP metrics have
+    no `up` series (only scraped targets do), so the check counts one of the run's own histograms."""
+    loop = rl.catalog.metric("loop_duration")
+    run = {rl.catalog.attribute("run_id").name: rl.profile.workload.run_id}
+    return f"count({naming.selector(loop, rl.pipeline, 'count', run)})"

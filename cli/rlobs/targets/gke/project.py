@@ -13,9 +13,10 @@ MIN_GKE_VERSION = "1.34.1-gke.2178000"
 MIN_GCLOUD_VERSION = "576.0.0"
 OTEL_SCOPE = "COLLECTION_AND_INSTRUMENTATION_COMPONENTS"
 # google_container_cluster.managed_opentelemetry_config exists on google-beta from 7.17.0 (Google's Terraform
-# sample gke_standard_regional_with_managed_otel). `~>` keeps `terraform init` on 7.x: a major release may make
-# breaking changes (https://googlecloudplatform.github.io/magic-modules/develop/breaking-changes/make-a-breaking-change).
-GOOGLE_BETA_VERSION = "~> 7.17"
+# sample gke_standard_regional_with_managed_otel). `< 8`: a major release may make breaking changes
+# (https://googlecloudplatform.github.io/magic-modules/develop/breaking-changes/make-a-breaking-change), and 8.0
+# makes monitoring_config.enable_components a set. Written as a range, not `~> 7.17`, so the bound is explicit.
+GOOGLE_BETA_VERSION = ">= 7.17, < 8"
 # Terraform 1.x keeps its compatibility promise within 1.x; main.tf needs nothing newer than 1.3.
 TERRAFORM_VERSION = "~> 1.3"
 
@@ -27,6 +28,8 @@ BASE_APIS = (
     "telemetry.googleapis.com",
 )
 LOGGING_API = "logging.googleapis.com"
+# Creating the workload's Google service account (gke.workloadIdentity.gcpServiceAccount) needs the IAM API.
+IAM_API = "iam.googleapis.com"
 
 # Writer roles for the workload's identity. monitoring.metricWriter and cloudtrace.agent are what reports of
 # PermissionDenied were fixed with (shared gke-managed-otel.md §1.6); the Telemetry API's own writer roles
@@ -49,10 +52,14 @@ class Identity:
     gsa: str  # the Google service account email ("" unless mode is gsa)
     ksa: str  # the Kubernetes ServiceAccount ("" for mode namespace)
     wi_member: str  # the member granted roles/iam.workloadIdentityUser on the GSA ("" unless mode is gsa)
+    gsa_id: str = ""  # the GSA's account ID, the email's part before @ ("" unless mode is gsa)
+    gsa_project: str = ""  # the project the GSA lives in, named by its email's domain ("" unless mode is gsa)
 
 
 def apis(profile: GkeProfile) -> tuple[str, ...]:
-    return tuple(sorted(BASE_APIS + ((LOGGING_API,) if profile.gke.logs else ())))
+    wi = profile.gke.workload_identity
+    gsa = (IAM_API,) if wi is not None and wi.gcp_service_account is not None else ()
+    return tuple(sorted(BASE_APIS + ((LOGGING_API,) if profile.gke.logs else ()) + gsa))
 
 
 def roles(profile: GkeProfile) -> tuple[str, ...]:
@@ -75,5 +82,11 @@ def identity(profile: GkeProfile) -> Identity:
     ksa = wi.kubernetes_service_account
     if wi.gcp_service_account is not None:
         gsa = wi.gcp_service_account
-        return Identity("gsa", f"serviceAccount:{gsa}", gsa, ksa, f"serviceAccount:{pool}[{ns}/{ksa}]")
+        # User-managed service accounts are ID@PROJECT.iam.gserviceaccount.com
+        # (https://cloud.google.com/iam/docs/service-account-types#user-managed).
+        account, _, domain = gsa.partition("@")
+        project = domain.removesuffix(".iam.gserviceaccount.com")
+        return Identity(
+            "gsa", f"serviceAccount:{gsa}", gsa, ksa, f"serviceAccount:{pool}[{ns}/{ksa}]", account, project
+        )
     return Identity("ksa", f"principal://{prefix}/subject/ns/{ns}/sa/{ksa}", "", ksa, "")

@@ -66,6 +66,12 @@ probe() {
   if ((!DRY_RUN)); then __out=$("$@" 2>/dev/null) || __out=""; fi
   printf -v "$__var" '%s' "$__out"
 }
+# gcloud_version: print the installed gcloud's version ("" when gcloud is missing or does not answer).
+gcloud_version() {
+  if command -v gcloud >/dev/null 2>&1; then
+    gcloud version --project="$PROJECT" --format='value("Google Cloud SDK")' 2>/dev/null || true
+  fi
+}
 # version_ge A B: true when version A >= version B (GKE versions like 1.34.1-gke.2178000 sort with sort -V).
 version_ge() { [[ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1)" == "$2" ]]; }
 # need TOOL: stop unless TOOL is installed (a dry run only warns).
@@ -86,14 +92,14 @@ MIN_GCLOUD=576.0.0
 SCOPE=COLLECTION_AND_INSTRUMENTATION_COMPONENTS
 
 need gcloud
-# gcloud added --managed-otel-scope to GA clusters create/create-auto/update in 576.0.0.
+# --managed-otel-scope is on the GA clusters create/create-auto/update commands from gcloud 576.0.0.
 if command -v gcloud >/dev/null 2>&1; then
-  GCLOUD_VERSION=$(gcloud version --format='value("Google Cloud SDK")' 2>/dev/null) || GCLOUD_VERSION=""
+  GCLOUD_VERSION=$(gcloud_version)
   if ! version_ge "$GCLOUD_VERSION" "$MIN_GCLOUD"; then
     if ((DRY_RUN)); then
       note "warning: gcloud ${GCLOUD_VERSION:-?} is older than $MIN_GCLOUD; a real run needs: gcloud components update"
     else
-      die "gcloud ${GCLOUD_VERSION:-?} is older than $MIN_GCLOUD, which added --managed-otel-scope; run: gcloud components update"
+      die "gcloud ${GCLOUD_VERSION:-?} is older than $MIN_GCLOUD, the first with --managed-otel-scope on GA commands; run: gcloud components update"
     fi
   fi
 fi

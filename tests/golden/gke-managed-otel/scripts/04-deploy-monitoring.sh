@@ -75,6 +75,12 @@ probe() {
   if ((!DRY_RUN)); then __out=$("$@" 2>/dev/null) || __out=""; fi
   printf -v "$__var" '%s' "$__out"
 }
+# gcloud_version: print the installed gcloud's version ("" when gcloud is missing or does not answer).
+gcloud_version() {
+  if command -v gcloud >/dev/null 2>&1; then
+    gcloud version --project="$PROJECT" --format='value("Google Cloud SDK")' 2>/dev/null || true
+  fi
+}
 # version_ge A B: true when version A >= version B (GKE versions like 1.34.1-gke.2178000 sort with sort -V).
 version_ge() { [[ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1)" == "$2" ]]; }
 # need TOOL: stop unless TOOL is installed (a dry run only warns).
@@ -88,6 +94,7 @@ need() {
 }
 
 PROJECT=my-rl-project
+MIN_GCLOUD=576.0.0
 BUNDLE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FOUND=""
 # Names (projects/.../dashboards/... and .../alertPolicies/...) this run updated, one a line.
@@ -104,15 +111,14 @@ deploy_dashboard() {
   fi
 }
 
-# deploy_policy FILE FILTER: alert policies are under `gcloud alpha` in gcloud releases before the GA
-# command group (gcloud 528 has no `beta monitoring policies`), and alpha has them in every release since.
+# deploy_policy FILE FILTER, with the policies command group POLICIES chooses.
 deploy_policy() {
-  probe FOUND gcloud alpha monitoring policies list --project="$PROJECT" --filter="$2" --format='value(name)'
+  probe FOUND gcloud "${POLICIES[@]}" list --project="$PROJECT" --filter="$2" --format='value(name)'
   if [[ -n $FOUND ]]; then
     KEPT+="${FOUND%%$'\n'*}"$'\n'
-    run gcloud alpha monitoring policies update "${FOUND%%$'\n'*}" --project="$PROJECT" --policy-from-file="$BUNDLE/$1"
+    run gcloud "${POLICIES[@]}" update "${FOUND%%$'\n'*}" --project="$PROJECT" --policy-from-file="$BUNDLE/$1"
   else
-    run gcloud alpha monitoring policies create --project="$PROJECT" --policy-from-file="$BUNDLE/$1"
+    run gcloud "${POLICIES[@]}" create --project="$PROJECT" --policy-from-file="$BUNDLE/$1"
   fi
 }
 
@@ -129,9 +135,17 @@ prune() {
 }
 
 need gcloud
+# Alert policies: the GA `gcloud monitoring policies` group where gcloud is at least the release step 2 needs;
+# older releases have them only under `gcloud alpha` (gcloud 528 has neither GA nor beta `monitoring policies`).
+POLICIES=(monitoring policies)
+GCLOUD_VERSION=$(gcloud_version)
+if ! version_ge "$GCLOUD_VERSION" "$MIN_GCLOUD"; then
+  POLICIES=(alpha monitoring policies)
+  note "gcloud ${GCLOUD_VERSION:-?} is older than $MIN_GCLOUD: using gcloud alpha monitoring policies"
+fi
 # This bundle's dashboards and policies before any change: those created below are new, so never stale.
 query OLD_DASHBOARDS gcloud monitoring dashboards list --project="$PROJECT" --filter='labels.rlobs_bundle>="rl-gke" AND labels.rlobs_bundle<="rl-gke"' --format='value(name)'
-query OLD_POLICIES gcloud alpha monitoring policies list --project="$PROJECT" --filter='userLabels.rlobs_bundle>="rl-gke" AND userLabels.rlobs_bundle<="rl-gke"' --format='value(name)'
+query OLD_POLICIES gcloud "${POLICIES[@]}" list --project="$PROJECT" --filter='userLabels.rlobs_bundle>="rl-gke" AND userLabels.rlobs_bundle<="rl-gke"' --format='value(name)'
 deploy_dashboard monitoring/dashboards/rl-gke.json 'displayName>="RL golden signals (rl-gke)" AND displayName<="RL golden signals (rl-gke)"'
 deploy_policy monitoring/alert-policies/rl-gke-rl-training-stalled.json 'displayName>="RLTrainingStalled (rl-gke)" AND displayName<="RLTrainingStalled (rl-gke)"'
 deploy_policy monitoring/alert-policies/rl-gke-rl-reward-collapse.json 'displayName>="RLRewardCollapse (rl-gke)" AND displayName<="RLRewardCollapse (rl-gke)"'
@@ -140,4 +154,4 @@ deploy_policy monitoring/alert-policies/rl-gke-rl-mfu-low.json 'displayName>="RL
 deploy_policy monitoring/alert-policies/rl-gke-rl-loop-regression.json 'displayName>="RLLoopRegression (rl-gke)" AND displayName<="RLLoopRegression (rl-gke)"'
 deploy_policy monitoring/alert-policies/rl-gke-rl-sync-latency-high.json 'displayName>="RLSyncLatencyHigh (rl-gke)" AND displayName<="RLSyncLatencyHigh (rl-gke)"'
 prune "monitoring dashboards" "$OLD_DASHBOARDS"
-prune "alpha monitoring policies" "$OLD_POLICIES"
+prune "${POLICIES[*]}" "$OLD_POLICIES"
