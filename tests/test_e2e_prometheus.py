@@ -6,10 +6,8 @@ the python-prometheus pipeline must return data, so a wrong metric or label name
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +28,7 @@ from rlobs.rl.promrules import rule_groups
 from testing.bundles import facts
 from testing.helpers import profile, tool
 from testing.otlp import render_app
+from testing.prom import free_port, get, query, wait
 
 pytestmark = pytest.mark.slow
 
@@ -39,36 +38,6 @@ JOB = workload_job(profile(PROFILE))
 DEADLINE = 25.0  # seconds to wait for every query to have data
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=5) as resp:
-        return json.loads(resp.read())
-
-
-def _query(base: str, expr: str) -> list[Any]:
-    data = _get(f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
-    assert data["status"] == "success", (expr, data)
-    return list(data["data"]["result"])
-
-
-def _wait(what: str, check: Any, deadline: float) -> None:
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-            if last is True:
-                return
-        except OSError as exc:
-            last = exc
-        time.sleep(0.5)
-    pytest.fail(f"timed out waiting for {what}: {last}")
-
-
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """The fake RL loop serving /metrics, scraped every second by a real Prometheus loading the generated rules."""
@@ -76,7 +45,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subpr
     prometheus = tool("prometheus", "scrapes the generated module's /metrics")
     p = profile(PROFILE)
     app = render_app(tmp_path, PROFILE)
-    app_port, prom_port = _free_port(), _free_port()
+    app_port, prom_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "RL_"))}
     env.update(
         {
@@ -118,14 +87,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subpr
     base = f"http://127.0.0.1:{prom_port}"
     try:
         deadline = time.monotonic() + DEADLINE
-        _wait(
+        wait(
             "Prometheus to be ready",
             lambda: urllib.request.urlopen(f"{base}/-/ready", timeout=2).status == 200,
             deadline,
         )
-        _wait(
+        wait(
             "the app to be scraped",
-            lambda: [r["value"][1] for r in _query(base, f'up{{job="{JOB}"}}')] == ["1"],
+            lambda: [r["value"][1] for r in query(base, f'up{{job="{JOB}"}}')] == ["1"],
             deadline,
         )
         yield base, loop
@@ -178,14 +147,14 @@ def test_python_prometheus_names_are_what_the_exporter_serves(stack: tuple[str, 
         expected |= {naming.series(m, "python-prometheus", part) for part in parts}
 
     def all_there() -> Any:
-        names = set(_get(f"{base}/api/v1/label/__name__/values")["data"])
+        names = set(get(f"{base}/api/v1/label/__name__/values")["data"])
         return True if expected <= names else sorted(expected - names)
 
-    _wait("every catalog series", all_there, time.monotonic() + DEADLINE)
-    labels = set(_get(f"{base}/api/v1/labels")["data"])
+    wait("every catalog series", all_there, time.monotonic() + DEADLINE)
+    labels = set(get(f"{base}/api/v1/labels")["data"])
     assert {naming.label(a.name, "python-prometheus") for a in CATALOG.identity} <= labels
     # The collector's _ratio must NOT appear here: the Python exporter maps unit 1 to nothing.
-    assert _query(base, naming.series(CATALOG.metric("train_mfu"), "otel-collector")) == []
+    assert query(base, naming.series(CATALOG.metric("train_mfu"), "otel-collector")) == []
 
 
 def test_every_dashboard_query_and_alert_probe_returns_data(stack: tuple[str, subprocess.Popen[str]]) -> None:
@@ -194,30 +163,30 @@ def test_every_dashboard_query_and_alert_probe_returns_data(stack: tuple[str, su
     assert len(queries) >= 40
 
     def all_have_data() -> Any:
-        empty = [q for q in queries if not _query(base, q)]
+        empty = [q for q in queries if not query(base, q)]
         return empty or True
 
-    _wait("every query to return data", all_have_data, time.monotonic() + DEADLINE)
+    wait("every query to return data", all_have_data, time.monotonic() + DEADLINE)
     print(
         f"\n{len(queries)} PromQL queries returned data ({len(_dashboard_queries())} dashboard, "
         f"{len(_alert_probes())} alert probes)"
     )
     # A misspelt name returns nothing: the check above can fail.
     wrong = queries[0].replace("rl_loop_duration_milliseconds_bucket", "rl_loop_duration_bucket")
-    assert wrong != queries[0] and _query(base, wrong) == []
+    assert wrong != queries[0] and query(base, wrong) == []
 
 
 def test_generated_rules_evaluate_cleanly_in_prometheus(stack: tuple[str, subprocess.Popen[str]]) -> None:
     base, _ = stack
 
     def evaluated() -> Any:
-        rules = [r for g in _get(f"{base}/api/v1/rules")["data"]["groups"] for r in g["rules"]]
+        rules = [r for g in get(f"{base}/api/v1/rules")["data"]["groups"] for r in g["rules"]]
         done = len(rules) == len(alerts(profile(PROFILE).alerts, CATALOG, "python-prometheus"))
         done = done and all(r.get("lastEvaluation", "").startswith("20") for r in rules)
         if done and all(r["health"] == "ok" for r in rules):
             return True
         return [(r["name"], r["health"], r.get("lastError")) for r in rules]
 
-    _wait("the generated rules to evaluate", evaluated, time.monotonic() + DEADLINE)
+    wait("the generated rules to evaluate", evaluated, time.monotonic() + DEADLINE)
     # A healthy fake run: no alert is even pending. (Firing on bad data is covered by the promtool rule tests.)
-    assert _get(f"{base}/api/v1/alerts")["data"]["alerts"] == []
+    assert get(f"{base}/api/v1/alerts")["data"]["alerts"] == []

@@ -35,6 +35,15 @@ def _labels(facts: RlFacts, alert: Alert) -> dict[str, str]:
     return {"severity": alert.severity, **facts.alert_labels}
 
 
+def expected_alert(facts: RlFacts, alert: Alert, run: str) -> dict[str, Any]:
+    """A promtool `exp_alerts` entry: the labels and annotations the alert has for run id `run`."""
+    run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
+    return {
+        "exp_labels": {**_labels(facts, alert), run_label: run},
+        "exp_annotations": _annotations(facts, alert, run),
+    }
+
+
 def _rule(facts: RlFacts, alert: Alert, run: str) -> dict[str, Any]:
     return {
         "alert": alert.name,
@@ -64,13 +73,7 @@ def rule_tests(facts: RlFacts, rule_file: str = "rl-alerts.rules.yaml") -> dict[
         raise ValueError(f"{facts.pipeline}: promtool rule tests are generated for classic (underscored) names only")
     tests = []
     for alert, case in cases(facts.profile.alerts, facts.alerts, facts.catalog, facts.pipeline, facts.scope):
-        exp = [
-            {
-                "exp_labels": {**_labels(facts, alert), case.run_label: run},
-                "exp_annotations": _annotations(facts, alert, run),
-            }
-            for run in case.firing
-        ]
+        exp = [expected_alert(facts, alert, run) for run in case.firing]
         tests.append(
             {
                 "name": f"{alert.name} fires for {', '.join(case.firing) or 'no run'}, not for "

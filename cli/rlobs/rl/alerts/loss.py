@@ -14,7 +14,7 @@ def rule(ls: LossSpikeAlert, q: Query) -> Alert:
     # The average |loss| over the baseline window before the last one: a divergence keeps firing for a whole
     # baseline window (it cannot raise its own baseline sooner), and the first window of a run, when warm-up
     # changes the loss most, has no baseline yet. Policy-gradient losses can be negative: magnitudes.
-    loss_base = q.by("avg", f"avg_over_time(abs({loss})[{ls.baseline}:1m] offset {ls.baseline})")
+    loss_base = q.by("avg", f"avg_over_time(abs({loss})[{ls.baseline}:] offset {ls.baseline})")
     # The generated module counts NaN/inf losses (the SDK drops non-finite values, so no gauge could carry them).
     # Over the baseline window: a single NaN keeps the alert firing for that long (it poisons the weights).
     nonfinite = q.by("sum", f"increase({q.sel('loss_nonfinite')}[{ls.baseline}])")

@@ -12,8 +12,8 @@ def rule(r: RewardCollapseAlert, q: Query) -> Alert:
     reward = q.sel("reward_mean")
     smoothed = f"avg_over_time({reward}[{r.smooth}])"
     now = q.by("max", smoothed)
-    peak = q.by("max", f"max_over_time({smoothed}[{r.baseline}:1m])")
-    low = q.by("min", f"min_over_time({smoothed}[{r.baseline}:1m])")
+    peak = q.by("max", f"max_over_time({smoothed}[{r.baseline}:])")
+    low = q.by("min", f"min_over_time({smoothed}[{r.baseline}:])")
     noise = q.by("max", f"stddev_over_time({reward}[{r.smooth}])")
     drop = f"({peak} - {now})"
     return Alert(

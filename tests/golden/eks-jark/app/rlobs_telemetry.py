@@ -352,9 +352,11 @@ class _ScrapeCounter:
         return []
 
     def wait_for_next(self, timeout: float) -> None:
+        """Until a whole scrape has run after this call: the second one from now (the first may have started
+        before the value changed, since this counter is collected last)."""
         with self.changed:
             seen = self.count
-            self.changed.wait_for(lambda: self.count > seen, timeout=max(0.0, timeout))
+            self.changed.wait_for(lambda: self.count > seen + 1, timeout=max(0.0, timeout))
 
 
 _state: _Telemetry | None = None
