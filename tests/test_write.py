@@ -294,7 +294,7 @@ def test_a_failure_after_the_commit_is_finished_by_the_next_render(
 
     with monkeypatch.context() as m:
         m.setattr(os, "replace", refusing)
-        with pytest.raises(RlobsError, match="Permission denied; .rlobs-journal.json records the rest"):
+        with pytest.raises(RlobsError, match=r"Permission denied; \.rlobs-journal\.json records the rest"):
             _write(NEW, out)
     _write(NEW, tmp_path / "ref")
     with open_bundle(out, _any, write=True):
@@ -304,12 +304,16 @@ def test_a_failure_after_the_commit_is_finished_by_the_next_render(
 
 def test_a_second_writer_waits_for_the_lock_then_gives_up(tmp_path: Path) -> None:
     with open_bundle(tmp_path, _any, write=True):
-        with pytest.raises(RlobsError, match="another rlobs render is writing this directory"):
-            with open_bundle(tmp_path, _any, write=True, timeout=0.1):
-                pass
-        with pytest.raises(RlobsError, match="another rlobs render"):
-            with open_bundle(tmp_path, _any, write=False, timeout=0.1):
-                pass
+        with (
+            pytest.raises(RlobsError, match="another rlobs render is writing this directory"),
+            open_bundle(tmp_path, _any, write=True, timeout=0.1),
+        ):
+            pass
+        with (
+            pytest.raises(RlobsError, match="another rlobs render"),
+            open_bundle(tmp_path, _any, write=False, timeout=0.1),
+        ):
+            pass
     with open_bundle(tmp_path, _any, write=True, timeout=0.1) as bundle:
         assert isinstance(bundle, Bundle)
 

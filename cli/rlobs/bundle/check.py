@@ -11,7 +11,8 @@ import yaml
 
 from rlobs.bundle.hclworker import HclWorker
 from rlobs.bundle.spec import Format, Rendered
-from rlobs.errors import CheckError
+from rlobs.credentials import found_in
+from rlobs.errors import CheckError, RlobsError
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -64,7 +65,9 @@ class Checker:
         self._hcl = HclWorker()
 
     def check(self, files: Iterable[Rendered]) -> None:
-        """Raise CheckError naming every file that does not parse back."""
+        """Raise CheckError naming every file that does not parse back, and refuse any credential-shaped text."""
+        files = tuple(files)
+        _no_credentials(files)
         failures: list[str] = []
         scripts: list[Rendered] = []
         hcl_files: dict[str, str] = {}
@@ -96,6 +99,16 @@ class Checker:
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self.close()
+
+
+def _no_credentials(files: tuple[Rendered, ...]) -> None:
+    """The last line of defence: whatever the profile held, no credential shape reaches a file bound for git."""
+    found = [f"{r.path}: {', '.join(shapes)}" for r in files if (shapes := found_in(r.text))]
+    if found:
+        raise RlobsError(
+            "refusing to write what looks like a credential (keep it in a Kubernetes Secret and reference it):\n  "
+            + "\n  ".join(found)
+        )
 
 
 def check(files: Iterable[Rendered]) -> None:

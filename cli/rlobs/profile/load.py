@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
+from rlobs.credentials import found_in, redact
 from rlobs.errors import Problem, ProfileError
 from rlobs.profile.problems import ProblemAt, Problems
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located
@@ -51,12 +52,40 @@ def parse_profile(text: str, display: str = "<profile>") -> Profile:
         Problem(display, pos.line, pos.column, _dotted(p), "expected each key once, got it again")
         for p, pos in located.duplicates
     ]
+    secrets = _credentials(located, display)
     profile, invalid = _validate(located, display)
-    if profile is not None and not problems:
+    if profile is not None and not problems and not secrets:
         return profile
-    problems += invalid
+    # A value that looks like a credential is reported once, by the scanner, which never echoes it.
+    flagged = {p.path for p in secrets}
+    problems += secrets + [p for p in invalid if p.path not in flagged]
     problems.sort(key=lambda p: (p.line, p.column, p.path))
     raise ProfileError(problems)
+
+
+def _credentials(located: Located, display: str) -> list[Problem]:
+    """Every key and string value that looks like a credential, wherever it is (free text included)."""
+    found = []
+    for path, value in _strings(located.data, ()):
+        shapes = found_in(value)
+        if shapes:
+            pos = located.pos(path)
+            message = f"{_SECRET_HINT}, got what looks like {' and '.join(shapes)} (not shown)"
+            found.append(Problem(display, pos.line, pos.column, _dotted(path), message))
+    return found
+
+
+def _strings(data: Any, path: Path) -> Any:
+    """(path, text) of every string key and value below `data`."""
+    if isinstance(data, str):
+        yield path, data
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            yield from _strings(str(key), (*path, key))
+            yield from _strings(value, (*path, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from _strings(value, (*path, i))
 
 
 def _validate(located: Located, display: str) -> tuple[Profile | None, list[Problem]]:
@@ -206,15 +235,22 @@ def _got(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    text = repr(value)
+    # repr() escapes control and other unprintable characters, so nothing from a profile reaches a terminal raw.
+    text = repr(redact(value) if isinstance(value, str) else value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _dotted(path: Path) -> str:
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        out += f"[{part}]" if isinstance(part, int) else (f".{_key(part)}" if out else _key(part))
     return out
+
+
+def _key(part: object) -> str:
+    """A key as typed, or quoted with its escapes when it holds anything a terminal would act on or split on."""
+    text = str(part)
+    return text if text.isprintable() and len(text) <= 100 else repr(text[:100])
 
 
 def _tuples(data: Any) -> Any:
