@@ -51,19 +51,29 @@ def init(blueprint: str | None, target: str | None, out: Path, *, force: bool) -
     bp = found[blueprint]
     if target is not None and bp.target != target:
         raise RlobsError(f"blueprint {blueprint} is for target {bp.target}, not {target}")
-    if out.exists() and not force:
-        raise RlobsError(f"{out} exists: expected a new file (pass --force to overwrite it)")
     schema_path = out.parent / SCHEMA_FILE
-    schema = schema_text()
-    written = []
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(_MODELINE + bp.text, encoding="utf-8")
-    written.append(out)
+    write_file(out, _MODELINE + bp.text, force=force)
+    written = [out]
     # The schema is rlobs's own output: refresh it when absent or when --force is given.
     if not schema_path.exists() or force:
-        schema_path.write_text(schema, encoding="utf-8")
+        write_file(schema_path, schema_text(), force=force)
         written.append(schema_path)
     return written
+
+
+def write_file(path: Path, text: str, *, force: bool) -> None:
+    """Write one file the user named: a new one, or with `force` a replacement (never a folder, never half)."""
+    if path.is_dir():
+        raise RlobsError(f"{path}: expected a file name, got a folder")
+    if path.exists() and not force:
+        raise RlobsError(f"{path} exists: expected a new file (pass --force to overwrite it)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.rlobs-tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def schema_text() -> str:

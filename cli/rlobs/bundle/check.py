@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Callable, Iterable
 from types import TracebackType
@@ -44,6 +45,16 @@ _PARSERS: dict[Format, Callable[[Rendered], None]] = {
 }
 
 
+_HCL_ESCAPES = re.compile(r"(\$\$|%%)\{")
+
+
+def hcl_for_parser(text: str) -> str:
+    """HCL text as python-hcl2 can read it, with the same values: its lexer takes `$${` and `%%{` only when a `}`
+    follows, while Terraform reads them anywhere in a quoted string as the literal `${` and `%{` (hashicorp/hcl
+    hclsyntax spec.md, "Template Literals"); `\u007b` is the same literal `{` and is read by both."""
+    return _HCL_ESCAPES.sub(lambda m: m.group(1)[0] + "\\u007b", text)
+
+
 def _shell(scripts: list[Rendered]) -> list[str]:
     """`bash -n` each script, all at once (one process per script: bash stops at the first syntax error)."""
     procs = [
@@ -77,7 +88,7 @@ class Checker:
             if r.fmt == "sh":
                 scripts.append(r)
             elif r.fmt == "hcl":
-                hcl_files[r.path] = r.text
+                hcl_files[r.path] = hcl_for_parser(r.text)
             else:
                 try:
                     _PARSERS[r.fmt](r)

@@ -52,9 +52,12 @@ class Tree:
     @classmethod
     def open(cls, path: Path, *, create: bool) -> Tree:
         if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(FileExistsError):
-                path.mkdir()
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with contextlib.suppress(FileExistsError):
+                    path.mkdir()
+            except (FileExistsError, NotADirectoryError) as exc:
+                raise RlobsError(f"{exc.filename}: expected a folder to write the bundle in, got a file") from None
         try:
             return cls(path, os.open(path, _DIR))
         except FileNotFoundError:

@@ -29,12 +29,36 @@ def load_profile(path: FsPath) -> Profile:
     """Read and validate `path`; raise ProfileError listing every problem (file:line:col)."""
     display = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read(path)
     except FileNotFoundError:
         raise ProfileError([Problem(display, 1, 1, "", "expected a profile file, got no such file")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError([Problem(display, 1, 1, "", f"expected a readable UTF-8 file, got {exc}")]) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path, or bytes that are not UTF-8
+        got = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ProfileError([Problem(display, 1, 1, "", f"expected a readable UTF-8 file, got {got}")]) from None
     return parse_profile(text, display)
+
+
+MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kilobytes
+
+
+def _read(path: FsPath) -> str:
+    """The file's text, read with a cap; only a regular file (a FIFO or /dev/zero would never end)."""
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            what = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket"
+            raise ValueError(f"{what}, not a regular file")
+        data = fh.read(MAX_PROFILE_BYTES + 1)
+    if len(data) > MAX_PROFILE_BYTES:
+        raise ValueError(f"a file over {MAX_PROFILE_BYTES // 1024} KiB")
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise ValueError(f"a NUL byte at offset {nul}")
+    return data.decode("utf-8")
 
 
 def parse_profile(text: str, display: str = "<profile>") -> Profile:
