@@ -129,8 +129,13 @@ def load_located(text: str) -> Located:
         if exc.context and exc.problem:
             problem = f"{exc.context}, {exc.problem}"
         raise YamlSyntaxError(pos, f"invalid YAML: {problem}") from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (a NUL, other control characters)
+        before = text[: exc.position]
+        pos = Pos(before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1)
+        character = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise YamlSyntaxError(pos, f"invalid YAML: unacceptable character #x{character:04x}: {exc.reason}") from None
     except yaml.YAMLError as exc:  # e.g. a second document in the stream
-        raise YamlSyntaxError(Pos(1, 1), f"invalid YAML: {exc}") from None
+        raise YamlSyntaxError(Pos(1, 1), f"invalid YAML: {' '.join(str(exc).split())}") from None
     except (ValueError, RecursionError) as exc:  # a value PyYAML's constructors cannot build
         raise YamlSyntaxError(Pos(1, 1), f"invalid YAML: {exc}") from None
     located = Located(data)
