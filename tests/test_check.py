@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rlobs.bundle.check import Checker, check
@@ -56,3 +58,17 @@ def test_one_checker_checks_many_bundles() -> None:
         with pytest.raises(CheckError, match=r"e\.tf"):
             checker.check([Rendered("e.tf", "z = \n", "hcl")])
         checker.check([Rendered("f.tf", "z = 1\n", "hcl")])
+
+
+@pytest.mark.parametrize("value", ["${x", "%{x", "a${b}c", "$${", "%{ if }", "$$${{", "}${", "%%{"])
+def test_tfvars_escapes_pass_the_check_and_read_back_as_the_value(value: str) -> None:
+    """No false "bug in rlobs" for an unclosed `${` or `%{`, and the parser sees exactly the value written."""
+    import hcl2
+
+    from rlobs.bundle.check import hcl_for_parser
+    from rlobs.bundle.filters import hcl_attributes
+
+    text = hcl_attributes({"a": value})
+    check([Rendered("t.tfvars", text, "hcl")])
+    # python-hcl2 returns the quoted literal; its escapes are JSON's, and Terraform reads `$${` as `${`.
+    assert json.loads(hcl2.loads(hcl_for_parser(text))["a"]) == value

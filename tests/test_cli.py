@@ -262,3 +262,72 @@ def test_init_target_comes_from_the_blueprints(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "unknown target 'aks': expected one of eks, gke" in result.stderr
     assert not (tmp_path / "q.yaml").exists()
+
+
+def _gke(tmp_path: Path) -> Path:
+    path = tmp_path / "p.yaml"
+    path.write_text(GOOD)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "expected"),
+    [
+        (
+            lambda t: (t / "o/.rlobs-manifest.json").mkdir(parents=True),
+            ["render", "{p}", "-o", "{t}/o"],
+            "got a folder",
+        ),
+        (lambda t: (t / "afile").write_text("x"), ["render", "{p}", "-o", "{t}/afile/sub"], "got a file"),
+        (lambda t: (t / "d").mkdir(), ["schema", "-o", "{t}/d"], "got a folder"),
+        (lambda t: (t / "s.json").write_text("x"), ["schema", "-o", "{t}/s.json"], "pass --force"),
+        (lambda t: (t / "d").mkdir(), ["init", "--target", "gke", "-o", "{t}/d", "--force"], "got a folder"),
+        (lambda _: None, ["validate", "/dev/zero"], "not a regular file"),
+        (lambda _: None, ["validate", "{t}"], "expected a readable UTF-8 file"),
+        (lambda t: (t / "n.yaml").write_bytes(b"a: 1\0\n"), ["validate", "{t}/n.yaml"], "NUL byte"),
+        (lambda t: (t / "l.yaml").write_text("a: &x [1]\nb: *x\n"), ["validate", "{t}/l.yaml"], "anchors or aliases"),
+        (lambda t: (t / "i.yaml").write_text("a: " + "9" * 5000 + "\n"), ["validate", "{t}/i.yaml"], "at most 40"),
+        (lambda t: (t / "x.yaml").write_text("a: " + "[" * 500 + "]" * 500), ["validate", "{t}/x.yaml"], "nesting"),
+    ],
+)
+def test_bad_paths_and_hostile_files_are_one_error_line_and_exit_2(
+    tmp_path: Path, setup: object, args: list[str], expected: str
+) -> None:
+    setup(tmp_path)  # type: ignore[operator]
+    profile = _gke(tmp_path)
+    argv = [a.format(p=profile, t=tmp_path) for a in args]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 2, (result.output, result.exception)
+    lines = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and expected in lines[0], result.output
+    assert "Traceback" not in result.output
+
+
+def test_schema_output_is_replaced_only_with_force(tmp_path: Path) -> None:
+    target = tmp_path / "new/rlobs.schema.json"
+    assert runner.invoke(app, ["schema", "-o", str(target)]).exit_code == 0
+    target.write_text("old")
+    assert runner.invoke(app, ["schema", "-o", str(target)]).exit_code == 2
+    assert target.read_text() == "old"
+    assert runner.invoke(app, ["schema", "-o", str(target), "--force"]).exit_code == 0
+    assert json.loads(target.read_text())["$schema"]
+
+
+def test_a_symlink_at_a_profiles_bundle_folder_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out/demo").symlink_to(elsewhere)
+    other = tmp_path / "q.yaml"
+    other.write_text(GOOD.replace("name: demo", "name: other"))
+    result = runner.invoke(app, ["render", str(_gke(tmp_path)), str(other), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "symbolic link" in result.output
+    assert list(elsewhere.iterdir()) == []
+    assert not (tmp_path / "out/other").exists() or list((tmp_path / "out/other").iterdir()) == []
+
+
+def test_control_characters_never_reach_the_terminal(tmp_path: Path) -> None:
+    out = tmp_path / "a\x1b[2Jb"
+    result = runner.invoke(app, ["render", str(_gke(tmp_path)), "-o", str(out)])
+    assert result.exit_code == 0
+    assert "\x1b" not in result.output and "\\x1b[2J" in result.output

@@ -148,3 +148,88 @@ def test_every_terraform_variable_problem_is_reported() -> None:
         "eks.terraformVariables.enable_argocd",
         "eks.terraformVariables.no_such_var",
     ]
+
+
+def _eks_with(old: str, new: str) -> str:
+    text = all_profiles()["eks-jark"]
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://user:tok3nValue@github.com/acme/gitops.git",
+        "https://Zk3q9XbT2mLw8RvY4cNa@github.com/acme/gitops.git",
+        "ssh://git:pass@github.com/acme/gitops.git",
+        "https://github.com/acme/gitops.git?access_token=s3cr3t",
+        "https://github.com/acme/gitops.git#s3cr3t",
+        "https://github.com/acme/gitops{{.git",
+        "https://github.com/acme/``x``",
+    ],
+)
+def test_repo_url_refuses_credentials_query_fragment_and_templates_without_echoing(url: str) -> None:
+    with pytest.raises(ProfileError) as err:
+        parse_profile(_eks_with("https://github.com/acme/gitops.git", url), "p.yaml")
+    lines = err.value.lines()
+    assert len(lines) == 1 and "eks.gitops.repoUrl" in lines[0], lines
+    for secret in ("tok3nValue", "Zk3q9XbT2mLw8RvY4cNa", "pass@", "s3cr3t"):
+        assert secret not in lines[0]
+
+
+def test_a_credential_in_any_free_text_value_or_key_is_refused_without_echoing_it() -> None:
+    key = "AKIA" + "ABCDEFGHIJKLMNOP"
+    text = _eks_with("  # terraformVariables:", f"  terraformVariables:\n    region_note: '{key}'\n  #")
+    with pytest.raises(ProfileError) as err:
+        parse_profile(text, "p.yaml")
+    assert any("terraformVariables.region_note" in line for line in err.value.lines())
+    assert key not in str(err.value)
+
+
+def test_keys_with_control_characters_are_escaped_in_problems() -> None:
+    with pytest.raises(ProfileError) as err:
+        parse_profile(GOOD + '"bad\\x1b[31mkey\\nsplit": 1\n', "p.yaml")
+    (line,) = err.value.lines()
+    assert "\x1b" not in line and "\n" not in line and "\\x1b" in line
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "path"),
+    [
+        ('channel: "#rl-alerts"', 'channel: "#rl-alerts{{"', "channel"),
+        ('channel: "#rl-alerts"', 'channel: "#rl\\nalerts"', "channel"),
+        ('channel: "#rl-alerts"', "channel: https://example.com/hook", "channel"),
+        ("key: webhook-url}", "key: ..}", "secretRef.key"),
+        ("- name: rl-oncall", "- name: 'null'", "alertmanagerReceivers[0].name"),
+        ("path: clusters/jark-stack/rlobs", "path: ../../etc", "gitops.path"),
+        ("path: clusters/jark-stack/rlobs", "path: a/./b", "gitops.path"),
+        ("targetRevision: main", "targetRevision: a..b.lock", "gitops.targetRevision"),
+        ("targetRevision: main", "targetRevision: rel.lock", "gitops.targetRevision"),
+    ],
+)
+def test_values_their_consumers_refuse_are_refused_at_their_key(old: str, new: str, path: str) -> None:
+    with pytest.raises(ProfileError) as err:
+        parse_profile(_eks_with(old, new), "p.yaml")
+    (line,) = err.value.lines()
+    assert path in line and line.startswith("p.yaml:"), line
+
+
+def test_receiver_names_are_unique() -> None:
+    second = "    - name: rl-oncall\n      type: webhook\n      secretRef: {name: hook, key: url}\n"
+    text = _eks_with("  # terraformVariables:", second + "  # terraformVariables:")
+    with pytest.raises(ProfileError) as err:
+        parse_profile(text, "p.yaml")
+    (line,) = err.value.lines()
+    assert "alertmanagerReceivers[1].name: expected a name no other receiver has" in line
+
+
+@pytest.mark.parametrize("value", ["3651d", "200000d", "9999999999s"])
+def test_durations_beyond_what_prometheus_accepts_are_refused(value: str) -> None:
+    with pytest.raises(ProfileError, match="at most 3650d"):
+        parse_profile(
+            _eks_with(
+                "metricsPipeline: otel-collector",
+                f"metricsPipeline: otel-collector\n  prometheus: {{retention: {value}}}",
+            ),
+            "p.yaml",
+        )

@@ -1,22 +1,48 @@
-"""The writer: idempotent, keeps hand-written files, prunes its own stale files, stays inside the directory."""
+"""The writer: idempotent, keeps hand-written files, prunes only its own untouched files, never follows a link,
+writes each bundle as one locked transaction that an interrupted render's successor finishes or undoes."""
 
 from __future__ import annotations
 
+import json
 import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from rlobs.bundle.spec import Rendered
-from rlobs.bundle.write import MANIFEST, plan_changes, write_tree
+from rlobs.bundle.write import JOURNAL, MANIFEST, STAGING, Bundle, Changes, open_bundle
 from rlobs.errors import OutputConflictError, RlobsError
+from rlobs.targets import producible
+from testing.helpers import REPO, TESTS
+from testing.trees import snapshot
 
 
-def _write(files: list[Rendered], out: Path, *, force: bool = False):  # type: ignore[no-untyped-def]
-    changes = plan_changes(files, out, force=force, with_diff=True)
-    out.mkdir(parents=True, exist_ok=True)
-    write_tree(files, out, changes)
+def _any(_: str) -> bool:
+    return True
+
+
+def _write(files: list[Rendered], out: Path, *, force: bool = False, ours: Callable[[str], bool] = _any) -> Changes:
+    with open_bundle(out, ours, write=True) as bundle:
+        changes = bundle.plan(files, force=force, with_diff=True)
+        bundle.write(files, changes)
     return changes
+
+
+def _plan(files: list[Rendered], out: Path, *, force: bool = True) -> Changes:
+    with open_bundle(out, _any, write=False) as bundle:
+        return bundle.plan(files, force=force, with_diff=True)
+
+
+OLD = [Rendered("a.yaml", "a: 1\n", "text"), Rendered("b/b.yaml", "b: 1\n", "text"), Rendered("c.yaml", "c\n", "text")]
+NEW = [Rendered("a.yaml", "a: 2\n", "text"), Rendered("b/b.yaml", "b: 2\n", "text"), Rendered("d/d.sh", "d\n", "sh")]
 
 
 def test_second_render_touches_nothing(tmp_path: Path) -> None:
@@ -60,7 +86,7 @@ def test_edited_generated_file_is_drift_and_is_only_overwritten_with_force(tmp_p
     files = [Rendered("a.yaml", "a: 1\n", "text")]
     _write(files, tmp_path)
     (tmp_path / "a.yaml").write_text("a: 2\n")
-    drift = plan_changes(files, tmp_path, with_diff=True, force=True)
+    drift = _plan(files, tmp_path)
     assert drift.updated == ("a.yaml",)
     assert "-a: 2\n+a: 1\n" in drift.diff
     with pytest.raises(OutputConflictError, match="edited since rlobs wrote them"):
@@ -70,70 +96,175 @@ def test_edited_generated_file_is_drift_and_is_only_overwritten_with_force(tmp_p
     assert (tmp_path / "a.yaml").read_text() == "a: 1\n"
 
 
-def test_edited_stale_file_is_not_deleted_without_force(tmp_path: Path) -> None:
+def test_edited_stale_file_is_never_deleted_not_even_with_force(tmp_path: Path) -> None:
     _write([Rendered("a.yaml", "a: 1\n", "text"), Rendered("old.yaml", "o: 1\n", "text")], tmp_path)
     (tmp_path / "old.yaml").write_text("o: mine\n")
     with pytest.raises(OutputConflictError, match=r"old\.yaml"):
         _write([Rendered("a.yaml", "a: 1\n", "text")], tmp_path)
+    changes = _write([Rendered("a.yaml", "a: 1\n", "text")], tmp_path, force=True)
+    assert changes.kept == ("old.yaml",)
     assert (tmp_path / "old.yaml").read_text() == "o: mine\n"
+    assert "old.yaml" not in json.loads((tmp_path / MANIFEST).read_text())["files"]  # the user's file now
 
 
-def test_planted_symlink_at_a_staging_name_is_not_followed(tmp_path: Path) -> None:
+def test_forged_manifest_entry_for_a_users_file_deletes_nothing(tmp_path: Path) -> None:
+    """A manifest entry with the file's real digest is not enough: the path must be one a target can produce."""
+    import hashlib
+
+    out = tmp_path / "out"
+    readme = Rendered("README.md", "bundle\n", "md")
+    _write([readme], out, ours=producible)
+    for rel in ("notes.md", "docs/../../x", "terraform/secrets.auto.tfvars"):
+        target = out / "notes.md" if ".." in rel else out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("mine\n")
+    digest = hashlib.sha256(b"mine\n").hexdigest()
+    manifest = json.loads((out / MANIFEST).read_text())
+    manifest["files"].update({"notes.md": digest, "docs/../../x": digest, "terraform/secrets.auto.tfvars": digest})
+    (out / MANIFEST).write_text(json.dumps(manifest))
+    changes = _write([readme], out, ours=producible, force=True)
+    assert changes.deleted == ()
+    assert (out / "notes.md").read_text() == (out / "terraform/secrets.auto.tfvars").read_text() == "mine\n"
+
+
+def test_every_blueprint_path_is_producible() -> None:
+    from testing.bundles import build
+    from testing.helpers import all_profiles, profile
+
+    for name in all_profiles():
+        assert [r.path for r in build(profile(name)) if not producible(r.path)] == [], name
+
+
+def test_a_symbolic_link_at_the_root_is_refused(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "out").symlink_to(real)
+    with pytest.raises(OutputConflictError, match="symbolic link"):
+        _write([Rendered("a.yaml", "a: 1\n", "text")], tmp_path / "out")
+    assert list(real.iterdir()) == []
+
+
+@pytest.mark.parametrize("write", [True, False])
+def test_a_symbolic_link_below_the_root_is_never_followed(tmp_path: Path, write: bool) -> None:
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out.mkdir()
+    (out / "docs").symlink_to(elsewhere)
+    (out / "README.md").symlink_to(elsewhere / "victim")
+    files = [Rendered("docs/runbook.md", "x\n", "md")]
+    with pytest.raises(OutputConflictError, match="symbolic link"):
+        _write(files, out) if write else _plan(files, out)
+    with pytest.raises(OutputConflictError, match="symbolic link"):
+        _write([Rendered("README.md", "x\n", "md")], out, force=True)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_stale_path_through_a_link_is_not_deleted(tmp_path: Path) -> None:
+    """A forged manifest naming docs/x.md, with docs/ a link to a folder holding a matching x.md: kept."""
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    _write([Rendered("docs/x.md", "x\n", "md"), Rendered("a.yaml", "a\n", "text")], out)
+    (out / "docs/x.md").unlink()
+    (out / "docs").rmdir()
+    elsewhere.mkdir()
+    (elsewhere / "x.md").write_text("x\n")
+    (out / "docs").symlink_to(elsewhere)
+    changes = _write([Rendered("a.yaml", "a\n", "text")], out, force=True)
+    assert changes.deleted == ()
+    assert (elsewhere / "x.md").read_text() == "x\n"
+
+
+def test_planted_symlink_in_the_staging_folder_is_not_followed(tmp_path: Path) -> None:
     out, victim = tmp_path / "out", tmp_path / "victim"
     _write([Rendered("README.md", "v1\n", "text")], out)
     victim.write_text("precious\n")
-    for name in (".README.md.rlobs-new", ".README.md.x.rlobs-new"):
-        (out / name).symlink_to(victim)
+    (out / STAGING).mkdir()
+    for name in ("0", "manifest", "journal"):
+        (out / STAGING / name).symlink_to(victim)
+    (out / ".README.md.x.rlobs-new").symlink_to(victim)
     _write([Rendered("README.md", "v2\n", "text")], out)
     assert victim.read_text() == "precious\n"
     assert (out / "README.md").read_text() == "v2\n"
     assert not (out / "README.md").is_symlink()
 
 
-def test_interrupted_write_is_still_recognised_as_ours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _write([Rendered("a.yaml", "a: 1\n", "text"), Rendered("b.yaml", "b: 1\n", "text")], tmp_path)
-    new = [Rendered("a.yaml", "a: 2\n", "text"), Rendered("b.yaml", "b: 2\n", "text")]
-    changes = plan_changes(new, tmp_path)
-    real_replace = os.replace
-    replaced: list[str] = []
-
-    def dying_replace(src: str, dst: str) -> None:
-        if str(dst).endswith(".yaml"):
-            replaced.append(str(dst))
-            if len(replaced) == 2:
-                raise KeyboardInterrupt  # killed between two files
-        real_replace(src, dst)
-
-    monkeypatch.setattr(os, "replace", dying_replace)
-    with pytest.raises(KeyboardInterrupt):
-        write_tree(new, tmp_path, changes)
-    monkeypatch.setattr(os, "replace", real_replace)
-    assert (tmp_path / "a.yaml").read_text() == "a: 2\n"
-    assert (tmp_path / "b.yaml").read_text() == "b: 1\n"
-    # The next render finishes the job without --force: neither file counts as foreign or hand-edited.
-    _write(new, tmp_path)
-    assert (tmp_path / "b.yaml").read_text() == "b: 2\n"
-    assert "pending" not in (tmp_path / MANIFEST).read_text()
-
-
-@pytest.mark.parametrize("bad", ["../escape.yaml", "/abs.yaml", "a/../../b.yaml", "./a.yaml"])
+@pytest.mark.parametrize("bad", ["../escape.yaml", "/abs.yaml", "a/../../b.yaml", "./a.yaml", "a\0b"])
 def test_paths_stay_inside_the_output_directory(tmp_path: Path, bad: str) -> None:
     with pytest.raises(RlobsError, match="refusing"):
-        plan_changes([Rendered(bad, "x: 1\n", "yaml")], tmp_path / "out")
+        _plan([Rendered(bad, "x: 1\n", "yaml")], tmp_path / "out")
 
 
-def test_symlink_out_of_the_directory_is_refused(tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "link").symlink_to(tmp_path)
-    with pytest.raises(RlobsError, match="link"):
-        plan_changes([Rendered("link/x.yaml", "x: 1\n", "text")], out)
+class _Killed(BaseException):
+    """Stands for SIGKILL in the in-process trials (the slow CLI trials use the real signal)."""
+
+
+def _mutations_of(monkeypatch: pytest.MonkeyPatch, kill_at: int | None) -> list[str]:
+    """Count (and at call `kill_at`, die in) every call that changes the directory."""
+    calls: list[str] = []
+    for name in ("replace", "unlink", "rmdir", "mkdir"):
+        real = getattr(os, name)
+
+        def dying(*args: object, _real: Callable[..., object] = real, _name: str = name, **kw: object) -> object:
+            calls.append(_name)
+            if len(calls) == kill_at:
+                raise _Killed
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(os, name, dying)
+    return calls
+
+
+def test_killed_at_every_step_the_next_render_finds_old_or_new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(OLD, tmp_path / "ref-old")
+    _write(NEW, tmp_path / "ref-new")
+    old, new = snapshot(tmp_path / "ref-old"), snapshot(tmp_path / "ref-new")
+    _write(OLD, tmp_path / "count")
+    with monkeypatch.context() as m:
+        calls = _mutations_of(m, None)
+        _write(NEW, tmp_path / "count")
+    steps = len(calls)
+    assert steps >= 10  # staging, commit, deletes, renames, manifest, clean-up
+    seen = set()
+    for kill_at in range(1, steps + 1):
+        out = tmp_path / f"trial-{kill_at}"
+        _write(OLD, out)
+        with monkeypatch.context() as m:
+            _mutations_of(m, kill_at)
+            with pytest.raises(_Killed):
+                _write(NEW, out)
+        with open_bundle(out, _any, write=False) as bundle:
+            assert bundle.plan(NEW).leftovers or snapshot(out) in (old, new), kill_at
+        with open_bundle(out, _any, write=True):
+            pass  # what the next render does first
+        after = snapshot(out)
+        assert after in (old, new), kill_at
+        seen.add("old" if after == old else "new")
+        _write(NEW, out)
+        assert snapshot(out) == new
+    assert seen == {"old", "new"}  # kills before and after the commit point were both tried
+
+
+def test_check_reports_an_unfinished_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(OLD, tmp_path)
+    with monkeypatch.context() as m:
+        _mutations_of(m, 12)
+        with pytest.raises(_Killed):
+            _write(NEW, tmp_path)
+    changes = _plan(NEW, tmp_path)
+    assert set(changes.leftovers) & {JOURNAL, STAGING}
+    assert set(changes.leftovers) <= set(changes.changed)
+
+
+def test_staging_files_of_older_versions_are_reported_and_removed(tmp_path: Path) -> None:
+    _write(OLD, tmp_path)
+    (tmp_path / "b/.b.yaml.k2j4.rlobs-new").write_text("b: 9\n")
+    assert _plan(OLD, tmp_path).leftovers == ("b/.b.yaml.k2j4.rlobs-new",)
+    _write(OLD, tmp_path)
+    assert not (tmp_path / "b/.b.yaml.k2j4.rlobs-new").exists()
 
 
 def test_failed_staging_leaves_the_previous_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _write([Rendered("a.yaml", "a: 1\n", "text"), Rendered("b.yaml", "b: 1\n", "text")], tmp_path)
-    new = [Rendered("a.yaml", "a: 2\n", "text"), Rendered("b.yaml", "b: 2\n", "text")]
-    changes = plan_changes(new, tmp_path)
+    _write(OLD, tmp_path)
+    before = snapshot(tmp_path)
     real_fsync = os.fsync
     calls = []
 
@@ -144,15 +275,190 @@ def test_failed_staging_leaves_the_previous_bundle(tmp_path: Path, monkeypatch: 
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", failing_fsync)
-    with pytest.raises(RlobsError, match="previous bundle is untouched"):
-        write_tree(new, tmp_path, changes)
-    assert (tmp_path / "a.yaml").read_text() == "a: 1\n"
-    assert (tmp_path / "b.yaml").read_text() == "b: 1\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST, "a.yaml", "b.yaml"]
-    assert "pending" not in (tmp_path / MANIFEST).read_text()
+    with pytest.raises(RlobsError, match="No space left on device; the previous bundle is untouched"):
+        _write(NEW, tmp_path)
+    assert snapshot(tmp_path) == before
 
 
-def test_unreadable_manifest_is_a_clear_error(tmp_path: Path) -> None:
-    (tmp_path / MANIFEST).write_text("{not json")
-    with pytest.raises(RlobsError, match="expected an rlobs manifest"):
-        plan_changes([Rendered("a.yaml", "a: 1\n", "text")], tmp_path)
+def test_a_failure_after_the_commit_is_finished_by_the_next_render(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    _write(OLD, out)
+    real = os.replace
+
+    def refusing(src: str, dst: str, **kw: object) -> None:
+        if dst == "b.yaml":
+            raise PermissionError(13, "Permission denied")
+        real(src, dst, **kw)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "replace", refusing)
+        with pytest.raises(RlobsError, match=r"Permission denied; \.rlobs-journal\.json records the rest"):
+            _write(NEW, out)
+    _write(NEW, tmp_path / "ref")
+    with open_bundle(out, _any, write=True):
+        pass
+    assert snapshot(out) == snapshot(tmp_path / "ref")
+
+
+def test_a_second_writer_waits_for_the_lock_then_gives_up(tmp_path: Path) -> None:
+    with open_bundle(tmp_path, _any, write=True):
+        with (
+            pytest.raises(RlobsError, match="another rlobs render is writing this directory"),
+            open_bundle(tmp_path, _any, write=True, timeout=0.1),
+        ):
+            pass
+        with (
+            pytest.raises(RlobsError, match="another rlobs render"),
+            open_bundle(tmp_path, _any, write=False, timeout=0.1),
+        ):
+            pass
+    with open_bundle(tmp_path, _any, write=True, timeout=0.1) as bundle:
+        assert isinstance(bundle, Bundle)
+
+
+@pytest.mark.parametrize(
+    ("manifest", "expected"),
+    [
+        ("{not json", "expected an rlobs manifest"),
+        ('{"files": []}', "expected an rlobs manifest"),
+        ("\0\0", "expected an rlobs manifest"),
+        ('{"files": {"a\\u0000b": "x", "/etc/passwd": "y"}}', None),  # ignored, never deleted
+    ],
+)
+def test_an_unreadable_manifest_is_one_error(tmp_path: Path, manifest: str, expected: str | None) -> None:
+    (tmp_path / MANIFEST).write_text(manifest)
+    if expected is None:
+        assert _plan([Rendered("a.yaml", "a: 1\n", "text")], tmp_path).deleted == ()
+        return
+    with pytest.raises(RlobsError, match=expected):
+        _plan([Rendered("a.yaml", "a: 1\n", "text")], tmp_path)
+
+
+def test_a_manifest_that_is_a_folder_is_one_error(tmp_path: Path) -> None:
+    (tmp_path / MANIFEST).mkdir()
+    with pytest.raises(RlobsError, match="expected a file, got a folder"):
+        _plan([Rendered("a.yaml", "a: 1\n", "text")], tmp_path)
+
+
+def test_a_forged_journal_is_checked_before_it_is_replayed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x\n")
+    out = tmp_path / "out"
+    _write(OLD, out)
+    (out / JOURNAL).write_text("[1, 2]")
+    with pytest.raises(RlobsError, match="expected an rlobs journal"):
+        _write(OLD, out)
+    forged = {"replace": [{"staged": "../x", "path": "a.yaml"}], "delete": [{"path": "../outside.txt"}]}
+    (out / JOURNAL).write_text(json.dumps(forged))
+    _write(OLD, out)
+    assert outside.read_text() == "x\n"
+    assert not (out / JOURNAL).exists()
+
+
+# -- the real CLI, killed with SIGKILL and run concurrently --------------------------------------------------------
+
+_OLD_BP, _NEW_BP = "gke-managed-otel", "eks-jark"  # a target switch: files created, updated and deleted
+
+
+def _rlobs(*args: str, kill_at: int = 0) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(TESTS), "NO_COLOR": "1"}
+    cmd = [sys.executable, "-m", "testing.killer", str(kill_at), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, timeout=120)
+
+
+def _bp(name: str) -> str:
+    return str(REPO / "blueprints" / f"{name}.yaml")
+
+
+def _recover(out: Path) -> None:
+    """What the next render does before anything else."""
+    with open_bundle(out, producible, write=True):
+        pass
+
+
+@pytest.fixture(scope="module")
+def references(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int]:
+    """The old and the new bundle's folders, and how many renames writing the new over the old takes."""
+    root = tmp_path_factory.mktemp("ref")
+    assert _rlobs("render", _bp(_OLD_BP), "-o", str(root / "old")).returncode == 0
+    assert _rlobs("render", _bp(_NEW_BP), "-o", str(root / "new")).returncode == 0
+    shutil.copytree(root / "old", root / "switch")
+    done = _rlobs("render", _bp(_NEW_BP), "-o", str(root / "switch"))
+    assert done.returncode == 0, done.stderr
+    renames = int(done.stderr.strip().splitlines()[-1].removeprefix("renames: "))
+    assert snapshot(root / "switch") == snapshot(root / "new")
+    return root / "old", root / "new", renames
+
+
+def _kill_trial(root: Path, old_dir: Path, trial: int, kill_at: int, delay: float | None) -> tuple[Path, bool]:
+    """A copy of the old bundle, then the new one rendered over it and killed at rename `kill_at` (or after `delay`
+    seconds); returns the folder and whether --check reported drift before the next render."""
+    out = root / f"trial-{trial}"
+    shutil.copytree(old_dir, out, symlinks=True)
+    if delay is None:
+        killed = _rlobs("render", _bp(_NEW_BP), "-o", str(out), kill_at=kill_at)
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+    else:
+        env = {**os.environ, "NO_COLOR": "1"}
+        cmd = [sys.executable, "-m", "rlobs", "render", _bp(_NEW_BP), "-o", str(out)]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    drift = _rlobs("render", _bp(_NEW_BP), "-o", str(out), "--check").returncode == 1
+    return out, drift
+
+
+@pytest.mark.slow
+def test_sigkill_at_every_rename_and_at_random_instants(tmp_path: Path, references: tuple[Path, Path, int]) -> None:
+    old_dir, new_dir, renames = references
+    old, new = snapshot(old_dir), snapshot(new_dir)
+    rng = random.Random(10)
+    trials: list[tuple[int, float | None]] = [(n, None) for n in range(1, renames + 1)]
+    trials += [(0, rng.uniform(0.05, 0.9)) for _ in range(50)]
+
+    def enumerate_trials(found: list[tuple[int, float | None]]) -> list[tuple[int, int, float | None]]:
+        return [(i, n, d) for i, (n, d) in enumerate(found)]
+
+    outcomes = {"old": 0, "new": 0}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for out, drift in pool.map(lambda t: _kill_trial(tmp_path, old_dir, *t), enumerate_trials(trials)):
+            before = snapshot(out)
+            assert drift or before == new, out  # --check reports a half-written bundle and its journal
+            _recover(out)
+            after = snapshot(out)
+            assert after in (old, new), out  # exactly one bundle: no mix, no staging file
+            outcomes["old" if after == old else "new"] += 1
+    assert outcomes["old"] and outcomes["new"], outcomes
+    assert renames >= 30, renames  # every file, the journal and the manifest are renamed into place
+
+
+@pytest.mark.slow
+def test_concurrent_renders_leave_one_complete_bundle(tmp_path: Path, references: tuple[Path, Path, int]) -> None:
+    old, new = snapshot(references[0]), snapshot(references[1])
+    env = {**os.environ, "NO_COLOR": "1"}
+    winners = {"old": 0, "new": 0}
+    for trial in range(20):
+        out = tmp_path / f"t{trial}"
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "rlobs", "render", _bp(bp), "-o", str(out)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for bp in ((_OLD_BP, _NEW_BP) if trial % 2 else (_NEW_BP, _OLD_BP))
+        ]
+        for proc in procs:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+        after = snapshot(out)
+        assert after in (old, new), trial
+        winner = "old" if after == old else "new"
+        winners[winner] += 1
+        check = _rlobs("render", _bp(_OLD_BP if winner == "old" else _NEW_BP), "-o", str(out), "--check")
+        assert check.returncode == 0, check.stdout  # the manifest is right: nothing differs, nothing left over
+    assert sum(winners.values()) == 20

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rlobs.bundle.write import Changes
 
 if TYPE_CHECKING:
+    from rlobs.bundle.spec import Rendered
     from rlobs.profile.model import Profile
 from rlobs.errors import RlobsError
 
@@ -49,19 +51,29 @@ def init(blueprint: str | None, target: str | None, out: Path, *, force: bool) -
     bp = found[blueprint]
     if target is not None and bp.target != target:
         raise RlobsError(f"blueprint {blueprint} is for target {bp.target}, not {target}")
-    if out.exists() and not force:
-        raise RlobsError(f"{out} exists: expected a new file (pass --force to overwrite it)")
     schema_path = out.parent / SCHEMA_FILE
-    schema = schema_text()
-    written = []
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(_MODELINE + bp.text, encoding="utf-8")
-    written.append(out)
+    write_file(out, _MODELINE + bp.text, force=force)
+    written = [out]
     # The schema is rlobs's own output: refresh it when absent or when --force is given.
     if not schema_path.exists() or force:
-        schema_path.write_text(schema, encoding="utf-8")
+        write_file(schema_path, schema_text(), force=force)
         written.append(schema_path)
     return written
+
+
+def write_file(path: Path, text: str, *, force: bool) -> None:
+    """Write one file the user named: a new one, or with `force` a replacement (never a folder, never half)."""
+    if path.is_dir():
+        raise RlobsError(f"{path}: expected a file name, got a folder")
+    if path.exists() and not force:
+        raise RlobsError(f"{path} exists: expected a new file (pass --force to overwrite it)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.rlobs-tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def schema_text() -> str:
@@ -103,23 +115,33 @@ def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_di
 
     # Made before the heavy imports below, so its parser process warms up on the other core meanwhile.
     with Checker() as checker:
-        from rlobs.bundle.write import plan_changes, write_tree
         from rlobs.pipeline import build
 
         loaded = _load_all(profiles)
         built = [build(p, checker) for p in loaded]
-    results = []
-    for path, profile, files in zip(profiles, loaded, built, strict=True):
-        out_dir = out if len(loaded) == 1 else out / profile.metadata.name
-        if out_dir.exists() and not out_dir.is_dir():
-            raise RlobsError(f"{out_dir}: expected a directory, got a file")
-        # --check, --diff and --dry-run report foreign or edited files as differences; only a write refuses them.
-        changes = plan_changes(files, out_dir, force=force or not write, with_diff=with_diff)
-        results.append(RenderResult(path, profile.metadata.name, out_dir, changes))
-    if write:
-        for result, files in zip(results, built, strict=True):
-            result.out_dir.mkdir(parents=True, exist_ok=True)
-            write_tree(files, result.out_dir, result.changes)
+    targets = [out if len(loaded) == 1 else out / p.metadata.name for p in loaded]
+    return _apply(list(zip(profiles, loaded, built, targets, strict=True)), write=write, force=force, diff=with_diff)
+
+
+def _apply(
+    jobs: list[tuple[Path, Profile, tuple[Rendered, ...], Path]], *, write: bool, force: bool, diff: bool
+) -> list[RenderResult]:
+    """Lock every bundle directory (in path order, so two renders cannot deadlock), plan all, then write all:
+    one refused bundle writes nothing, and no other render can change a directory between its plan and write."""
+    from rlobs.bundle.write import open_bundle
+    from rlobs.targets import producible
+
+    with ExitStack() as stack:
+        dirs = sorted({j[3] for j in jobs})
+        bundles = {d: stack.enter_context(open_bundle(d, producible, write=write)) for d in dirs}
+        results = []
+        for path, profile, files, out_dir in jobs:
+            # --check, --diff and --dry-run report foreign or edited files as differences; only a write refuses them.
+            changes = bundles[out_dir].plan(files, force=force or not write, with_diff=diff)
+            results.append(RenderResult(path, profile.metadata.name, out_dir, changes))
+        if write:
+            for (_, _, files, out_dir), result in zip(jobs, results, strict=True):
+                bundles[out_dir].write(files, result.changes)
     return results
 
 

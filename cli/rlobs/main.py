@@ -59,6 +59,23 @@ def _errors(fmt: Fmt = Fmt.text) -> Iterator[None]:
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
+    except OSError as exc:  # a user's path: unreadable, unwritable, a full disk, a name too long
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        _fail(fmt, f"{where}{exc.strerror or exc}")
+    except ValueError as exc:  # pathlib refuses a path holding a NUL byte with ValueError
+        if "null byte" not in str(exc):
+            raise
+        _fail(fmt, f"expected a path without a NUL byte, got one ({exc})")
+
+
+def _fail(fmt: Fmt, message: str) -> None:
+    from rlobs import output
+    from rlobs.errors import EXIT_USAGE
+
+    if fmt is Fmt.json:
+        output.as_json({"errors": [{"message": message}]})
+    output.say(f"error: {message}", err=True, style="red")
+    raise typer.Exit(EXIT_USAGE) from None
 
 
 def _version(value: bool) -> None:
@@ -197,6 +214,7 @@ def validate(profiles: ProfilesArg, fmt: FormatOpt = Fmt.text) -> None:
 @app.command()
 def schema(
     out: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Print the profile's JSON Schema.
 
@@ -209,7 +227,7 @@ def schema(
         if out is None:
             sys.stdout.write(text)
         else:
-            out.write_text(text, encoding="utf-8")
+            commands.write_file(out, text, force=force)
 
 
 @app.command()

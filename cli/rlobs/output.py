@@ -12,9 +12,19 @@ def fancy(stream: TextIO) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if c != 0x0A} | {0x9B: "\\x9b"}
+
+
+def printable(text: str) -> str:
+    """`text` with every control character but newline escaped: nothing from a profile or a path can move the
+    cursor, recolour a terminal or a CI log, or forge a line (ECMA-48 C0 controls, DEL and the C1 CSI)."""
+    return text.translate(_CONTROL)
+
+
 def say(text: str = "", *, err: bool = False, style: str | None = None) -> None:
     """Print a line; styled (rich markup is escaped) only on a colour terminal."""
     stream = sys.stderr if err else sys.stdout
+    text = printable(text)
     if style and fancy(stream):
         # rich is imported only when there is a terminal to colour (it costs ~40 ms at start-up).
         from rich.console import Console

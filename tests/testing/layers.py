@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 # What each layer may import, besides itself (prefixes of dotted module names).
-HELPERS = ("rlobs.errors", "rlobs.resources")
+HELPERS = ("rlobs.errors", "rlobs.resources", "rlobs.credentials")
 ALLOWED = {
     "profile": ("rlobs.profile", *HELPERS),
     "bundle": ("rlobs.bundle", *HELPERS),

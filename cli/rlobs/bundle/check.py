@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Callable, Iterable
 from types import TracebackType
@@ -11,7 +12,8 @@ import yaml
 
 from rlobs.bundle.hclworker import HclWorker
 from rlobs.bundle.spec import Format, Rendered
-from rlobs.errors import CheckError
+from rlobs.credentials import found_in
+from rlobs.errors import CheckError, RlobsError
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -43,6 +45,16 @@ _PARSERS: dict[Format, Callable[[Rendered], None]] = {
 }
 
 
+_HCL_ESCAPES = re.compile(r"(\$\$|%%)\{")
+
+
+def hcl_for_parser(text: str) -> str:
+    """HCL text as python-hcl2 can read it, with the same values: its lexer takes `$${` and `%%{` only when a `}`
+    follows, while Terraform reads them anywhere in a quoted string as the literal `${` and `%{` (hashicorp/hcl
+    hclsyntax spec.md, "Template Literals"); `\u007b` is the same literal `{` and is read by both."""
+    return _HCL_ESCAPES.sub(lambda m: m.group(1)[0] + "\\u007b", text)
+
+
 def _shell(scripts: list[Rendered]) -> list[str]:
     """`bash -n` each script, all at once (one process per script: bash stops at the first syntax error)."""
     procs = [
@@ -64,7 +76,9 @@ class Checker:
         self._hcl = HclWorker()
 
     def check(self, files: Iterable[Rendered]) -> None:
-        """Raise CheckError naming every file that does not parse back."""
+        """Raise CheckError naming every file that does not parse back, and refuse any credential-shaped text."""
+        files = tuple(files)
+        _no_credentials(files)
         failures: list[str] = []
         scripts: list[Rendered] = []
         hcl_files: dict[str, str] = {}
@@ -74,7 +88,7 @@ class Checker:
             if r.fmt == "sh":
                 scripts.append(r)
             elif r.fmt == "hcl":
-                hcl_files[r.path] = r.text
+                hcl_files[r.path] = hcl_for_parser(r.text)
             else:
                 try:
                     _PARSERS[r.fmt](r)
@@ -96,6 +110,16 @@ class Checker:
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self.close()
+
+
+def _no_credentials(files: tuple[Rendered, ...]) -> None:
+    """The last line of defence: whatever the profile held, no credential shape reaches a file bound for git."""
+    found = [f"{r.path}: {', '.join(shapes)}" for r in files if (shapes := found_in(r.text))]
+    if found:
+        raise RlobsError(
+            "refusing to write what looks like a credential (keep it in a Kubernetes Secret and reference it):\n  "
+            + "\n  ".join(found)
+        )
 
 
 def check(files: Iterable[Rendered]) -> None:

@@ -1,21 +1,43 @@
-"""The only code that touches the output directory: compare, stage, replace, prune, keep a manifest."""
+"""The only code that changes the output directory: lock it, compare, stage, switch in one committed step, prune.
+
+A write is a transaction. Every new file and the new manifest are staged in `.rlobs-staging/`, then
+`.rlobs-journal.json` is renamed into place: that rename is the commit point. Before it, an interrupted render left
+the old bundle untouched and the next render removes the staging folder (roll back); after it, the next render
+replays the journal (roll forward: renames and deletions are idempotent) before it looks at anything else. So after
+a SIGKILL at any instant the directory holds exactly the old or exactly the new bundle once the next render starts,
+and --check reports an unfinished transaction as drift. The directory's lock (tree.Tree.lock) covers the whole
+plan-and-write, so two renders never interleave.
+
+The manifest is not a licence to delete: a file is removed only if an rlobs target can produce its path, it is a
+regular file reached without following any link, and its content is still exactly what rlobs wrote.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
 import os
-import tempfile
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+from typing import Any
 
 from rlobs.bundle.spec import Rendered
+from rlobs.bundle.tree import Tree, parts
 from rlobs.errors import OutputConflictError, RlobsError
 
 MANIFEST = ".rlobs-manifest.json"
-_STAGED = ".rlobs-new"
+JOURNAL = ".rlobs-journal.json"
+STAGING = ".rlobs-staging"
+# Staging files of rlobs versions before the journal: `.<name>.<random>.rlobs-new` beside each file.
+_LEGACY = re.compile(r"\..+\.rlobs-new\Z")
+_HEX = re.compile(r"[0-9a-f]{64}\Z")
+LOCK_TIMEOUT = 60.0  # seconds a render waits for another one writing the same directory
+
+Producible = Callable[[str], bool]  # can an rlobs target produce this bundle-relative path?
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,60 +48,34 @@ class Changes:
     updated: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()
     unchanged: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()  # no longer generated but edited by hand: left in place, dropped from the manifest
+    leftovers: tuple[str, ...] = ()  # an unfinished write's journal and staging files
     diff: str = ""
     manifest_changed: bool = field(default=False, compare=False)
 
     @property
     def changed(self) -> tuple[str, ...]:
-        return tuple(sorted(self.created + self.updated + self.deleted))
+        return tuple(sorted(self.created + self.updated + self.deleted + self.leftovers))
 
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _safe_path(root: Path, rel: str) -> Path:
-    pure = PurePosixPath(rel)
-    if pure.is_absolute() or ".." in pure.parts or not pure.parts or rel != pure.as_posix():
-        raise RlobsError(f"refusing to write outside the output directory: {rel!r}")
-    target = root.joinpath(*pure.parts)
-    resolved_root = root.resolve()
-    if not target.resolve().is_relative_to(resolved_root):
-        raise RlobsError(f"refusing to write through a link that leaves the output directory: {rel}")
-    return target
-
-
-def _read_manifest(root: Path) -> dict[str, set[str]]:
-    """Generated path -> the digests it may have on disk (two while a write is in progress: old and new)."""
-    path = root / MANIFEST
-    if not path.exists():
-        return {}
+@contextlib.contextmanager
+def open_bundle(
+    out_dir: Path, producible: Producible, *, write: bool, timeout: float = LOCK_TIMEOUT
+) -> Iterator[Bundle]:
+    """The bundle directory, locked until the block ends: exclusively (and recovered) to write, shared to read."""
+    tree = Tree.open(out_dir, create=write)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        found: dict[str, set[str]] = {}
-        for key in ("files", "pending"):
-            entries = data.get(key, {}) if key == "pending" else data[key]
-            if not isinstance(entries, dict):
-                raise TypeError(f"{key} is not a mapping")
-            for name, digest in entries.items():
-                found.setdefault(str(name), set()).add(str(digest))
-        return found
-    except (ValueError, KeyError, TypeError) as exc:
-        raise RlobsError(
-            f"{path}: expected an rlobs manifest, got unreadable content ({exc}); remove it to start over"
-        ) from None
-
-
-def _manifest_text(files: dict[str, str], pending: dict[str, str] | None = None) -> str:
-    body: dict[str, object] = {
-        "generator": "rlobs",
-        "note": "files rlobs generated here; do not edit",
-        "files": dict(sorted(files.items())),
-    }
-    if pending:
-        # Digests the files had before the write in progress: an interrupted write is not mistaken for hand edits.
-        body["pending"] = dict(sorted(pending.items()))
-    return json.dumps(body, indent=2) + "\n"
+        tree.lock(exclusive=write, timeout=timeout)
+        bundle = Bundle(tree, producible)
+        if write:
+            bundle.recover()
+        yield bundle
+    finally:
+        tree.close()
 
 
 @dataclass(slots=True)
@@ -90,63 +86,277 @@ class _Plan:
     updated: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)  # there, but not rlobs's
     edited: list[str] = field(default_factory=list)  # rlobs's, but edited since it wrote them
     diff: list[str] = field(default_factory=list)
 
 
-def plan_changes(
-    rendered: Iterable[Rendered], out_dir: Path, *, force: bool = False, with_diff: bool = False
-) -> Changes:
-    """Compare the rendered bundle with the directory; raise if a file rlobs does not own would be touched."""
-    rendered = tuple(rendered)
-    previous = _read_manifest(out_dir)
-    found = _Plan()
-    for r in rendered:
-        old_text = _compare(r, out_dir, previous, found, force=force)
-        if with_diff and old_text is not None:
-            found.diff += _diff(old_text, r.text, f"a/{r.path}", f"b/{r.path}")
-    for stale in sorted(set(previous) - {r.path for r in rendered}):
-        target = _safe_path(out_dir, stale)
-        if not target.is_file():
-            continue
-        if not force and _digest(target.read_bytes()) not in previous[stale]:
-            found.edited.append(stale)
-        found.deleted.append(stale)
+class Bundle:
+    """A locked bundle directory: plan a render against it, then write it as one transaction."""
+
+    def __init__(self, tree: Tree, producible: Producible) -> None:
+        self.tree = tree
+        self.producible = producible
+
+    @property
+    def path(self) -> Path:
+        return self.tree.path
+
+    # -- reading -------------------------------------------------------------------------------------------------
+
+    def manifest(self) -> dict[str, set[str]]:
+        """Generated path -> the digests rlobs wrote there; entries no target can produce are ignored."""
+        raw = self._read_meta(MANIFEST)
+        if raw is None:
+            return {}
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            found: dict[str, set[str]] = {}
+            # `pending` is written by rlobs versions before the journal, while a write was in progress.
+            for key in ("files", "pending"):
+                entries = data.get(key, {}) if key == "pending" else data[key]
+                if not isinstance(entries, dict):
+                    raise TypeError(f"{key} is not a mapping")
+                for name, digest in entries.items():
+                    if self._ours(name) and isinstance(digest, str):
+                        found.setdefault(name, set()).add(digest)
+            return found
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise RlobsError(
+                f"{self.path / MANIFEST}: expected an rlobs manifest, got unreadable content ({exc}); "
+                "remove it to start over"
+            ) from None
+
+    def _read_meta(self, name: str) -> bytes | None:
+        try:
+            return self.tree.read(name)
+        except OSError as exc:
+            raise RlobsError(f"{self.path / name}: cannot read it: {exc.strerror or exc}") from None
+
+    def _ours(self, rel: object) -> bool:
+        if not isinstance(rel, str):
+            return False
+        try:
+            parts(rel)
+        except RlobsError:
+            return False
+        return self.producible(rel)
+
+    def leftovers(self, paths: Iterable[str]) -> list[str]:
+        """An unfinished write's files: the journal, the staging folder, old-style staging files beside `paths`."""
+        found = [name for name in (JOURNAL, STAGING) if self.tree.kind(name) != "missing"]
+        folders = {tuple(parts(p)[:-1]) for p in paths}
+        for folder in sorted(folders):
+            try:
+                with self.tree.folder(folder) as fd:
+                    names = os.listdir(fd) if fd is not None else []
+            except OutputConflictError:  # a link or a file on the way: nothing of rlobs's can be there
+                continue
+            found += ["/".join((*folder, n)) for n in sorted(names) if _LEGACY.match(n)]
+        return found
+
+    # -- planning ------------------------------------------------------------------------------------------------
+
+    def plan(self, rendered: Iterable[Rendered], *, force: bool = False, with_diff: bool = False) -> Changes:
+        """Compare the rendered bundle with the directory; raise if a file rlobs does not own would be touched."""
+        rendered = tuple(rendered)
+        previous = self.manifest()
+        found = _Plan()
+        for r in rendered:
+            old_text = self._compare(r, previous, found, force=force)
+            if with_diff and old_text is not None:
+                found.diff += _diff(old_text, r.text, f"a/{r.path}", f"b/{r.path}")
+        for stale in sorted(set(previous) - {r.path for r in rendered}):
+            self._stale(stale, previous[stale], found, force=force, with_diff=with_diff)
+        _refuse(self.path, found)
+        new_manifest = manifest_text({r.path: _digest(r.text.encode()) for r in rendered})
+        leftovers = self.leftovers([*(r.path for r in rendered), *previous])
+        return Changes(
+            tuple(found.created),
+            tuple(found.updated),
+            tuple(found.deleted),
+            tuple(found.unchanged),
+            tuple(found.kept),
+            tuple(leftovers),
+            "".join(found.diff),
+            self._read_meta(MANIFEST) != new_manifest.encode(),
+        )
+
+    def _compare(self, r: Rendered, previous: dict[str, set[str]], found: _Plan, *, force: bool) -> str | None:
+        """File `r` on disk against its rendering, noted in `found`; its old text where it changes, else None."""
+        old = self._read(r.path)
+        if old is None:
+            found.created.append(r.path)
+            return ""
+        if old == r.text.encode() and self._mode_ok(r):
+            found.unchanged.append(r.path)
+            return None
+        if not force and r.path not in previous:
+            found.conflicts.append(r.path)
+        elif not force and _digest(old) not in previous[r.path]:
+            found.edited.append(r.path)
+        found.updated.append(r.path)
+        return old.decode("utf-8", errors="replace")
+
+    def _read(self, rel: str) -> bytes | None:
+        try:
+            return self.tree.read(rel)
+        except OSError as exc:
+            raise RlobsError(f"{self.path / rel}: cannot read it: {exc.strerror or exc}") from None
+
+    def _mode_ok(self, r: Rendered) -> bool:
+        return bool(self.tree.stat(r.path).st_mode & 0o100) == r.executable
+
+    def _stale(self, rel: str, digests: set[str], found: _Plan, *, force: bool, with_diff: bool) -> None:
+        """A file rlobs wrote before and no longer renders: deleted if untouched, else kept (or refused)."""
+        if self.tree.kind(rel) != "file":
+            return  # gone, or a link or folder now: not the file rlobs wrote, never followed or removed
+        old = self._read(rel) or b""
+        if _digest(old) not in digests:
+            (found.kept if force else found.edited).append(rel)
+            return
+        found.deleted.append(rel)
         if with_diff:
-            found.diff += _diff(target.read_text(encoding="utf-8", errors="replace"), "", f"a/{stale}", "/dev/null")
-    _refuse(out_dir, found)
-    new_manifest = _manifest_text({r.path: _digest(r.text.encode()) for r in rendered})
-    manifest_path = out_dir / MANIFEST
-    manifest_changed = not manifest_path.exists() or manifest_path.read_text(encoding="utf-8") != new_manifest
-    return Changes(
-        tuple(found.created),
-        tuple(found.updated),
-        tuple(found.deleted),
-        tuple(found.unchanged),
-        "".join(found.diff),
-        manifest_changed,
-    )
+            found.diff += _diff(old.decode("utf-8", errors="replace"), "", f"a/{rel}", "/dev/null")
+
+    # -- writing -------------------------------------------------------------------------------------------------
+
+    def write(self, rendered: Iterable[Rendered], changes: Changes) -> None:
+        """Apply `changes` as one transaction: stage everything, commit the journal, then roll it forward."""
+        if not (changes.manifest_changed or changes.changed):
+            return
+        by_path = {r.path: r for r in rendered}
+        to_write = [by_path[p] for p in sorted(changes.created + changes.updated)]
+        manifest = manifest_text({p: _digest(r.text.encode()) for p, r in by_path.items()})
+        try:
+            journal = self._stage(to_write, manifest, changes.deleted)
+        except OSError as exc:
+            self._discard_staging()
+            raise RlobsError(
+                f"could not write the bundle to {self.path}: {exc.strerror or exc}; the previous bundle is untouched"
+            ) from None
+        self._finish(journal)
+
+    def _stage(self, files: list[Rendered], manifest: str, deleted: tuple[str, ...]) -> dict[str, Any]:
+        """Every new file and the manifest in the staging folder, then the journal renamed into place (commit)."""
+        self._discard_staging()
+        assert self.tree.fd is not None  # opened to write
+        os.mkdir(STAGING, 0o700, dir_fd=self.tree.fd)
+        old = self.manifest()
+        journal: dict[str, Any] = {
+            "generator": "rlobs",
+            "note": "an rlobs write in progress; the next rlobs render finishes it",
+            "replace": [{"staged": str(i), "path": r.path} for i, r in enumerate(files)],
+            "delete": [{"path": p, "digests": sorted(old.get(p, ()))} for p in deleted],
+        }
+        with self.tree.folder((STAGING,)) as staging:
+            assert staging is not None
+            for i, r in enumerate(files):
+                _write_new(staging, str(i), r.text.encode(), 0o755 if r.executable else 0o644)
+            _write_new(staging, "manifest", manifest.encode(), 0o644)
+            _write_new(staging, "journal", (json.dumps(journal, indent=2) + "\n").encode(), 0o644)
+            os.fsync(staging)
+            os.replace("journal", JOURNAL, src_dir_fd=staging, dst_dir_fd=self.tree.fd)
+        self.tree.sync()
+        return journal
+
+    def _finish(self, journal: dict[str, Any]) -> None:
+        try:
+            self._roll_forward(journal)
+        except OSError as exc:
+            raise RlobsError(
+                f"could not finish writing the bundle to {self.path}: {exc.strerror or exc}; "
+                f"{JOURNAL} records the rest, and the next render finishes it"
+            ) from None
+
+    def _roll_forward(self, journal: dict[str, Any]) -> None:
+        """Finish a committed write; every step is idempotent, so an interrupted roll-forward is replayed."""
+        for op in journal["delete"]:
+            rel = op["path"]
+            if self.tree.kind(rel) == "file" and _digest(self.tree.read(rel) or b"") in op["digests"]:
+                self.tree.unlink(rel)
+        with self.tree.folder((STAGING,)) as staging:
+            if staging is not None:
+                present = set(os.listdir(staging))
+                for op in journal["replace"]:
+                    if op["staged"] in present:
+                        self.tree.move_in(staging, op["staged"], op["path"])
+                if "manifest" in present:
+                    self.tree.move_in(staging, "manifest", MANIFEST)
+        self.tree.sync()
+        self._discard_staging()
+        self.tree.unlink(JOURNAL)
+        self.tree.sync()
+
+    def _discard_staging(self) -> None:
+        """Remove the staging folder (its files only: rlobs puts no folders or links there)."""
+        kind = self.tree.kind(STAGING)
+        if kind == "missing":
+            return
+        if kind != "dir":
+            self.tree.unlink(STAGING)
+            return
+        with self.tree.folder((STAGING,)) as staging:
+            assert staging is not None
+            for name in os.listdir(staging):
+                os.unlink(name, dir_fd=staging)
+        assert self.tree.fd is not None
+        os.rmdir(STAGING, dir_fd=self.tree.fd)
+
+    def recover(self) -> None:
+        """Finish (journal committed) or undo (not committed) an interrupted write, and remove old staging files."""
+        raw = self._read_meta(JOURNAL)
+        try:
+            if raw is not None:
+                self._finish(self._journal(raw))
+            else:
+                self._discard_staging()
+            for rel in self.leftovers(self.manifest()):
+                if rel not in (JOURNAL, STAGING) and self.tree.kind(rel) == "file":
+                    self.tree.unlink(rel)
+        except OSError as exc:
+            raise RlobsError(f"could not clean up {self.path}: {exc.strerror or exc}") from None
+
+    def _journal(self, raw: bytes) -> dict[str, Any]:
+        """The journal, every entry checked: it is read from disk and may have been forged."""
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            replace = [
+                {"staged": str(op["staged"]), "path": op["path"]}
+                for op in data["replace"]
+                if str(op["staged"]).isdigit() and self._ours(op["path"])
+            ]
+            delete = [
+                {"path": op["path"], "digests": [d for d in op["digests"] if isinstance(d, str) and _HEX.match(d)]}
+                for op in data["delete"]
+                if self._ours(op["path"])
+            ]
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise RlobsError(
+                f"{self.path / JOURNAL}: expected an rlobs journal, got unreadable content ({exc}); remove it and "
+                f"{STAGING}/ to start over"
+            ) from None
+        return {"replace": replace, "delete": delete}
 
 
-def _compare(r: Rendered, out_dir: Path, previous: dict[str, set[str]], found: _Plan, *, force: bool) -> str | None:
-    """File `r` on disk against its rendering, noted in `found`; its old text where it changes, else None."""
-    target = _safe_path(out_dir, r.path)
-    if not target.exists():
-        found.created.append(r.path)
-        return ""
-    if target.is_dir():
-        raise OutputConflictError(f"{target}: expected a file, got a directory")
-    old = target.read_bytes()
-    if old == r.text.encode() and _mode_ok(target, executable=r.executable):
-        found.unchanged.append(r.path)
-        return None
-    if not force and r.path not in previous:
-        found.conflicts.append(r.path)
-    elif not force and _digest(old) not in previous[r.path]:
-        found.edited.append(r.path)
-    found.updated.append(r.path)
-    return old.decode("utf-8", errors="replace")
+def _write_new(dir_fd: int, name: str, data: bytes, mode: int) -> None:
+    """A new file (O_EXCL, so nothing planted at the name is followed), flushed to disk."""
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fchmod(fh.fileno(), mode)
+        os.fsync(fh.fileno())
+
+
+def manifest_text(files: dict[str, str]) -> str:
+    body: dict[str, object] = {
+        "generator": "rlobs",
+        "note": "files rlobs generated here; do not edit",
+        "files": dict(sorted(files.items())),
+    }
+    return json.dumps(body, indent=2) + "\n"
 
 
 def _diff(old: str, new: str, old_name: str, new_name: str) -> list[str]:
@@ -155,78 +365,17 @@ def _diff(old: str, new: str, old_name: str, new_name: str) -> list[str]:
 
 def _refuse(out_dir: Path, found: _Plan) -> None:
     """Raise when the render would overwrite a file rlobs did not write, or lose a hand edit."""
-    parts = []
+    problems = []
     if found.conflicts:
-        parts.append(
+        problems.append(
             "these files exist but were not generated by rlobs; refusing to overwrite them "
             "(move them away, or pass --force):\n  " + "\n  ".join(found.conflicts)
         )
     if found.edited:
-        parts.append(
+        problems.append(
             "these generated files were edited since rlobs wrote them and a render would lose the edits "
-            "(make the change in the profile, move the file away, or pass --force):\n  " + "\n  ".join(found.edited)
+            "(make the change in the profile, move the file away, or pass --force; --force keeps an edited file "
+            "rlobs no longer generates and forgets it):\n  " + "\n  ".join(found.edited)
         )
-    if parts:
-        raise OutputConflictError(f"{out_dir}: " + "\n".join(parts))
-
-
-def _mode_ok(path: Path, *, executable: bool) -> bool:
-    return bool(path.stat().st_mode & 0o100) == executable
-
-
-def write_tree(rendered: Iterable[Rendered], out_dir: Path, changes: Changes) -> None:
-    """Apply `changes`: stage every new file first, then replace, prune stale files, write the manifest last.
-
-    A failure while staging (disk full, permissions) leaves the previous bundle untouched.
-    """
-    by_path = {r.path: r for r in rendered}
-    to_write = [by_path[p] for p in sorted(changes.created + changes.updated)]
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for r in to_write:
-            target = _safe_path(out_dir, r.path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # mkstemp creates a new file (O_EXCL): a planted symlink at the staging name cannot redirect the write.
-            fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=_STAGED)
-            staged.append((Path(name), target))
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(r.text.encode())
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(name, 0o755 if r.executable else 0o644)
-    except OSError as exc:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        raise RlobsError(f"could not write the bundle to {out_dir}: {exc}; the previous bundle is untouched") from None
-    if not (changes.manifest_changed or changes.changed):
-        return
-    new_files = {p: _digest(r.text.encode()) for p, r in by_path.items()}
-    # Before replacing anything, the manifest owns old and new contents alike, so an interrupted render leaves a
-    # directory the next render recognises as its own.
-    pending = {p: d for p, ds in _read_manifest(out_dir).items() for d in sorted(ds)}
-    _replace_text(out_dir / MANIFEST, _manifest_text({**pending, **new_files}, pending))
-    for tmp, target in staged:
-        os.replace(tmp, target)
-    for stale in changes.deleted:
-        target = _safe_path(out_dir, stale)
-        target.unlink(missing_ok=True)
-        _prune_empty_dirs(target.parent, out_dir)
-    _replace_text(out_dir / MANIFEST, _manifest_text(new_files))
-
-
-def _replace_text(path: Path, text: str) -> None:
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_STAGED)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(name, path)
-
-
-def _prune_empty_dirs(folder: Path, root: Path) -> None:
-    root = root.resolve()
-    folder = folder.resolve()
-    while folder != root and folder.is_relative_to(root):
-        try:
-            folder.rmdir()  # only succeeds when empty
-        except OSError:
-            return
-        folder = folder.parent
+    if problems:
+        raise OutputConflictError(f"{out_dir}: " + "\n".join(problems))

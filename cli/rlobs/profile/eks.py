@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
@@ -24,21 +25,49 @@ EksClusterName = Annotated[
     ),
 ]
 KubernetesVersion = Annotated[str, AfterValidator(matching(r"1\.[0-9]{2}", "a Kubernetes minor version like 1.34"))]
-GitUrl = Annotated[
-    str,
-    AfterValidator(
-        matching(
-            r"(https://|ssh://|git@)[^\s]+",
-            "a Git repository URL like https://github.com/acme/gitops.git or git@github.com:acme/gitops.git",
+
+
+def _git_url(value: str) -> str:
+    """Argo CD's repoURL: https, ssh or scp-like, with no credentials, query or fragment. Argo CD takes repository
+    credentials from repository Secrets (argo-cd.readthedocs.io, declarative setup: Repositories), and this URL
+    is copied into the bundle and into every alert's runbook_url, which Prometheus expands as a Go template."""
+    from rlobs.credentials import redact
+
+    if "@" in value.split("//", 1)[-1].split("/", 1)[0] and value.startswith("https://"):
+        raise ValueError(
+            "expected a URL without credentials (add a repository Secret for Argo CD instead; see the "
+            f"README), got {redact(value)!r}"
         )
-    ),
-]
+    if any(c in value for c in "?#"):
+        raise ValueError(f"expected a URL without query or fragment, got {redact(value)!r}")
+    if ":" in value.split("://", 1)[-1].split("@", 1)[0] and value.startswith("ssh://") and "@" in value:
+        raise ValueError(f"expected a URL without a password, got {redact(value)!r}")
+    if not _GIT_URL.fullmatch(value) or len(value) > 2048:
+        raise ValueError(
+            "expected a Git repository URL like https://github.com/acme/gitops.git or git@github.com:acme/gitops.git, "
+            f"got {redact(value)!r}"
+        )
+    return value
+
+
+# Host per RFC 3986 reg-name (letters, digits, '.', '-'), an optional port, and a path of unreserved characters:
+# nothing a Go template ({{), Markdown (`) or a shell could act on.
+_HOST = r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?"
+_PATH = r"[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*/?"
+_GIT_URL = re.compile(
+    rf"https://{_HOST}(:[0-9]{{1,5}})?/{_PATH}"
+    rf"|ssh://([A-Za-z0-9._-]+@)?{_HOST}(:[0-9]{{1,5}})?/{_PATH}"
+    rf"|[A-Za-z0-9._-]+@{_HOST}:{_PATH}"
+)
+GitUrl = Annotated[str, AfterValidator(_git_url)]
 # HEAD follows whatever the repository's default branch is at sync time: the unpinned revision the issue is about.
 GitRevision = Annotated[
     str,
     AfterValidator(
         matching(
-            r"(?!HEAD$)[A-Za-z0-9][A-Za-z0-9._/-]{0,199}",
+            # git check-ref-format: no "..", no "//", no component starting with "." or ending with ".lock", not
+            # ending with "/" or "." (Argo CD hands the revision to git).
+            r"(?!HEAD$)(?!.*\.\.)(?!.*//)(?!.*/\.)(?!.*\.lock(/|$))(?!.*[/.]$)[A-Za-z0-9][A-Za-z0-9._/-]{0,199}",
             "a branch, tag or commit like main, v1.4.0 or a commit SHA (not HEAD: name the revision to sync)",
         )
     ),
@@ -47,8 +76,9 @@ RepoPath = Annotated[
     str,
     AfterValidator(
         matching(
-            r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*",
-            "a relative path inside the repository like clusters/prod/rlobs",
+            # No "." or ".." component: Argo CD refuses a path that leaves the repository.
+            r"(?!\.\.?(/|$))(?!.*/\.\.?(/|$))[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*",
+            "a relative path inside the repository like clusters/prod/rlobs (no . or .. parts)",
         )
     ),
 ]
@@ -56,7 +86,26 @@ Quantity = Annotated[
     str,
     AfterValidator(matching(r"[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|m|k|M|G|T)?", "a Kubernetes quantity like 50Gi or 500m")),
 ]
-SecretKey = Annotated[str, AfterValidator(matching(r"[-._a-zA-Z0-9]+", "a Secret key like password"))]
+# Kubernetes IsConfigMapKey (apimachinery validation.go): [-._a-zA-Z0-9]+, at most 253, not "." or "..", and not
+# starting with "..".
+SecretKey = Annotated[
+    str,
+    AfterValidator(
+        matching(r"(?!\.\.)(?!\.$)[-._a-zA-Z0-9]+", "a Secret key like password (not . or .., no leading ..)", 253)
+    ),
+]
+# Where Alertmanager posts a Slack notification: #channel, @user or a channel id. The field is a Go template in
+# Alertmanager (slack_config.channel), so nothing here may look like one: Slack channel names are lowercase
+# letters, digits, '-', '_' and '.', at most 80 characters (slack.com/help: channel names).
+SlackChannel = Annotated[
+    str,
+    AfterValidator(
+        matching(
+            r"[#@][a-z0-9][a-z0-9._-]{0,79}|[CGD][A-Z0-9]{8,20}",
+            "a Slack channel like #rl-alerts, a user like @oncall or a channel id like C0123456789",
+        )
+    ),
+]
 
 
 # The HCL values a blueprint.tfvars variable can take here (bool, number, string, list(string), map(bool)).
@@ -123,7 +172,7 @@ class Receiver(Model):
     name: DnsLabel
     type: Literal["slack", "pagerduty", "webhook"]
     secret_ref: SecretRef = Field(description="Secret key holding the Slack webhook URL, PagerDuty routing key or URL.")
-    channel: str | None = Field(None, description="Slack channel, e.g. #rl-alerts.")
+    channel: SlackChannel | None = Field(None, description="Slack channel, e.g. #rl-alerts.")
     alerts: AlertGroup = Field(
         "rl",
         description="rl: this bundle's RL alerts; cluster: kube-prometheus-stack's cluster alerts; all: both.",
@@ -198,6 +247,32 @@ class EksSpec(Model):
             for i, r in enumerate(self.alertmanager_receivers)
             if r.alerts != "rl"
         )
+        return self
+
+    @model_validator(mode="after")
+    def _receiver_names(self) -> EksSpec:
+        # Alertmanager refuses a config with two receivers of one name, and rlobs routes unmatched alerts to its
+        # own `null` receiver (prometheus/alertmanager config.go: "notification config name ... is not unique").
+        seen: set[str] = set()
+        problems = []
+        for i, receiver in enumerate(self.alertmanager_receivers):
+            if receiver.name == "null":
+                problems.append(
+                    ProblemAt(
+                        ("alertmanagerReceivers", i, "name"),
+                        "expected a name other than null "
+                        "(rlobs routes silenced alerts to its own `null` receiver), got 'null'",
+                    )
+                )
+            elif receiver.name in seen:
+                problems.append(
+                    ProblemAt(
+                        ("alertmanagerReceivers", i, "name"),
+                        f"expected a name no other receiver has, got {receiver.name!r} again",
+                    )
+                )
+            seen.add(receiver.name)
+        raise_all(problems)
         return self
 
     @model_validator(mode="after")

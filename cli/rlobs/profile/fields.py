@@ -50,8 +50,20 @@ DnsLabel = Annotated[
     ),
 ]
 
-# Prometheus durations as PrometheusRule `for:` and Cloud Monitoring accept them.
-Duration = Annotated[str, AfterValidator(matching(r"[1-9][0-9]*(s|m|h|d)", "a duration like 30s, 15m, 6h or 1d"))]
+# Prometheus durations as PrometheusRule `for:`, range selectors and Cloud Monitoring accept them. Prometheus keeps a
+# duration in int64 nanoseconds (prometheus/common model.ParseDuration refuses more than ~292 years as "out of
+# range"); rlobs allows up to ten years, which every window and retention here fits in.
+MAX_DURATION_SECONDS = 3650 * 86400
+_DURATION = re.compile(r"[1-9][0-9]{0,8}(s|m|h|d)")
+
+
+def _duration(value: str) -> str:
+    if not _DURATION.fullmatch(value) or duration_seconds(value) > MAX_DURATION_SECONDS:
+        raise ValueError("expected a duration like 30s, 15m, 6h or 1d, at most 3650d")
+    return value
+
+
+Duration = Annotated[str, AfterValidator(_duration)]
 
 NonEmpty = Annotated[str, Field(min_length=1, max_length=255)]
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
+from rlobs.credentials import found_in, redact
 from rlobs.errors import Problem, ProfileError
 from rlobs.profile.problems import ProblemAt, Problems
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located
@@ -28,12 +29,36 @@ def load_profile(path: FsPath) -> Profile:
     """Read and validate `path`; raise ProfileError listing every problem (file:line:col)."""
     display = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read(path)
     except FileNotFoundError:
         raise ProfileError([Problem(display, 1, 1, "", "expected a profile file, got no such file")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError([Problem(display, 1, 1, "", f"expected a readable UTF-8 file, got {exc}")]) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path, or bytes that are not UTF-8
+        got = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ProfileError([Problem(display, 1, 1, "", f"expected a readable UTF-8 file, got {got}")]) from None
     return parse_profile(text, display)
+
+
+MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kilobytes
+
+
+def _read(path: FsPath) -> str:
+    """The file's text, read with a cap; only a regular file (a FIFO or /dev/zero would never end)."""
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            what = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket"
+            raise ValueError(f"{what}, not a regular file")
+        data = fh.read(MAX_PROFILE_BYTES + 1)
+    if len(data) > MAX_PROFILE_BYTES:
+        raise ValueError(f"a file over {MAX_PROFILE_BYTES // 1024} KiB")
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise ValueError(f"a NUL byte at offset {nul}")
+    return data.decode("utf-8")
 
 
 def parse_profile(text: str, display: str = "<profile>") -> Profile:
@@ -51,12 +76,40 @@ def parse_profile(text: str, display: str = "<profile>") -> Profile:
         Problem(display, pos.line, pos.column, _dotted(p), "expected each key once, got it again")
         for p, pos in located.duplicates
     ]
+    secrets = _credentials(located, display)
     profile, invalid = _validate(located, display)
-    if profile is not None and not problems:
+    if profile is not None and not problems and not secrets:
         return profile
-    problems += invalid
+    # A value that looks like a credential is reported once, by the scanner, which never echoes it.
+    flagged = {p.path for p in secrets}
+    problems += secrets + [p for p in invalid if p.path not in flagged]
     problems.sort(key=lambda p: (p.line, p.column, p.path))
     raise ProfileError(problems)
+
+
+def _credentials(located: Located, display: str) -> list[Problem]:
+    """Every key and string value that looks like a credential, wherever it is (free text included)."""
+    found = []
+    for path, value in _strings(located.data, ()):
+        shapes = found_in(value)
+        if shapes:
+            pos = located.pos(path)
+            message = f"{_SECRET_HINT}, got what looks like {' and '.join(shapes)} (not shown)"
+            found.append(Problem(display, pos.line, pos.column, _dotted(path), message))
+    return found
+
+
+def _strings(data: Any, path: Path) -> Any:
+    """(path, text) of every string key and value below `data`."""
+    if isinstance(data, str):
+        yield path, data
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            yield from _strings(str(key), (*path, key))
+            yield from _strings(value, (*path, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from _strings(value, (*path, i))
 
 
 def _validate(located: Located, display: str) -> tuple[Profile | None, list[Problem]]:
@@ -206,15 +259,22 @@ def _got(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    text = repr(value)
+    # repr() escapes control and other unprintable characters, so nothing from a profile reaches a terminal raw.
+    text = repr(redact(value) if isinstance(value, str) else value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _dotted(path: Path) -> str:
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        out += f"[{part}]" if isinstance(part, int) else (f".{_key(part)}" if out else _key(part))
     return out
+
+
+def _key(part: object) -> str:
+    """A key as typed, or quoted with its escapes when it holds anything a terminal would act on or split on."""
+    text = str(part)
+    return text if text.isprintable() and len(text) <= 100 else repr(text[:100])
 
 
 def _tuples(data: Any) -> Any:

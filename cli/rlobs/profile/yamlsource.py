@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,9 +75,51 @@ def _walk(node: yaml.Node, path: Path, out: Located) -> None:
             _walk(item, (*path, index), out)
 
 
+# A profile is a few hundred nodes a few levels deep. These caps are checked on the event stream, before any node is
+# built, so a hostile file (billion laughs, 10^6 nested lists, a 5000-digit integer) costs milliseconds, not gigabytes
+# or a RecursionError.
+MAX_NODES = 20_000
+MAX_DEPTH = 32
+MAX_NUMBER_CHARS = 40  # int() refuses more than 4300 digits (CPython's int_max_str_digits); no setting needs 40
+_NUMBERISH = re.compile(r"[-+]?(0x[0-9a-fA-F_]+|[0-9][0-9_:.eE+-]*)")
+
+
+def _limits(text: str) -> None:
+    """Refuse aliases and anchors (a profile needs none), and too many nodes, too deep, or too long a number."""
+    nodes = depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise YamlSyntaxError(_at(event), "expected no YAML anchors or aliases (& and *): a profile needs none")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise YamlSyntaxError(_at(event), f"expected at most {MAX_DEPTH} levels of nesting, got more")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        elif _long_number(event):
+            raise YamlSyntaxError(_at(event), f"expected a number of at most {MAX_NUMBER_CHARS} characters")
+        if isinstance(event, yaml.NodeEvent):
+            nodes += 1
+            if nodes > MAX_NODES:
+                raise YamlSyntaxError(_at(event), f"expected at most {MAX_NODES} keys and values, got more")
+
+
+def _long_number(event: yaml.Event) -> bool:
+    """A plain scalar PyYAML would build as an int or float, longer than any setting needs."""
+    if not isinstance(event, yaml.ScalarEvent) or event.style or len(event.value) <= MAX_NUMBER_CHARS:
+        return False
+    return _NUMBERISH.fullmatch(event.value) is not None
+
+
+def _at(event: yaml.Event) -> Pos:
+    mark = event.start_mark
+    return Pos(mark.line + 1, mark.column + 1) if mark else Pos(1, 1)
+
+
 def load_located(text: str) -> Located:
     """Parse one YAML document; raise YamlSyntaxError with the position of the first syntax error."""
     try:
+        _limits(text)
         data = yaml.load(text, Loader=_Loader)
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
@@ -86,7 +129,14 @@ def load_located(text: str) -> Located:
         if exc.context and exc.problem:
             problem = f"{exc.context}, {exc.problem}"
         raise YamlSyntaxError(pos, f"invalid YAML: {problem}") from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (a NUL, other control characters)
+        before = text[: exc.position]
+        pos = Pos(before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1)
+        character = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise YamlSyntaxError(pos, f"invalid YAML: unacceptable character #x{character:04x}: {exc.reason}") from None
     except yaml.YAMLError as exc:  # e.g. a second document in the stream
+        raise YamlSyntaxError(Pos(1, 1), f"invalid YAML: {' '.join(str(exc).split())}") from None
+    except (ValueError, RecursionError) as exc:  # a value PyYAML's constructors cannot build
         raise YamlSyntaxError(Pos(1, 1), f"invalid YAML: {exc}") from None
     located = Located(data)
     if node is not None:

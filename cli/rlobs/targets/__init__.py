@@ -6,6 +6,8 @@ profile type in the profile's union (rlobs.profile.model.Profile), its blueprint
 
 from __future__ import annotations
 
+import re
+from functools import cache
 from typing import Any, Protocol
 
 from rlobs.bundle.spec import Plan
@@ -20,6 +22,7 @@ class Target(Protocol):
     """What the generic stages need of a target: its name, how its metrics are named, and its bundle plan."""
 
     NAME: str
+    PATHS: tuple[str, ...]  # every bundle path it can produce, as patterns (`*`: any name within one folder)
 
     def pipeline(self, profile: Any) -> Pipeline:
         """The metric pipeline the profile's bundle queries through (rlobs.rl.naming)."""
@@ -35,3 +38,16 @@ class Target(Protocol):
 
 
 TARGETS: dict[str, Target] = {eks.NAME: eks, gke.NAME: gke}
+
+
+@cache
+def _paths() -> re.Pattern[str]:
+    def one(pattern: str) -> str:
+        return "[^/]+".join(re.escape(piece) for piece in pattern.split("*"))
+
+    return re.compile("|".join(one(p) for t in TARGETS.values() for p in t.PATHS))
+
+
+def producible(path: str) -> bool:
+    """Could any target produce this bundle path? The writer deletes a file only if so (rlobs.bundle.write)."""
+    return _paths().fullmatch(path) is not None

@@ -27,6 +27,22 @@ from rlobs.targets.eks.versions import (
 )
 
 NAME = "eks"
+# Every path this target's bundles can hold (`*` stays within one folder); the writer deletes nothing else.
+PATHS: tuple[str, ...] = (
+    "README.md",
+    "app/*.py",
+    "app/requirements.txt",
+    "argocd/root-app.yaml",
+    "argocd/apps/*.yaml",
+    "docs/*.md",
+    "rl-layer/*.yaml",
+    "stack/*.yaml",
+    "terraform/blueprint.tfvars",
+    "tests/*.yaml",
+    "values/*.yaml",
+    "workload/*.yaml",
+    "workload/openapi.json",
+)
 README = "README.md"
 
 

@@ -1,0 +1,196 @@
+"""A bundle directory opened once and used only through directory descriptors, never following a symbolic link.
+
+Every path below the root is walked one component at a time with O_NOFOLLOW (openat(2)), so a link planted at the
+root or anywhere below it (a committed symlink in a GitOps repository is enough) is refused, not followed, and a
+check cannot be raced into writing or deleting somewhere else. The root descriptor also carries the directory's
+lock (flock(2) on the directory itself: no lock file is left in the bundle).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from rlobs.errors import OutputConflictError, RlobsError
+
+Kind = Literal["missing", "file", "dir", "link", "other"]
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_LINK_HINT = "rlobs never follows a link inside a bundle; replace it with the real folder or file"
+
+
+def parts(rel: str) -> tuple[str, ...]:
+    """The components of a bundle-relative POSIX path; anything that could leave the root is refused."""
+    pure = PurePosixPath(rel)
+    if "\0" in rel or pure.is_absolute() or ".." in pure.parts or not pure.parts or rel != pure.as_posix():
+        raise RlobsError(f"refusing to write outside the output directory: {rel!r}")
+    return pure.parts
+
+
+def _kind(mode: int) -> Kind:
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISREG(mode):
+        return "file"
+    return "dir" if stat.S_ISDIR(mode) else "other"
+
+
+class Tree:
+    """The bundle root; `fd` is None while the directory does not exist (read-only use on a fresh output)."""
+
+    def __init__(self, path: Path, fd: int | None) -> None:
+        self.path = path
+        self.fd = fd
+
+    @classmethod
+    def open(cls, path: Path, *, create: bool) -> Tree:
+        if create:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with contextlib.suppress(FileExistsError):
+                    path.mkdir()
+            except (FileExistsError, NotADirectoryError) as exc:
+                raise RlobsError(f"{exc.filename}: expected a folder to write the bundle in, got a file") from None
+        try:
+            return cls(path, os.open(path, _DIR))
+        except FileNotFoundError:
+            if create:
+                raise
+            return cls(path, None)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR) and path.is_symlink():
+                raise OutputConflictError(f"{path}: expected a directory, got a symbolic link ({_LINK_HINT})") from None
+            if exc.errno == errno.ENOTDIR:
+                raise RlobsError(f"{path}: expected a directory, got a file") from None
+            raise
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def lock(self, *, exclusive: bool, timeout: float) -> None:
+        """Hold the directory's lock until close(); wait up to `timeout` seconds for another render to finish."""
+        if self.fd is None:
+            return
+        op = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(self.fd, op)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise RlobsError(
+                        f"{self.path}: another rlobs render is writing this directory; waited {timeout:g} s, "
+                        "try again when it has finished"
+                    ) from None
+                time.sleep(0.02)
+
+    @contextlib.contextmanager
+    def folder(self, names: tuple[str, ...], *, create: bool = False) -> Iterator[int | None]:
+        """A descriptor of the folder `names` below the root (None when missing); links are refused."""
+        if self.fd is None:
+            yield None
+            return
+        fd = os.dup(self.fd)
+        try:
+            for i, name in enumerate(names):
+                kind = self._stat_kind(fd, name)
+                if kind == "missing" and create:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(name, dir_fd=fd)
+                    kind = self._stat_kind(fd, name)
+                if kind != "dir":
+                    os.close(fd)
+                    fd = -1
+                    if kind == "missing":
+                        break
+                    self._refuse("/".join(names[: i + 1]), kind)
+                child = os.open(name, _DIR, dir_fd=fd)
+                os.close(fd)
+                fd = child
+            yield fd if fd >= 0 else None
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def _refuse(self, rel: str, kind: Kind) -> None:
+        if kind == "link":
+            raise OutputConflictError(f"{self.path / rel}: expected a folder, got a symbolic link ({_LINK_HINT})")
+        raise OutputConflictError(f"{self.path / rel}: expected a folder, got a file")
+
+    @staticmethod
+    def _stat_kind(dir_fd: int, name: str) -> Kind:
+        try:
+            return _kind(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        except FileNotFoundError:
+            return "missing"
+
+    def kind(self, rel: str) -> Kind:
+        """What is at `rel`; "link" when it, or any folder on the way to it, is a symbolic link."""
+        *folders, name = parts(rel)
+        try:
+            with self.folder(tuple(folders)) as fd:
+                return "missing" if fd is None else self._stat_kind(fd, name)
+        except OutputConflictError as exc:
+            if "symbolic link" in str(exc):
+                return "link"
+            return "missing"  # a file where a folder would be: nothing can be at rel
+
+    def stat(self, rel: str) -> os.stat_result:
+        *folders, name = parts(rel)
+        with self.folder(tuple(folders)) as fd:
+            if fd is None:
+                raise FileNotFoundError(errno.ENOENT, "no such file", str(self.path / rel))
+            return os.stat(name, dir_fd=fd, follow_symlinks=False)
+
+    def read(self, rel: str) -> bytes | None:
+        """The bytes of the regular file at `rel`, None when nothing is there; links and folders are refused."""
+        *folders, name = parts(rel)
+        with self.folder(tuple(folders)) as fd:
+            if fd is None:
+                return None
+            kind = self._stat_kind(fd, name)
+            if kind == "missing":
+                return None
+            if kind != "file":
+                what = {"link": "a symbolic link", "dir": "a folder"}.get(kind, "a special file")
+                hint = f" ({_LINK_HINT})" if kind == "link" else ""
+                raise OutputConflictError(f"{self.path / rel}: expected a file, got {what}{hint}")
+            file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            with os.fdopen(file_fd, "rb") as fh:
+                return fh.read()
+
+    def move_in(self, src_fd: int, src_name: str, rel: str) -> None:
+        """rename(2) a staged file onto `rel`, creating its folders; a link at `rel` is replaced, not followed."""
+        *folders, name = parts(rel)
+        with self.folder(tuple(folders), create=True) as fd:
+            assert fd is not None  # created above
+            os.replace(src_name, name, src_dir_fd=src_fd, dst_dir_fd=fd)
+
+    def unlink(self, rel: str) -> None:
+        """Remove the file at `rel`, then every folder above it that is left empty (never the root)."""
+        names = parts(rel)
+        with self.folder(names[:-1]) as fd:
+            if fd is None:
+                return
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(names[-1], dir_fd=fd)
+        for depth in range(len(names) - 1, 0, -1):
+            with self.folder(names[: depth - 1]) as fd:
+                try:
+                    os.rmdir(names[depth - 1], dir_fd=fd)
+                except OSError:  # not empty (or already gone): the folders above are not empty either
+                    return
+
+    def sync(self) -> None:
+        if self.fd is not None:
+            os.fsync(self.fd)

@@ -1,0 +1,51 @@
+"""Well-known credential shapes. rlobs refuses them in every profile value and in every rendered file, and never
+echoes the value: a bundle is committed to git and its alerts travel in notifications.
+
+Shapes from their issuers: AWS access key ids (AKIA long-term, ASIA temporary: AWS IAM "Unique identifiers"),
+GitHub tokens (ghp_/gho_/ghu_/ghs_/ghr_ and github_pat_: github.blog 2021-04-05 "Behind GitHub's new authentication
+token formats"), GitLab personal access tokens (glpat-: docs.gitlab.com "Token overview"), Slack tokens (xoxb-,
+xoxp-, xoxa-, xoxr-, xoxs-: api.slack.com "Token types") and incoming webhooks (hooks.slack.com/services/...),
+PEM private keys (RFC 7468 labels), and credentials in a URL's userinfo (RFC 3986 section 3.2.1 deprecates
+user:password there).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern))
+    for name, pattern in (
+        ("an AWS access key id", r"(?<![A-Z0-9])(AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Z0-9])"),
+        ("a GitHub token", r"\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+        ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+        ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+        ("a Slack webhook URL", r"hooks\.slack\.com/(services|workflows|triggers)/[A-Za-z0-9_]+"),
+        ("a private key", r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----"),
+        ("a password in a URL", r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]*@"),
+    )
+)
+_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^/\s:@]+)@")
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def found_in(text: str) -> list[str]:
+    """What credential shapes `text` holds, as people name them (never the matching text itself)."""
+    found = [name for name, regex in _SHAPES if regex.search(text)]
+    # A token used as the user name (https://TOKEN@github.com/...): long and random, unlike `git` or `deploy`.
+    if any(len(u) >= 16 and _entropy(u) >= 3.0 for u in _USERINFO.findall(text)):
+        found.append("a token in a URL")
+    return found
+
+
+def redact(text: str) -> str:
+    """`text` with any URL userinfo, query and fragment replaced by ***, for error messages."""
+    text = re.sub(r"(://)[^/\s@]*@", r"\1***@", text)
+    return re.sub(r"([?#])\S*", r"\1***", text)

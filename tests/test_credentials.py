@@ -1,0 +1,43 @@
+"""Credential shapes: each issuer's format is found, ordinary bundle text is not, and nothing is echoed."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlobs import credentials
+from testing.bundles import build
+from testing.helpers import all_profiles, profile
+
+# Shapes only: made-up values of each issuer's format.
+SECRETS = {
+    "an AWS access key id": "AKIA" + "ABCDEFGHIJKLMNOP",
+    "a GitHub token": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "a GitLab token": "glpat-" + "abcdefghij1234567890",
+    "a Slack token": "xoxb-" + "1234567890-abcdefghij",
+    "a Slack webhook URL": "https://hooks.slack.com/services/" + "T000/B000/XXXXXXXX",
+    "a private key": "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIE...",
+    "a password in a URL": "https://deploy:hunter2@github.com/acme/gitops.git",
+    "a token in a URL": "https://" + "Zk3q9XbT2mLw8RvY4cNa" + "@github.com/acme/gitops.git",
+}
+
+
+@pytest.mark.parametrize(("shape", "text"), SECRETS.items())
+def test_each_shape_is_found_inside_other_text(shape: str, text: str) -> None:
+    assert shape in credentials.found_in(f"note: {text} end")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["ssh://git@github.com/acme/gitops.git", "git@github.com:acme/gitops.git", "#rl-alerts", "AKIA", "xoxb-short"],
+)
+def test_ordinary_values_are_not_credentials(text: str) -> None:
+    assert credentials.found_in(text) == []
+
+
+def test_no_shipped_bundle_looks_like_it_holds_a_credential() -> None:
+    for name in all_profiles():
+        assert [r.path for r in build(profile(name)) if credentials.found_in(r.text)] == [], name
+
+
+def test_redact_hides_userinfo_query_and_fragment() -> None:
+    assert credentials.redact("https://u:p@h/x?access_token=t#f") == "https://***@h/x?***"
