@@ -16,7 +16,7 @@ from rlobs.rl.catalog import load_catalog
 from rlobs.targets.gke import workload
 from testing.bundles import build
 from testing.gke import write_bundle
-from testing.helpers import all_profiles, module
+from testing.helpers import all_profiles, gke_profile, module
 from testing.workloads import (
     KINDS,
     assert_user_parts_kept,
@@ -134,7 +134,7 @@ def _resolved(env: list[dict[str, Any]], pod_name: str) -> dict[str, str]:
 def test_env_values() -> None:
     p = parse_profile(all_profiles()["gke-autopilot-jobset"], "p.yaml")
     env = _resolved(workload.container_env(p, load_catalog()), "grpo-jobset-driver-0-0-abcde")
-    endpoint = "http://opentelemetry-collector.gke-managed-otel.svc.cluster.local:4317"
+    endpoint = "http://otel-collector.observability.svc.cluster.local:4317"  # its gmp-collector's collectorEndpoint
     assert env["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"] == env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] == endpoint
     assert env["OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"] == endpoint  # logs: true
     assert env["OTEL_SERVICE_NAME"] == "grpo-trainer"
@@ -178,3 +178,34 @@ def test_bundle_layout_per_kind(tmp_path: Path) -> None:
     bundle = write_bundle("gke-autopilot-jobset", tmp_path)
     kustomization = yaml.safe_load((bundle / "workload/kustomization.yaml").read_text())
     assert kustomization["kind"] == "Component" and kustomization["resources"] == ["instrumentation.yaml"]
+
+
+def test_managed_collector_endpoint_is_expanded_in_order() -> None:
+    p = parse_profile(all_profiles()["gke-managed-otel"], "p.yaml")
+    env = _resolved(workload.container_env(p, load_catalog()), "pod-0")
+    endpoint = "http://opentelemetry-collector.gke-managed-otel.svc.cluster.local:4317"
+    assert env["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"] == env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] == endpoint
+
+
+def test_gmp_collector_naming_exports_to_the_profiles_collector() -> None:
+    from rlobs.targets.gke import workload
+
+    p = gke_profile("gke-autopilot-jobset")
+    assert p.gke.naming == "gmp-collector" and p.gke.collector_endpoint
+    env = {e["name"]: e.get("value") for e in workload.container_env(p, load_catalog())}
+    assert env["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"] == p.gke.collector_endpoint
+    assert env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] == p.gke.collector_endpoint
+    assert "OTEL_COLLECTOR_NAME" not in env  # the managed collector is not where these go
+
+
+def test_gmp_collector_naming_needs_a_collector_and_only_it_takes_one() -> None:
+    from rlobs.errors import ProfileError
+    from rlobs.profile.load import parse_profile
+
+    text = all_profiles()["gke-autopilot-jobset"]
+    without = text.replace("  collectorEndpoint: http://otel-collector.observability.svc.cluster.local:4317\n", "")
+    with pytest.raises(ProfileError, match="naming is gmp-collector, so expected `collectorEndpoint:`"):
+        parse_profile(without, "p.yaml")
+    other = text.replace("naming: gmp-collector", "naming: telemetry-api")
+    with pytest.raises(ProfileError, match="expected no collectorEndpoint with naming telemetry-api"):
+        parse_profile(other, "p.yaml")

@@ -83,6 +83,20 @@ MIN_EXPORT_SECONDS = 5
 MAX_EXPORT_SECONDS = 300
 
 
+# An in-cluster OTLP/gRPC endpoint: an explicit scheme (a schemeless one makes the gRPC exporter try TLS), a host
+# and an optional port, nothing else (no credentials, path or query).
+OtlpEndpoint = Annotated[
+    str,
+    AfterValidator(
+        matching(
+            r"https?://[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?",
+            "an OTLP endpoint like http://otel-collector.observability.svc.cluster.local:4317",
+            253,
+        )
+    ),
+]
+
+
 class ChannelRoute(Model):
     """A notification channel and the alert severities it gets."""
 
@@ -140,6 +154,11 @@ class GkeSpec(Model):
         description="How metric names reach Cloud Monitoring: managed OTel keeps dots (telemetry-api); "
         "a self-run collector with the googlemanagedprometheus exporter underscores them (gmp-collector).",
     )
+    collector_endpoint: OtlpEndpoint | None = Field(
+        None,
+        description="naming gmp-collector only (and required there): the OTLP/gRPC endpoint of your collector with "
+        "the googlemanagedprometheus exporter, e.g. http://otel-collector.observability.svc.cluster.local:4317.",
+    )
     logs: bool = Field(default=False, description="Also enable the Cloud Logging API and send OTLP logs.")
     instrumentation_resource: bool = Field(
         default=False, description="Also render the managed `Instrumentation` resource (Preview) for the namespace."
@@ -196,6 +215,24 @@ class GkeSpec(Model):
                     "expected no deletionProtection: only a cluster Terraform creates (manage: terraform, "
                     f"clusterMode create-*) has it, got {str(self.deletion_protection).lower()} with manage "
                     f"{self.manage} and clusterMode {self.cluster_mode}",
+                )
+            )
+        # The gmp-collector names are what a collector with the googlemanagedprometheus exporter writes; the managed
+        # collector keeps dots. So that naming needs the endpoint of such a collector, and only it uses one.
+        if self.naming == "gmp-collector" and self.collector_endpoint is None:
+            problems.append(
+                ProblemAt(
+                    ("naming",),
+                    "naming is gmp-collector, so expected `collectorEndpoint:` naming the collector with the "
+                    "googlemanagedprometheus exporter that the workload exports to, got none",
+                )
+            )
+        if self.naming != "gmp-collector" and self.collector_endpoint is not None:
+            problems.append(
+                ProblemAt(
+                    ("collectorEndpoint",),
+                    "expected no collectorEndpoint with naming telemetry-api (the workload exports to the managed "
+                    "collector)",
                 )
             )
         raise_all(problems)

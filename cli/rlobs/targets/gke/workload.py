@@ -39,17 +39,25 @@ def container_env(profile: GkeProfile, catalog: Catalog) -> list[dict[str, Any]]
             f"k8s.cluster.name={gke.cluster}",
         ]
     )
-    env: list[dict[str, Any]] = [
-        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-        {"name": "OTEL_COLLECTOR_NAME", "value": COLLECTOR_NAME},
-        {"name": "OTEL_COLLECTOR_NAMESPACE", "value": COLLECTOR_NAMESPACE},
+    env: list[dict[str, Any]] = [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]
+    if gke.collector_endpoint is None:
+        endpoint = ENDPOINT
+        env += [
+            {"name": "OTEL_COLLECTOR_NAME", "value": COLLECTOR_NAME},
+            {"name": "OTEL_COLLECTOR_NAMESPACE", "value": COLLECTOR_NAMESPACE},
+        ]
+    else:
+        # naming gmp-collector: the profile's own collector, whose googlemanagedprometheus exporter writes the
+        # underscored names the dashboards and policies query.
+        endpoint = gke.collector_endpoint
+    env += [
         {"name": "OTEL_EXPORTER_OTLP_PROTOCOL", "value": "grpc"},
-        {"name": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "value": ENDPOINT},
-        {"name": "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "value": ENDPOINT},
+        {"name": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "value": endpoint},
+        {"name": "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "value": endpoint},
     ]
     if gke.logs:
         env += [
-            {"name": "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "value": ENDPOINT},
+            {"name": "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "value": endpoint},
             {"name": "OTEL_LOGS_EXPORTER", "value": "otlp"},
         ]
     env += [
