@@ -81,3 +81,36 @@ def test_the_scenarios_cover_every_alert() -> None:
     faults = {a for _, expected in SCENARIOS.values() for a in expected}
     assert faults == {a.name for a in rl.alerts}
     assert sum(1 for _, expected in SCENARIOS.values() if not expected) >= 5  # healthy runs
+
+
+def test_two_bundles_in_one_cluster_alert_on_their_own_runs_only(tmp_path: Path) -> None:
+    """Team A's and team B's bundles in one cluster, each with a run of the same id: A's stalled run fires A's alert
+    once and never B's; B's healthy run fires nothing in either bundle."""
+    from rlobs.profile.load import parse_profile
+    from testing.helpers import all_profiles
+
+    promtool = tool("promtool", "evaluates two bundles' rules on one cluster's series")
+    text = all_profiles()["eks-jark"]
+    team_b = text.replace("name: rl-eks", "name: rl-eks-b", 1).replace("namespace: rl\n", "namespace: team-b\n", 1)
+    a, b = facts(profile("eks-jark")), facts(parse_profile(team_b, "b.yaml"))
+    assert a.scope != b.scope
+    stalled, healthy = SCENARIOS["stall"][0], SCENARIOS["converged-plateau"][0]
+    series = _series(a, "r1", stalled) + _series(b, "r1", healthy)  # one run id in both namespaces
+    groups = promrules.rule_groups(a) + promrules.rule_groups(b)
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}), encoding="utf-8")
+    checks = [
+        {
+            "eval_time": f"{MINUTES}m",
+            "alertname": alert.name,
+            "exp_alerts": [promrules.expected_alert(a, alert, "r1")] if alert.name == "RLTrainingStalled" else [],
+        }
+        for alert in a.alerts
+    ]
+    test = {
+        "rule_files": ["rules.yaml"],
+        "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": series, "alert_rule_test": checks}],
+    }
+    (tmp_path / "two.test.yaml").write_text(yaml.safe_dump(test), encoding="utf-8")
+    proc = subprocess.run([promtool, "test", "rules", "two.test.yaml"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-1000:]
