@@ -85,6 +85,7 @@ def init(
     ] = None,
     out: Annotated[Path, typer.Option("--output", "-o", help="Profile file to write.")] = Path("rlobs.yaml"),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing profile.")] = False,
+    fleet: Annotated[bool, typer.Option("--fleet", help="Write a starter fleet file (EKS and GKE clusters).")] = False,
 ) -> None:
     """Write a starter profile from a blueprint.
 
@@ -93,6 +94,12 @@ def init(
     from rlobs import commands, output
 
     with _errors():
+        if fleet:
+            from rlobs.fleet import commands as fleets
+
+            for path in fleets.init(out if out != Path("rlobs.yaml") else Path("fleet.yaml"), force=force):
+                output.say(f"wrote {path}", style="green")
+            return
         if blueprint is None and target is None:
             blueprint = _ask_blueprint(interactive=_interactive())
         written = commands.init(blueprint, target, out, force=force)
@@ -139,18 +146,36 @@ def render(
     ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite files rlobs did not generate.")] = False,
+    preview: Annotated[
+        bool,
+        typer.Option("--preview", help="Fleet: print the Applications every ApplicationSet creates; write nothing."),
+    ] = False,
     fmt: FormatOpt = Fmt.text,
 ) -> None:
-    """Render profiles into bundle directories.
+    """Render profiles (or one fleet file) into bundle directories.
 
     Exit 0 when done (or, with --check, when nothing differs), 1 when --check finds drift, 2 on bad input.
     """
     with _errors(fmt):
         from rlobs import commands
 
+        if preview:
+            _preview(profiles)
+            return
+
         results = commands.render(profiles, out, write=not (check or diff or dry_run), force=force, with_diff=diff)
     code = _report_render(results, fmt, check=check, diff=diff, dry_run=dry_run)
     raise typer.Exit(code)
+
+
+def _preview(paths: list[Path]) -> None:
+    from rlobs import commands
+    from rlobs.fleet import commands as fleets
+
+    fleet = commands.fleet_file(paths)
+    if fleet is None:
+        raise RlobsError("--preview expands a fleet's ApplicationSets: expected a fleet file (kind: Fleet)")
+    sys.stdout.write(fleets.preview_text(fleet))
 
 
 def _report_render(results: list[RenderResult], fmt: Fmt, *, check: bool, diff: bool, dry_run: bool) -> int:

@@ -6,14 +6,18 @@ import difflib
 import re
 from collections.abc import Mapping
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rlobs.errors import Problem, ProfileError
 from rlobs.profile.problems import ProblemAt, Problems
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from rlobs.profile.model import Profile, ProfileBase
+
+    M = TypeVar("M", bound=BaseModel)
 
 # Unknown keys that look like a credential get a hint on referencing a Secret instead (rlobs never
 # writes credentials into git; every credential in the model is a Secret name or a SecretRef).
@@ -47,6 +51,11 @@ def parse_profile(text: str, display: str = "<profile>") -> Profile:
             [Problem(display, 1, 1, "", f"expected a mapping with apiVersion: rlobs/v1alpha1, got {got}")]
         )
 
+    return validate_located(located, display)
+
+
+def validate_located(located: Located, display: str) -> Profile:
+    """Validate data that is already parsed, with its positions (a fleet builds each cluster's this way)."""
     problems = [
         Problem(display, pos.line, pos.column, _dotted(p), "expected each key once, got it again")
         for p, pos in located.duplicates
@@ -57,6 +66,23 @@ def parse_profile(text: str, display: str = "<profile>") -> Profile:
     problems += invalid
     problems.sort(key=lambda p: (p.line, p.column, p.path))
     raise ProfileError(problems)
+
+
+def validate_model(model: type[M], located: Located, display: str) -> M:
+    """Validate `located` against one model class (a fleet's own keys), every problem at file:line:col."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(_tuples(located.data))
+    except ValidationError as exc:
+        problems = [p for err in exc.errors(include_url=False) for p in _problems(err, located, display, model, "", {})]
+    problems.sort(key=lambda p: (p.line, p.column, p.path))
+    raise ProfileError(problems)
+
+
+def dotted(path: Path) -> str:
+    """`a.b[0].c`: a key path as problems print it."""
+    return _dotted(path)
 
 
 def _validate(located: Located, display: str) -> tuple[Profile | None, list[Problem]]:

@@ -1,0 +1,74 @@
+"""What `render`, `validate` and `init --fleet` do with a fleet file (commands.py hands fleets over to here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlobs.bundle.check import Checker
+from rlobs.bundle.filters import to_yaml
+from rlobs.bundle.write import Changes, plan_changes, write_tree
+from rlobs.errors import RlobsError
+from rlobs.fleet import preview
+from rlobs.fleet.appsets import APPSETS_DIR
+from rlobs.fleet.plan import FleetBuild, build_fleet
+from rlobs.profile.fleet import Fleet, load_fleet
+from rlobs.resources import package_dir
+
+EXAMPLE = "rl-fleet.yaml"
+
+
+def build(path: Path) -> tuple[Fleet, FleetBuild]:
+    fleet = load_fleet(path)
+    with Checker() as checker:
+        built = build_fleet(fleet)
+        checker.check(built.files)
+    return fleet, built
+
+
+def render(path: Path, out: Path, *, write: bool, force: bool, with_diff: bool) -> tuple[str, Changes]:
+    fleet, built = build(path)
+    if out.exists() and not out.is_dir():
+        raise RlobsError(f"{out}: expected a directory, got a file")
+    changes = plan_changes(built.files, out, force=force or not write, with_diff=with_diff)
+    if write:
+        out.mkdir(parents=True, exist_ok=True)
+        write_tree(built.files, out, changes)
+    return fleet.name, changes
+
+
+def validate(path: Path) -> str:
+    fleet, _ = build(path)
+    return fleet.name
+
+
+def pairs(built: FleetBuild) -> list[preview.Pair]:
+    """Every (ApplicationSet, cluster) pair the controller will expand."""
+    return [
+        preview.Pair(
+            f"{APPSETS_DIR}/{component}.yaml",
+            cluster,
+            appset["spec"]["template"],
+            preview.params(built.contracts[cluster]),
+        )
+        for component, appset in built.appsets.sets.items()
+        for cluster in built.appsets.selected[component]
+    ]
+
+
+def preview_text(path: Path) -> str:
+    """The Applications every ApplicationSet creates for every cluster, as one YAML stream."""
+    _, built = build(path)
+    found = pairs(built)
+    apps = preview.expand(found)
+    return "".join(
+        f"---\n# {pair.appset} for cluster {pair.cluster}\n{to_yaml(app)}"
+        for pair, app in zip(found, apps, strict=True)
+    )
+
+
+def init(out: Path, *, force: bool) -> list[Path]:
+    if out.exists() and not force:
+        raise RlobsError(f"{out} exists: expected a new file (pass --force to overwrite it)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text((package_dir("blueprints") / "fleet" / EXAMPLE).read_text(encoding="utf-8"), encoding="utf-8")
+    return [out]
