@@ -144,3 +144,14 @@ def test_yaml_errors_and_duplicates_have_positions(tmp_path: Path) -> None:
     assert _problems("kind: Fleet\nclusters: [\n")[0].startswith("fleet.yaml:")
     text = example_text().replace("  name: rl-fleet\n", "  name: rl-fleet\n  name: again\n")
     assert any("metadata.name: expected each key once" in ln for ln in _problems(text))
+
+
+def test_one_terraform_owner_per_gcp_project() -> None:
+    text = example_text().replace("project: rl-prod-project", "project: rl-dev-project")
+    text = text.replace(
+        "    clusterMode: existing\n    manage: scripts", "    clusterMode: existing\n    manage: terraform"
+    )
+    lines = _problems(text)
+    assert len(lines) == 2, lines
+    assert all("expected at most one gke.manage: terraform cluster in project rl-dev-project" in ln for ln in lines)
+    assert lines[0].startswith(f"fleet.yaml:{_line_of(text, 'project: rl-dev-project')}:")

@@ -156,3 +156,20 @@ def test_a_key_the_secret_lacks_fails_the_preview_as_missingkey_error_would() ->
     broken["metadata"]["name"] = "{{ .name "
     with pytest.raises(RlobsError, match="failed to render"):
         preview.expand([preview.Pair(pair.appset, pair.cluster, broken, pair.params)])
+
+
+def test_render_preview_prints_every_application(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rlobs.main import app
+    from testing.fleet import example_text
+
+    _helm()
+    path = tmp_path / "fleet.yaml"
+    path.write_text(example_text(), encoding="utf-8")
+    result = CliRunner().invoke(app, ["render", str(path), "--preview", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    docs = [d for d in yaml.safe_load_all(result.output) if d]
+    assert len(docs) == 14 and {d["kind"] for d in docs} == {"Application"}
+    assert "# applicationsets/rl-layer.yaml for cluster prod-usw2-b" in result.output
+    assert not (tmp_path / "out").exists()

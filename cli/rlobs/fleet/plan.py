@@ -19,6 +19,7 @@ from rlobs.targets.eks.versions import CHARTS
 
 README = "README.md"
 PROFILES_DIR = "profiles"
+GKE_DIR = "gke"
 CONTRACT_FILE = "terraform/rlobs-cluster-secrets.tf.json"
 # What an EKS cluster's folder leaves out of its single bundle: the ApplicationSets replace its Argo CD apps, the
 # layered values/ tree its values, the fleet README its README (which would tell you to apply the root app).
@@ -113,11 +114,36 @@ def build_fleet(fleet: Fleet) -> FleetBuild:
         )
         for m in fleet.members
     ]
+    specs += _project_scripts(fleet)
     specs.append(_readme(fleet, sets, contracts, specs))
     files = list(render(Plan(fleet.name, tuple(specs)), env))
     for m in fleet.members:
         files += _cluster_files(m, singles[m.name])
     return FleetBuild(tuple(sorted(files, key=lambda r: r.path)), sets, contracts, singles)
+
+
+def gke_projects(fleet: Fleet) -> dict[str, list[str]]:
+    """project -> its GKE clusters whose project set-up the numbered scripts own (gke.manage: scripts)."""
+    found: dict[str, list[str]] = {}
+    for m in fleet.members:
+        gke = getattr(m.profile, "gke", None)
+        if gke is not None and gke.manage == "scripts":
+            found.setdefault(gke.project, []).append(m.name)
+    return found
+
+
+def _project_scripts(fleet: Fleet) -> list[FileSpec]:
+    return [
+        TemplateFile(
+            f"{GKE_DIR}/{project}/setup.sh",
+            "sh",
+            "fleet/gke-setup.sh.j2",
+            "Per GCP project: runs each of its GKE clusters' scripts/setup.sh in turn (each step safe to rerun).",
+            {"fleet": fleet.name, "project": project, "clusters": clusters},
+            executable=True,
+        )
+        for project, clusters in sorted(gke_projects(fleet).items())
+    ]
 
 
 def _readme(
@@ -139,5 +165,6 @@ def _readme(
             "replaced": _REPLACED,
             "label_keys": sorted({k for c in contracts.values() for k in c.labels}),
             "annotation_keys": sorted({k for c in contracts.values() for k in c.annotations}),
+            "gke_projects": gke_projects(fleet),
         },
     )

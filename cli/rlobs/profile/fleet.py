@@ -166,9 +166,33 @@ def parse_fleet(text: str, display: str = "<fleet>") -> Fleet:
             members.append(_member(spec, i, cluster, located, display))
         except ProfileError as exc:
             problems += exc.problems
+    problems += _shared_project_problems(members, located, display)
     if problems:
         raise ProfileError(_unique(problems))
     return Fleet(spec, tuple(members))
+
+
+def _shared_project_problems(members: list[Member], located: Located, display: str) -> list[Problem]:
+    """Two Terraform roots in one project would both own its APIs and service account (one owner per object)."""
+    by_project: dict[str, list[Member]] = {}
+    for m in members:
+        gke = getattr(m.profile, "gke", None)
+        if gke is not None and gke.manage == "terraform":
+            by_project.setdefault(gke.project, []).append(m)
+    problems = []
+    for project, found in by_project.items():
+        if len(found) < 2:
+            continue
+        names = ", ".join(m.name for m in found)
+        for m in found:
+            pos = located.pos(("clusters", m.index, "project"), key=True)
+            message = (
+                f"expected at most one gke.manage: terraform cluster in project {project} (their Terraform would "
+                f"both own the project's APIs, service account and dashboards), got {names}: use gke.manage: "
+                "scripts for all but one"
+            )
+            problems.append(Problem(display, pos.line, pos.column, f"clusters[{m.index}].project", message))
+    return problems
 
 
 # Keys the fleet sets from each cluster's entry; a default or an override of them would be silently ignored.

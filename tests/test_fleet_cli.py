@@ -1,0 +1,107 @@
+"""`rlobs init --fleet`, `render` and `validate` of a fleet file, and what the fleet bundle holds per cluster."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from rlobs.main import app
+from testing.bundles import build
+from testing.fleet import example, example_build, example_text
+from testing.helpers import GOOD
+
+runner = CliRunner()
+
+
+def _fleet_file(tmp_path: Path) -> Path:
+    path = tmp_path / "fleet.yaml"
+    result = runner.invoke(app, ["init", "--fleet", "-o", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_init_fleet_writes_the_example_and_never_overwrites(tmp_path: Path) -> None:
+    path = _fleet_file(tmp_path)
+    assert path.read_text(encoding="utf-8") == example_text()
+    again = runner.invoke(app, ["init", "--fleet", "-o", str(path)])
+    assert again.exit_code == 2 and "exists" in again.output
+
+
+def test_render_then_check_then_validate(tmp_path: Path) -> None:
+    path, out = _fleet_file(tmp_path), tmp_path / "out"
+    first = runner.invoke(app, ["render", str(path), "-o", str(out)])
+    assert first.exit_code == 0, first.output
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert written == sorted([".rlobs-manifest.json", *(r.path for r in example_build().files)])
+    check = runner.invoke(app, ["render", str(path), "-o", str(out), "--check"])
+    assert check.exit_code == 0, check.output
+    ok = runner.invoke(app, ["validate", str(path), "--format", "json"])
+    assert ok.exit_code == 0 and json.loads(ok.output) == [{"profile": str(path), "name": "rl-fleet", "valid": True}]
+
+
+def test_bad_fleet_exits_2_with_located_lines_and_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "fleet.yaml"
+    path.write_text(example_text().replace("region: us-east-2", "region: nowhere"), encoding="utf-8")
+    result = runner.invoke(app, ["render", str(path), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert not (tmp_path / "out").exists()
+    assert "Traceback" not in result.output
+    (line,) = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
+    assert line.startswith(f"error: {path}:") and "clusters[0].region: expected an AWS region" in line
+
+
+def test_a_fleet_is_rendered_alone(tmp_path: Path) -> None:
+    path = _fleet_file(tmp_path)
+    (tmp_path / "p.yaml").write_text(GOOD, encoding="utf-8")
+    result = runner.invoke(app, ["validate", str(path), str(tmp_path / "p.yaml")])
+    assert result.exit_code == 2 and "is a fleet: expected it as the only file" in result.output
+
+
+def test_preview_needs_a_fleet(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(GOOD, encoding="utf-8")
+    result = runner.invoke(app, ["render", str(tmp_path / "p.yaml"), "--preview"])
+    assert result.exit_code == 2 and "expected a fleet file" in result.output
+
+
+def test_each_cluster_folder_is_its_single_cluster_bundle() -> None:
+    """GKE clusters: the whole bundle; EKS clusters: all but argocd/, values/ and the README, which the
+    ApplicationSets, the values layers and the fleet README replace."""
+    files = {r.path: r.text for r in example_build().files}
+    for m in example().members:
+        single = {r.path: r.text for r in build(m.profile)}
+        if m.cluster.target == "eks":
+            single = {p: t for p, t in single.items() if not p.startswith(("argocd/", "values/", "README.md"))}
+        prefix = f"clusters/{m.name}/"
+        assert {p.removeprefix(prefix): t for p, t in files.items() if p.startswith(prefix)} == single, m.name
+        assert yaml.safe_load(files[f"profiles/{m.name}.yaml"]) == m.data
+
+
+def test_a_project_script_runs_each_of_its_clusters_setup(tmp_path: Path) -> None:
+    import subprocess
+
+    from rlobs.fleet.plan import build_fleet
+    from rlobs.profile.fleet import parse_fleet
+
+    text = example_text().replace("project: rl-prod-project", "project: rl-dev-project")
+    text = text.replace("projects/rl-prod-project/", "projects/rl-dev-project/")
+    files = {r.path: r for r in build_fleet(parse_fleet(text, "fleet.yaml")).files}
+    script = files["gke/rl-dev-project/setup.sh"]
+    assert script.executable and "for cluster in dev-gke prod-gke; do" in script.text
+    assert not any(p.startswith("gke/rl-prod-project/") for p in files)
+    # Run it against stand-in cluster scripts: each cluster's setup runs once, in order, --dry-run passed on.
+    for name in ("dev-gke", "prod-gke"):
+        stub = tmp_path / "clusters" / name / "scripts" / "setup.sh"
+        stub.parent.mkdir(parents=True)
+        stub.write_text(f'#!/usr/bin/env bash\necho "{name} $*"\n', encoding="utf-8")
+        stub.chmod(0o755)
+    path = tmp_path / "gke" / "rl-dev-project" / "setup.sh"
+    path.parent.mkdir(parents=True)
+    path.write_text(script.text, encoding="utf-8")
+    proc = subprocess.run(["bash", str(path), "--dry-run"], capture_output=True, text=True, check=True)
+    assert [ln for ln in proc.stdout.splitlines() if not ln.startswith("#")] == [
+        "dev-gke --dry-run",
+        "prod-gke --dry-run",
+    ]
