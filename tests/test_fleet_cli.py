@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
 from rlobs.main import app
 from testing.bundles import build
 from testing.fleet import example, example_build, example_text
-from testing.helpers import GOOD
+from testing.helpers import GOOD, tool
 
 runner = CliRunner()
 
@@ -105,3 +106,91 @@ def test_a_project_script_runs_each_of_its_clusters_setup(tmp_path: Path) -> Non
         "dev-gke --dry-run",
         "prod-gke --dry-run",
     ]
+
+
+def _live_secrets(drop: tuple[str, str] | None = None) -> str:
+    """The hub's cluster Secrets as kubectl prints them, labelled and annotated from the contract (credentials in
+    `config` stand in for what a real Secret holds and must never be read)."""
+    import base64
+
+    items = []
+    for name, meta in example_build().contracts.items():
+        annotations = {k: v for k, v in meta.annotations.items() if (name, k) != drop}
+        items.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {
+                    "name": f"{name}-cluster",
+                    "namespace": "argocd",
+                    "labels": {"argocd.argoproj.io/secret-type": "cluster", **meta.labels},
+                    "annotations": annotations,
+                },
+                "data": {
+                    "name": base64.b64encode(name.encode()).decode(),
+                    "server": base64.b64encode(b"https://example.eks.amazonaws.com").decode(),
+                    "config": base64.b64encode(b'{"bearerToken": "not-a-real-token"}').decode(),
+                },
+            }
+        )
+    return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items})
+
+
+def test_validate_checks_the_live_cluster_secrets(tmp_path: Path) -> None:
+    path = _fleet_file(tmp_path)
+    secrets = tmp_path / "secrets.yaml"
+    secrets.write_text(_live_secrets(), encoding="utf-8")
+    ok = runner.invoke(app, ["validate", str(path), "--cluster-secrets", str(secrets)])
+    assert ok.exit_code == 0, ok.output
+    # Remove one annotation a template needs from one cluster's Secret: validate names the cluster, key, template.
+    secrets.write_text(_live_secrets(drop=("prod-usw2-a", "rlobs.io/revision")), encoding="utf-8")
+    bad = runner.invoke(app, ["validate", str(path), "--cluster-secrets", str(secrets)])
+    assert bad.exit_code == 2
+    assert (
+        "cluster prod-usw2-a: annotation rlobs.io/revision is missing (read by applicationsets/rl-layer.yaml)"
+        in bad.output
+    )
+    assert "prod-usw2-b" not in bad.output and "not-a-real-token" not in bad.output
+
+
+def test_validate_finds_clusters_the_selectors_miss_or_wrongly_match(tmp_path: Path) -> None:
+    path = _fleet_file(tmp_path)
+    data = yaml.safe_load(_live_secrets())
+    data["items"][0]["metadata"]["labels"]["rlobs.io/enabled"] = "false"  # dev-use2
+    data["items"][2]["metadata"]["labels"]["rlobs.io/stack"] = "rlobs"  # prod-usw2-b runs ai-on-eks
+    secrets = tmp_path / "secrets.yaml"
+    secrets.write_text(yaml.safe_dump(data), encoding="utf-8")
+    result = runner.invoke(app, ["validate", str(path), "--cluster-secrets", str(secrets)])
+    assert result.exit_code == 2
+    assert "cluster dev-use2: no cluster Secret of it is selected by applicationsets/rl-layer.yaml" in (result.output)
+    assert (
+        "cluster prod-usw2-b: its cluster Secret is selected by applicationsets/kube-prometheus-stack.yaml, but the "
+        "fleet does not give it that component" in result.output
+    )
+
+
+@pytest.mark.slow
+def test_metadata_printed_by_kubectls_jsonpath_validates(tmp_path: Path) -> None:
+    """The README's command prints each Secret's `.metadata` with kubectl's JSONPath; real kubectl prints it as
+    JSON (run offline here with `label --local`, one Secret at a time), which loads as YAML without any data."""
+    import subprocess
+
+    kubectl = tool("kubectl", "prints the cluster Secrets' metadata the way the fleet README says")
+    path = _fleet_file(tmp_path)
+    out = []
+    for n, item in enumerate(yaml.safe_load(_live_secrets())["items"]):
+        one = tmp_path / f"secret-{n}.yaml"
+        one.write_text(yaml.safe_dump(item), encoding="utf-8")
+        template = '{"---\\nkind: Secret\\nmetadata: "}{.metadata}{"\\n"}'
+        proc = subprocess.run(
+            [kubectl, "label", "--local", "-f", str(one), "checked=1", "-o", f"jsonpath={template}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        out.append(proc.stdout)
+    secrets = tmp_path / "cluster-secrets.yaml"
+    secrets.write_text("".join(out), encoding="utf-8")
+    assert "config" not in secrets.read_text(encoding="utf-8")
+    ok = runner.invoke(app, ["validate", str(path), "--cluster-secrets", str(secrets)])
+    assert ok.exit_code == 0, ok.output

@@ -146,12 +146,14 @@ def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_di
     return results
 
 
-def validate(profiles: list[Path]) -> list[str]:
+def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[str]:
     fleet = fleet_file(profiles)
     if fleet is not None:
         from rlobs.fleet import commands as fleets
 
-        return [fleets.validate(fleet)]
+        return [fleets.validate(fleet, cluster_secrets)]
+    if cluster_secrets is not None:
+        raise RlobsError("--cluster-secrets checks a fleet's cluster Secrets: expected a fleet file (kind: Fleet)")
     from rlobs.bundle.check import Checker
 
     with Checker() as checker:

@@ -203,15 +203,26 @@ def _report_render(results: list[RenderResult], fmt: Fmt, *, check: bool, diff: 
 
 
 @app.command()
-def validate(profiles: ProfilesArg, fmt: FormatOpt = Fmt.text) -> None:
-    """Check profiles and their bundles; write nothing.
+def validate(
+    profiles: ProfilesArg,
+    fmt: FormatOpt = Fmt.text,
+    cluster_secrets: Annotated[
+        Path | None,
+        typer.Option(
+            "--cluster-secrets",
+            help="Fleet: the hub's cluster Secrets' metadata (YAML; the fleet README shows the kubectl command) to "
+            "check against the ApplicationSets.",
+        ),
+    ] = None,
+) -> None:
+    """Check profiles (or one fleet file) and their bundles; write nothing.
 
     Loads each profile and renders and parse-checks its bundle in memory.
     """
     with _errors(fmt):
         from rlobs import commands, output
 
-        names = commands.validate(profiles)
+        names = commands.validate(profiles, cluster_secrets)
     if fmt is Fmt.json:
         output.as_json([{"profile": str(p), "name": n, "valid": True} for p, n in zip(profiles, names, strict=True)])
     else:

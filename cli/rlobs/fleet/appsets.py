@@ -106,9 +106,12 @@ def _selector(component: str) -> dict[str, Any]:
     labels = {contract.ENABLED: "true", contract.TARGET: "eks"}
     if component in STACK_COMPONENTS:
         labels[contract.STACK] = "rlobs"
-    # With a selector the cluster generator matches only cluster Secrets; this also keeps out a Secret that
-    # registers Argo CD's own cluster under its default name.
-    expressions = [{"key": contract.CLUSTER, "operator": "NotIn", "values": ["in-cluster"]}]
+    # With a selector the cluster generator matches only cluster Secrets, and only those carrying the fleet's
+    # cluster label: a Secret that registers Argo CD's own cluster (`in-cluster`, the hub) is never one of them.
+    expressions = [
+        {"key": contract.CLUSTER, "operator": "Exists"},
+        {"key": contract.CLUSTER, "operator": "NotIn", "values": ["in-cluster"]},
+    ]
     return {"matchLabels": labels, "matchExpressions": expressions}
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rlobs.bundle.check import Checker
 from rlobs.bundle.filters import to_yaml
 from rlobs.bundle.write import Changes, plan_changes, write_tree
 from rlobs.errors import RlobsError
-from rlobs.fleet import preview
+from rlobs.fleet import contract, preview
 from rlobs.fleet.appsets import APPSETS_DIR
 from rlobs.fleet.plan import FleetBuild, build_fleet
 from rlobs.profile.fleet import Fleet, load_fleet
@@ -36,9 +37,33 @@ def render(path: Path, out: Path, *, write: bool, force: bool, with_diff: bool) 
     return fleet.name, changes
 
 
-def validate(path: Path) -> str:
-    fleet, _ = build(path)
+def validate(path: Path, cluster_secrets: Path | None = None) -> str:
+    """Build and check the fleet; with `cluster_secrets` (the hub's cluster Secrets' metadata as YAML), also
+    check them against what the ApplicationSets select and read."""
+    fleet, built = build(path)
+    if cluster_secrets is not None:
+        live = contract.live_metadata(_documents(cluster_secrets))
+        problems = contract.live_problems(
+            {f"{APPSETS_DIR}/{c}.yaml": s for c, s in built.appsets.sets.items()},
+            {f"{APPSETS_DIR}/{c}.yaml": n for c, n in built.appsets.selected.items()},
+            live,
+        )
+        if problems:
+            raise RlobsError(
+                f"{cluster_secrets}: the cluster Secrets do not fit the fleet:\n  " + "\n  ".join(problems)
+            )
     return fleet.name
+
+
+def _documents(path: Path) -> list[Any]:
+    import yaml
+
+    try:
+        return list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise RlobsError(
+            f"{path}: expected the cluster Secrets' metadata as YAML (see the fleet README), got {exc}"
+        ) from None
 
 
 def pairs(built: FleetBuild) -> list[preview.Pair]:

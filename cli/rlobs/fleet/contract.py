@@ -169,3 +169,75 @@ def _check(ref: Reference, value: str | None) -> str | None:
     if not test(value):
         return f"expected {expected}, got {value!r}"
     return None
+
+
+# The label Argo CD reads cluster Secrets by (https://argo-cd.readthedocs.io/en/stable/operator-manual/declarative-setup/#clusters).
+SECRET_TYPE = "argocd.argoproj.io/secret-type"
+
+
+def live_metadata(docs: Iterable[Any]) -> dict[str, SecretMetadata]:
+    """The cluster Secrets' metadata in `docs` (Secrets or Lists of them), by fleet cluster name: the
+    rlobs.io/cluster label, else the Secret's own name. Only metadata is read, never `data` (the credentials)."""
+    found: dict[str, SecretMetadata] = {}
+    for doc in docs:
+        items = doc.get("items", []) if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") else [doc]
+        for item in items:
+            if not isinstance(item, dict) or item.get("kind") != "Secret":
+                continue
+            meta = item.get("metadata") or {}
+            labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+            if labels.get(SECRET_TYPE) != "cluster":
+                continue
+            annotations = {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()}
+            name = labels.get(CLUSTER) or str(meta.get("name", ""))
+            found[name] = SecretMetadata(name, labels, annotations)
+    return found
+
+
+def matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Kubernetes label selector semantics (matchLabels and the four matchExpressions operators)."""
+    if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    for e in selector.get("matchExpressions", []):
+        key, op, values = e["key"], e["operator"], e.get("values", [])
+        ok = {
+            "In": key in labels and labels[key] in values,
+            "NotIn": key not in labels or labels[key] not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[op]
+        if not ok:
+            return False
+    return True
+
+
+def live_problems(
+    appsets: dict[str, dict[str, Any]], selected: dict[str, list[str]], live: dict[str, SecretMetadata]
+) -> list[str]:
+    """The live cluster Secrets against the fleet: each ApplicationSet must select exactly the clusters the fleet
+    gives it, and every key its template reads must be there with a valid value."""
+    problems = []
+    live_selected: dict[str, list[str]] = {}
+    for name, appset in sorted(appsets.items()):
+        (generator,) = appset["spec"]["generators"]
+        selector = generator["clusters"]["selector"]
+        chosen = sorted(c for c, meta in live.items() if matches(selector, meta.labels))
+        live_selected[name] = chosen
+        problems += [
+            f"cluster {c}: no cluster Secret of it is selected by {name} (its labels: "
+            f"{', '.join(f'{k}={v}' for k, v in sorted(selector['matchLabels'].items()))})"
+            for c in selected[name]
+            if c not in chosen
+        ]
+        problems += [
+            f"cluster {c}: its cluster Secret is selected by {name}, but the fleet does not give it that component"
+            for c in chosen
+            if c not in selected[name]
+        ]
+        # Argo CD's own cluster; the fleet never names a cluster so (profile/fleet.py ClusterName).
+        problems += [
+            f"cluster in-cluster: the hub's own cluster Secret is selected by {name}"
+            for c in chosen
+            if c == "in-cluster"
+        ]
+    return problems + referential_problems(appsets, live_selected, live)
