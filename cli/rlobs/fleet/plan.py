@@ -150,6 +150,7 @@ def _readme(
     fleet: Fleet, sets: appsets.AppSets, contracts: dict[str, contract.SecretMetadata], specs: list[FileSpec]
 ) -> TemplateFile:
     tables = sorted({(f.path.split("/")[0] + "/", f.description) for f in specs})
+    refs = {r for component, s in sets.sets.items() for r in contract.references(component, s)}
     return TemplateFile(
         README,
         "md",
@@ -163,8 +164,11 @@ def _readme(
             "folders": tables,
             "contract_file": CONTRACT_FILE,
             "replaced": _REPLACED,
-            "label_keys": sorted({k for c in contracts.values() for k in c.labels}),
-            "annotation_keys": sorted({k for c in contracts.values() for k in c.annotations}),
+            "label_keys": sorted({r.key for r in refs if r.kind == "labels"}),
+            "annotation_keys": sorted({r.key for r in refs if r.kind == "annotations"}),
+            "extra_keys": sorted(
+                {k for c in contracts.values() for k in [*c.labels, *c.annotations]} - {r.key for r in refs}
+            ),
             "gke_projects": gke_projects(fleet),
         },
     )
