@@ -188,3 +188,9 @@ def test_a_fleet_without_eks_clusters_has_no_application_sets() -> None:
     paths = [r.path for r in built.files]
     assert not any(p.startswith(("applicationsets/", "values/", "terraform/")) for p in paths)
     assert "clusters/dev-gke/README.md" in paths
+
+
+def test_values_that_would_run_as_go_templates_are_refused() -> None:
+    text = example_text().replace("https://github.com/acme/gitops.git", "https://github.com/acme/{{.name}}.git")
+    with pytest.raises(RlobsError, match=r"cluster dev-use2, component .*: expected no '\{\{' or '\}\}'"):
+        build_fleet(parse_fleet(text, "fleet.yaml"))

@@ -155,6 +155,8 @@ def application_sets(fleet: Fleet) -> AppSets:
     sets, selected = {}, {}
     for component in components:
         users = [m for m in members if component in singles[m.name]]
+        for m in users:
+            _refuse_template_text(component, m.name, singles[m.name][component])
         templates = {
             m.name: fleet_application(
                 fleet.spec, component, singles[m.name][component], bundle_path(fleet.spec, m.name), GO
@@ -172,6 +174,17 @@ def application_sets(fleet: Fleet) -> AppSets:
         sets[component] = application_set(fleet, component, {k: first[k] for k in ("metadata", "spec")})
         selected[component] = [m.name for m in users]
     return AppSets(sets, selected)
+
+
+def _refuse_template_text(component: str, cluster: str, app: dict[str, Any]) -> None:
+    """The controller executes every string of the template: a value of the profile holding `{{` (a repository
+    URL, say) would run as Go template code instead of reaching the Application as written."""
+    found = sorted({text for text in contract.strings(app) if "{{" in text or "}}" in text})
+    if found:
+        raise RlobsError(
+            f"cluster {cluster}, component {component}: expected no '{{{{' or '}}}}' in values the ApplicationSet "
+            f"template carries (the controller would run them as Go templates), got {found[0]!r}"
+        )
 
 
 def expected_application(fleet: Fleet, member: Member, component: str) -> dict[str, Any]:

@@ -115,7 +115,7 @@ class Reference:
 def references(name: str, appset: dict[str, Any]) -> list[Reference]:
     """Every label and annotation an ApplicationSet reads: in its template's strings and its cluster selectors."""
     found: list[Reference] = []
-    for text in _strings(appset["spec"]["template"]):
+    for text in strings(appset["spec"]["template"]):
         found += [Reference(kind, key, name) for kind, key in _INDEXED.findall(text)]
         found += [Reference(kind, key, name) for kind, key in _DOTTED.findall(text)]
     for generator in appset["spec"]["generators"]:
@@ -129,16 +129,17 @@ def references(name: str, appset: dict[str, Any]) -> list[Reference]:
     return sorted(set(found), key=lambda r: (r.template, r.kind, r.key))
 
 
-def _strings(node: Any) -> Iterable[str]:
+def strings(node: Any) -> Iterable[str]:
+    """Every string key and value in a JSON-like tree."""
     if isinstance(node, str):
         yield node
     elif isinstance(node, dict):
         for key, value in node.items():
             yield str(key)
-            yield from _strings(value)
+            yield from strings(value)
     elif isinstance(node, list):
         for value in node:
-            yield from _strings(value)
+            yield from strings(value)
 
 
 def referential_problems(
