@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from rlobs.main import app
 from testing.bundles import build
 from testing.fleet import example, example_build, example_text
-from testing.helpers import GOOD, tool
+from testing.helpers import GOOD, module, tool
 
 runner = CliRunner()
 
@@ -26,7 +26,15 @@ def _fleet_file(tmp_path: Path) -> Path:
 
 def test_init_fleet_writes_the_example_and_never_overwrites(tmp_path: Path) -> None:
     path = _fleet_file(tmp_path)
-    assert path.read_text(encoding="utf-8") == example_text()
+    modeline = "# yaml-language-server: $schema=./rlobs-fleet.schema.json\n"
+    assert path.read_text(encoding="utf-8") == modeline + example_text()
+    module("jsonschema", "checks the example against the fleet's JSON Schema")
+    import jsonschema
+
+    schema = json.loads((tmp_path / "rlobs-fleet.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(yaml.safe_load(example_text()), schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**yaml.safe_load(example_text()), "clusterz": []}, schema)
     again = runner.invoke(app, ["init", "--fleet", "-o", str(path)])
     assert again.exit_code == 2 and "exists" in again.output
 

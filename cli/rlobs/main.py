@@ -97,8 +97,10 @@ def init(
         if fleet:
             from rlobs.fleet import commands as fleets
 
-            for path in fleets.init(out if out != Path("rlobs.yaml") else Path("fleet.yaml"), force=force):
+            target_file = out if out != Path("rlobs.yaml") else Path("fleet.yaml")
+            for path in fleets.init(target_file, force=force):
                 output.say(f"wrote {path}", style="green")
+            output.say(f"next: edit {target_file}, then run `rlobs render {target_file} -o out`")
             return
         if blueprint is None and target is None:
             blueprint = _ask_blueprint(interactive=_interactive())
