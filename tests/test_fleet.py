@@ -98,9 +98,12 @@ def test_cluster_fields_are_validated_where_they_are_written() -> None:
 def test_every_problem_at_once_and_unknown_keys_with_a_hint() -> None:
     text = example_text().replace("    revision: v1.4.0        # prod", "    revison: v1.4.0        # prod")
     text = text.replace("  description: RL training", "  descripton: RL training")
+    text = text.replace("region: us-east-2", "region: us-east-2x")
     lines = _problems(text)
     assert any("clusters[1].revison: unknown key (did you mean 'revision'?)" in ln for ln in lines), lines
     assert any("metadata.descripton: unknown key (did you mean 'description'?)" in ln for ln in lines), lines
+    # Clusters whose own entries are valid are still expanded and validated in the same run.
+    assert any("clusters[0].region: expected an AWS region" in ln for ln in lines), lines
     text = example_text().replace("        mfuLow: {threshold: 0.3}", "        mfuLo: {threshold: 0.3}")
     text = text.replace("    region: us-east-2", "    region: us-east-2x")
     lines = _problems(text)

@@ -158,10 +158,16 @@ def parse_fleet(text: str, display: str = "<fleet>") -> Fleet:
         Problem(display, pos.line, pos.column, dotted(p), "expected each key once, got it again")
         for p, pos in located.duplicates
     ]
-    spec = validate_model(FleetSpec, located, display)
-    problems += _fixed_key_problems(spec, located, display)
+    try:
+        spec = validate_model(FleetSpec, located, display)
+        entries = list(enumerate(spec.clusters))
+    except ProfileError as exc:
+        # Still expand every cluster whose own entry is valid, so that one run reports every problem.
+        problems += exc.problems
+        spec, entries = _lenient(located.data)
+    problems += _fixed_key_problems(spec, entries, located, display)
     members = []
-    for i, cluster in enumerate(spec.clusters):
+    for i, cluster in entries:
         try:
             members.append(_member(spec, i, cluster, located, display))
         except ProfileError as exc:
@@ -210,9 +216,47 @@ _FIXED: dict[Path, str] = {
 }
 
 
-def _fixed_key_problems(spec: FleetSpec, located: Located, display: str) -> list[Problem]:
+def _lenient(data: dict[str, Any]) -> tuple[FleetSpec, list[tuple[int, FleetCluster]]]:
+    """The parts of a fleet that are valid on their own (its metadata, gitops and each cluster's entry)."""
+    from pydantic import ValidationError
+
+    try:
+        metadata = Metadata.model_validate(data.get("metadata"))
+    except ValidationError:
+        metadata = Metadata.model_construct(name="fleet", description="")  # its problems are reported already
+    gitops = None
+    if data.get("gitops") is not None:
+        try:
+            gitops = FleetGitOps.model_validate(data["gitops"])
+        except ValidationError:
+            gitops = None
+    entries = []
+    raw_clusters = data.get("clusters")
+    for i, raw in enumerate(raw_clusters if isinstance(raw_clusters, list) else []):
+        try:
+            cluster = FleetCluster.model_validate(raw)
+        except ValidationError:
+            continue
+        if cluster.target == "gke" or gitops is not None:
+            entries.append((i, cluster))
+    raw_defaults = data.get("defaults")
+    defaults: dict[str, Any] = raw_defaults if isinstance(raw_defaults, dict) else {}
+    spec = FleetSpec.model_construct(
+        api_version="rlobs/v1alpha1",
+        kind="Fleet",
+        metadata=metadata,
+        gitops=gitops,
+        defaults=defaults,
+        clusters=tuple(c for _, c in entries),
+    )
+    return spec, entries
+
+
+def _fixed_key_problems(
+    spec: FleetSpec, entries: list[tuple[int, FleetCluster]], located: Located, display: str
+) -> list[Problem]:
     bodies: list[tuple[Path, dict[str, Any]]] = [(("defaults",), spec.defaults)]
-    bodies += [(("clusters", i, "overrides"), c.overrides) for i, c in enumerate(spec.clusters)]
+    bodies += [(("clusters", i, "overrides"), c.overrides) for i, c in entries]
     problems = []
     for base, body in bodies:
         for key, setter in _FIXED.items():
