@@ -106,8 +106,8 @@ def _selector(component: str) -> dict[str, Any]:
     labels = {contract.ENABLED: "true", contract.TARGET: "eks"}
     if component in STACK_COMPONENTS:
         labels[contract.STACK] = "rlobs"
-    # With a selector the cluster generator matches only cluster Secrets, and only those carrying the fleet's
-    # cluster label: a Secret that registers Argo CD's own cluster (`in-cluster`, the hub) is never one of them.
+    # Only cluster Secrets carrying the fleet's cluster label, never one naming Argo CD's own cluster: the hub's
+    # `in-cluster` has no labels unless a Secret registers it, and the fleet never names a cluster in-cluster.
     expressions = [
         {"key": contract.CLUSTER, "operator": "Exists"},
         {"key": contract.CLUSTER, "operator": "NotIn", "values": ["in-cluster"]},
