@@ -194,3 +194,39 @@ def test_values_that_would_run_as_go_templates_are_refused() -> None:
     text = example_text().replace("https://github.com/acme/gitops.git", "https://github.com/acme/{{.name}}.git")
     with pytest.raises(RlobsError, match=r"cluster dev-use2, component .*: expected no '\{\{' or '\}\}'"):
         build_fleet(parse_fleet(text, "fleet.yaml"))
+
+
+def _unbound(app: dict[str, Any]) -> dict[str, Any]:
+    """An Application without what the fleet binds per cluster."""
+    out = copy.deepcopy(app)
+    out["metadata"].pop("name")
+    out["metadata"].pop("finalizers", None)
+    out["spec"].pop("destination")
+    for src in out["spec"].get("sources") or [out["spec"]["source"]]:
+        if "chart" not in src:
+            src.pop("targetRevision")
+        src.pop("path", None)
+        if "helm" in src:
+            src["helm"].pop("valueFiles")
+            src["helm"].pop("ignoreMissingValueFiles", None)
+    return out
+
+
+def test_the_fleet_binds_only_name_destination_revision_paths_and_values() -> None:
+    """Everything else of every cluster's Application is its single-cluster Application, unchanged: a regression
+    in the binding that drops or alters anything else fails here."""
+    from rlobs.fleet.appsets import expected_application, single_applications
+
+    fleet = example()
+    checked = 0
+    for member in contract.eks_members(fleet):
+        for component, single in single_applications(member).items():
+            bound = expected_application(fleet, member, component)
+            assert _unbound(bound) == _unbound(single), (member.name, component)
+            assert bound["metadata"]["name"] == f"{member.name}-{component}"
+            assert bound["spec"]["destination"] == {
+                "name": member.name,
+                "namespace": single["spec"]["destination"]["namespace"],
+            }
+            checked += 1
+    assert checked == 14

@@ -15,7 +15,6 @@ from rlobs.errors import RlobsError
 from rlobs.fleet import preview
 from rlobs.fleet.appsets import bindings, fleet_application
 from rlobs.fleet.commands import pairs
-from rlobs.fleet.contract import eks_members
 from rlobs.profile.fleet import bundle_path
 from testing.bundles import build
 from testing.crdschema import errors
@@ -54,28 +53,6 @@ def test_every_pair_equals_the_single_cluster_render() -> None:
             fleet.spec, component, single, bundle_path(fleet.spec, member.name), bindings(member)
         )
         assert app == expected, (pair.appset, pair.cluster)
-
-
-def test_the_binding_changes_only_what_the_cluster_secret_binds() -> None:
-    fleet = example()
-    member = eks_members(fleet)[0]
-    single = yaml.safe_load(_single(member.name)["argocd/apps/kube-prometheus-stack.yaml"])
-    bound = fleet_application(
-        fleet.spec, "kube-prometheus-stack", single, bundle_path(fleet.spec, member.name), bindings(member)
-    )
-    for key in ("apiVersion", "kind"):
-        assert bound[key] == single[key]
-    for key in ("project", "ignoreDifferences", "syncPolicy"):
-        assert bound["spec"][key] == single["spec"][key]
-    chart, ref = bound["spec"]["sources"]
-    single_chart = single["spec"]["sources"][0]
-    assert {k: v for k, v in chart.items() if k != "helm"} == {k: v for k, v in single_chart.items() if k != "helm"}
-    assert chart["helm"]["releaseName"] == single_chart["helm"]["releaseName"]
-    assert ref["repoURL"] == single["spec"]["sources"][1]["repoURL"] and ref["targetRevision"] == member.revision
-    assert bound["spec"]["destination"] == {
-        "name": member.name,
-        "namespace": single["spec"]["destination"]["namespace"],
-    }
 
 
 @pytest.mark.parametrize("crd", ["argo-cd/application-crd.v3.0.6.yaml", "argo-cd/application-crd.latest.yaml"])
