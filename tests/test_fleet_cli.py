@@ -202,3 +202,21 @@ def test_metadata_printed_by_kubectls_jsonpath_validates(tmp_path: Path) -> None
     assert "config" not in secrets.read_text(encoding="utf-8")
     ok = runner.invoke(app, ["validate", str(path), "--cluster-secrets", str(secrets)])
     assert ok.exit_code == 0, ok.output
+
+
+def test_unreadable_cluster_secrets_are_bad_input(tmp_path: Path) -> None:
+    path = _fleet_file(tmp_path)
+    for n, text in enumerate(["a: [", "kind: List\nitems: 5\n", "- 1\n- kind: Secret\n  metadata: 3\n"]):
+        secrets = tmp_path / f"s{n}.yaml"
+        secrets.write_text(text, encoding="utf-8")
+        result = runner.invoke(app, ["validate", str(path), "--cluster-secrets", str(secrets)])
+        assert result.exit_code == 2, result.output
+        assert ("Traceback" not in result.output and result.exception is None) or isinstance(
+            result.exception, SystemExit
+        )
+    missing = runner.invoke(app, ["validate", str(path), "--cluster-secrets", str(tmp_path / "none.yaml")])
+    assert missing.exit_code == 2 and "expected the cluster Secrets' metadata as YAML" in missing.output
+    profile = tmp_path / "p.yaml"
+    profile.write_text(GOOD, encoding="utf-8")
+    alone = runner.invoke(app, ["validate", str(profile), "--cluster-secrets", str(tmp_path / "s0.yaml")])
+    assert alone.exit_code == 2 and "expected a fleet file" in alone.output

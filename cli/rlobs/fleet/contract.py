@@ -181,18 +181,23 @@ def live_metadata(docs: Iterable[Any]) -> dict[str, SecretMetadata]:
     rlobs.io/cluster label, else the Secret's own name. Only metadata is read, never `data` (the credentials)."""
     found: dict[str, SecretMetadata] = {}
     for doc in docs:
-        items = doc.get("items", []) if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") else [doc]
-        for item in items:
+        items = doc.get("items") if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") else [doc]
+        for item in items if isinstance(items, list) else []:
             if not isinstance(item, dict) or item.get("kind") != "Secret":
                 continue
-            meta = item.get("metadata") or {}
-            labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+            meta = item.get("metadata")
+            meta = meta if isinstance(meta, dict) else {}
+            labels = {str(k): str(v) for k, v in _mapping(meta.get("labels")).items()}
             if labels.get(SECRET_TYPE) != "cluster":
                 continue
-            annotations = {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()}
+            annotations = {str(k): str(v) for k, v in _mapping(meta.get("annotations")).items()}
             name = labels.get(CLUSTER) or str(meta.get("name", ""))
             found[name] = SecretMetadata(name, labels, annotations)
     return found
+
+
+def _mapping(value: Any) -> dict[Any, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
