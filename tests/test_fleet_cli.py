@@ -220,3 +220,11 @@ def test_unreadable_cluster_secrets_are_bad_input(tmp_path: Path) -> None:
     profile.write_text(GOOD, encoding="utf-8")
     alone = runner.invoke(app, ["validate", str(profile), "--cluster-secrets", str(tmp_path / "s0.yaml")])
     assert alone.exit_code == 2 and "expected a fleet file" in alone.output
+
+
+def test_schema_fleet_is_what_init_writes(tmp_path: Path) -> None:
+    _fleet_file(tmp_path)
+    result = runner.invoke(app, ["schema", "--fleet"])
+    assert result.exit_code == 0
+    assert result.output == (tmp_path / "rlobs-fleet.schema.json").read_text(encoding="utf-8")
+    assert json.loads(result.output)["$id"].endswith("fleet.json")

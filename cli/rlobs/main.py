@@ -235,15 +235,21 @@ def validate(
 @app.command()
 def schema(
     out: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    fleet: Annotated[bool, typer.Option("--fleet", help="The fleet file's schema instead.")] = False,
 ) -> None:
-    """Print the profile's JSON Schema.
+    """Print the profile's (or the fleet file's) JSON Schema.
 
     For editors: profiles from `rlobs init` point yaml-language-server at it.
     """
     from rlobs import commands
 
     with _errors():
-        text = commands.schema_text()
+        if fleet:
+            from rlobs.fleet import commands as fleets
+
+            text = fleets.schema_text()
+        else:
+            text = commands.schema_text()
         if out is None:
             sys.stdout.write(text)
         else:
