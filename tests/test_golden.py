@@ -76,8 +76,27 @@ def test_variant_differs_from_its_blueprint_as_recorded(name: str) -> None:
     assert not diff, "run `make golden` if the change is intended:\n" + diff
 
 
+FLEET = "fleet-rl-fleet"
+
+
+def test_fleet_bundle_matches_its_golden_tree() -> None:
+    """The fleet's own files (ApplicationSets, contract, values layers, effective profiles, README); each
+    cluster's folder is its single-cluster bundle, which test_fleet_preview compares with a single render."""
+    from testing.fleet import example_build
+
+    rendered = {r.path: r.text for r in example_build().files if not r.path.startswith("clusters/")}
+    root = GOLDEN / FLEET
+    if UPDATE:
+        shutil.rmtree(root, ignore_errors=True)
+        for rel, text in rendered.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text, encoding="utf-8")
+    problems = patch(f"golden/{FLEET}", _tree(root), "rendered", rendered)
+    assert not problems, "run `make golden` if the change is intended:\n" + problems
+
+
 def test_golden_holds_nothing_else() -> None:
-    expected = set(BLUEPRINTS) | {f"{v}.patch" for v in VARIANTS}
+    expected = set(BLUEPRINTS) | {f"{v}.patch" for v in VARIANTS} | {FLEET}
     assert {p.name for p in GOLDEN.iterdir()} == expected
 
 

@@ -20,7 +20,7 @@ def test_import_rules_hold() -> None:
 
 
 def test_every_stage_package_exists() -> None:
-    for package in ("profile", "rl", "rl/alerts", "targets", "targets/eks", "targets/gke", "bundle"):
+    for package in ("profile", "rl", "rl/alerts", "targets", "targets/eks", "targets/gke", "bundle", "fleet"):
         assert (PACKAGE / package / "__init__.py").is_file(), package
 
 

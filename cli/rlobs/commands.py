@@ -110,7 +110,30 @@ def _load_all(profiles: list[Path]) -> list[Profile]:
     return loaded
 
 
+def fleet_file(paths: list[Path]) -> Path | None:
+    """The fleet file among the arguments (a fleet is rendered alone), or None when they are all profiles."""
+    from rlobs.profile.fleet import is_fleet
+
+    fleets = [p for p in paths if p.is_file() and is_fleet(_text(p))]
+    if fleets and len(paths) > 1:
+        raise RlobsError(f"{fleets[0]} is a fleet: expected it as the only file (it renders every cluster it lists)")
+    return fleets[0] if fleets else None
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""  # the loader reports it
+
+
 def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool) -> list[RenderResult]:
+    fleet = fleet_file(profiles)
+    if fleet is not None:
+        from rlobs.fleet import commands as fleets
+
+        name, changes = fleets.render(fleet, out, write=write, force=force, with_diff=with_diff)
+        return [RenderResult(fleet, name, out, changes)]
     from rlobs.bundle.check import Checker
 
     # Made before the heavy imports below, so its parser process warms up on the other core meanwhile.
@@ -145,7 +168,14 @@ def _apply(
     return results
 
 
-def validate(profiles: list[Path]) -> list[str]:
+def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[str]:
+    fleet = fleet_file(profiles)
+    if fleet is not None:
+        from rlobs.fleet import commands as fleets
+
+        return [fleets.validate(fleet, cluster_secrets)]
+    if cluster_secrets is not None:
+        raise RlobsError("--cluster-secrets checks a fleet's cluster Secrets: expected a fleet file (kind: Fleet)")
     from rlobs.bundle.check import Checker
 
     with Checker() as checker:

@@ -102,6 +102,7 @@ def init(
     ] = None,
     out: Annotated[Path, typer.Option("--output", "-o", help="Profile file to write.")] = Path("rlobs.yaml"),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing profile.")] = False,
+    fleet: Annotated[bool, typer.Option("--fleet", help="Write a starter fleet file (EKS and GKE clusters).")] = False,
 ) -> None:
     """Write a starter profile from a blueprint.
 
@@ -110,6 +111,14 @@ def init(
     from rlobs import commands, output
 
     with _errors():
+        if fleet:
+            from rlobs.fleet import commands as fleets
+
+            target_file = out if out != Path("rlobs.yaml") else Path("fleet.yaml")
+            for path in fleets.init(target_file, force=force):
+                output.say(f"wrote {path}", style="green")
+            output.say(f"next: edit {target_file}, then run `rlobs render {target_file} -o out`")
+            return
         if blueprint is None and target is None:
             blueprint = _ask_blueprint(interactive=_interactive())
         written = commands.init(blueprint, target, out, force=force)
@@ -156,18 +165,36 @@ def render(
     ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite files rlobs did not generate.")] = False,
+    preview: Annotated[
+        bool,
+        typer.Option("--preview", help="Fleet: print the Applications every ApplicationSet creates; write nothing."),
+    ] = False,
     fmt: FormatOpt = Fmt.text,
 ) -> None:
-    """Render profiles into bundle directories.
+    """Render profiles (or one fleet file) into bundle directories.
 
     Exit 0 when done (or, with --check, when nothing differs), 1 when --check finds drift, 2 on bad input.
     """
     with _errors(fmt):
         from rlobs import commands
 
+        if preview:
+            _preview(profiles)
+            return
+
         results = commands.render(profiles, out, write=not (check or diff or dry_run), force=force, with_diff=diff)
     code = _report_render(results, fmt, check=check, diff=diff, dry_run=dry_run)
     raise typer.Exit(code)
+
+
+def _preview(paths: list[Path]) -> None:
+    from rlobs import commands
+    from rlobs.fleet import commands as fleets
+
+    fleet = commands.fleet_file(paths)
+    if fleet is None:
+        raise RlobsError("--preview expands a fleet's ApplicationSets: expected a fleet file (kind: Fleet)")
+    sys.stdout.write(fleets.preview_text(fleet))
 
 
 def _report_render(results: list[RenderResult], fmt: Fmt, *, check: bool, diff: bool, dry_run: bool) -> int:
@@ -195,15 +222,26 @@ def _report_render(results: list[RenderResult], fmt: Fmt, *, check: bool, diff: 
 
 
 @app.command()
-def validate(profiles: ProfilesArg, fmt: FormatOpt = Fmt.text) -> None:
-    """Check profiles and their bundles; write nothing.
+def validate(
+    profiles: ProfilesArg,
+    fmt: FormatOpt = Fmt.text,
+    cluster_secrets: Annotated[
+        Path | None,
+        typer.Option(
+            "--cluster-secrets",
+            help="Fleet: the hub's cluster Secrets' metadata (YAML; the fleet README shows the kubectl command) to "
+            "check against the ApplicationSets.",
+        ),
+    ] = None,
+) -> None:
+    """Check profiles (or one fleet file) and their bundles; write nothing.
 
     Loads each profile and renders and parse-checks its bundle in memory.
     """
     with _errors(fmt):
         from rlobs import commands, output
 
-        names = commands.validate(profiles)
+        names = commands.validate(profiles, cluster_secrets)
     if fmt is Fmt.json:
         output.as_json([{"profile": str(p), "name": n, "valid": True} for p, n in zip(profiles, names, strict=True)])
     else:
@@ -215,15 +253,21 @@ def validate(profiles: ProfilesArg, fmt: FormatOpt = Fmt.text) -> None:
 def schema(
     out: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    fleet: Annotated[bool, typer.Option("--fleet", help="The fleet file's schema instead.")] = False,
 ) -> None:
-    """Print the profile's JSON Schema.
+    """Print the profile's (or the fleet file's) JSON Schema.
 
     For editors: profiles from `rlobs init` point yaml-language-server at it.
     """
     from rlobs import commands
 
     with _errors():
-        text = commands.schema_text()
+        if fleet:
+            from rlobs.fleet import commands as fleets
+
+            text = fleets.schema_text()
+        else:
+            text = commands.schema_text()
         if out is None:
             sys.stdout.write(text)
         else:

@@ -14,6 +14,8 @@ ALLOWED = {
     "bundle": ("rlobs.bundle", *HELPERS),
     "rl": ("rlobs.rl", "rlobs.profile", "rlobs.bundle", *HELPERS),
     "target": ("rlobs.profile", "rlobs.rl", "rlobs.bundle", *HELPERS),
+    # Above the targets: a fleet plans its clusters' bundles with them.
+    "fleet": ("rlobs.fleet", "rlobs.profile", "rlobs.rl", "rlobs.targets", "rlobs.bundle", *HELPERS),
 }
 
 

@@ -6,7 +6,7 @@ import difflib
 import re
 from collections.abc import Mapping
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rlobs.credentials import found_in, redact
 from rlobs.errors import Problem, ProfileError
@@ -14,7 +14,11 @@ from rlobs.profile.problems import ProblemAt, Problems
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from rlobs.profile.model import Profile, ProfileBase
+
+    M = TypeVar("M", bound=BaseModel)
 
 # Unknown keys that look like a credential get a hint on referencing a Secret instead (rlobs never
 # writes credentials into git; every credential in the model is a Secret name or a SecretRef).
@@ -72,6 +76,11 @@ def parse_profile(text: str, display: str = "<profile>") -> Profile:
             [Problem(display, 1, 1, "", f"expected a mapping with apiVersion: rlobs/v1alpha1, got {got}")]
         )
 
+    return validate_located(located, display)
+
+
+def validate_located(located: Located, display: str) -> Profile:
+    """Validate data that is already parsed, with its positions (a fleet builds each cluster's this way)."""
     problems = [
         Problem(display, pos.line, pos.column, _dotted(p), "expected each key once, got it again")
         for p, pos in located.duplicates
@@ -110,6 +119,23 @@ def _strings(data: Any, path: Path) -> Any:
     elif isinstance(data, list):
         for i, value in enumerate(data):
             yield from _strings(value, (*path, i))
+
+
+def validate_model(model: type[M], located: Located, display: str) -> M:
+    """Validate `located` against one model class (a fleet's own keys), every problem at file:line:col."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(_tuples(located.data))
+    except ValidationError as exc:
+        problems = [p for err in exc.errors(include_url=False) for p in _problems(err, located, display, model, "", {})]
+    problems.sort(key=lambda p: (p.line, p.column, p.path))
+    raise ProfileError(problems)
+
+
+def dotted(path: Path) -> str:
+    """`a.b[0].c`: a key path as problems print it."""
+    return _dotted(path)
 
 
 def _validate(located: Located, display: str) -> tuple[Profile | None, list[Problem]]:

@@ -1,0 +1,124 @@
+"""What `render`, `validate` and `init --fleet` do with a fleet file (commands.py hands fleets over to here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rlobs.bundle.check import Checker
+from rlobs.bundle.filters import to_yaml
+from rlobs.bundle.write import Changes, open_bundle
+from rlobs.errors import RlobsError
+from rlobs.fleet import contract, preview
+from rlobs.fleet.appsets import APPSETS_DIR
+from rlobs.fleet.plan import FleetBuild, build_fleet, producible
+from rlobs.profile.fleet import Fleet, load_fleet
+from rlobs.resources import package_dir
+
+EXAMPLE = "rl-fleet.yaml"
+
+
+def build(path: Path) -> tuple[Fleet, FleetBuild]:
+    fleet = load_fleet(path)
+    with Checker() as checker:
+        built = build_fleet(fleet)
+        checker.check(built.files)
+    return fleet, built
+
+
+def render(path: Path, out: Path, *, write: bool, force: bool, with_diff: bool) -> tuple[str, Changes]:
+    fleet, built = build(path)
+    if out.exists() and not out.is_dir():
+        raise RlobsError(f"{out}: expected a directory, got a file")
+    with open_bundle(out, producible, write=write) as bundle:
+        changes = bundle.plan(built.files, force=force or not write, with_diff=with_diff)
+        if write:
+            bundle.write(built.files, changes)
+    return fleet.name, changes
+
+
+def validate(path: Path, cluster_secrets: Path | None = None) -> str:
+    """Build and check the fleet; with `cluster_secrets` (the hub's cluster Secrets' metadata as YAML), also
+    check them against what the ApplicationSets select and read."""
+    fleet, built = build(path)
+    if cluster_secrets is not None:
+        live = contract.live_metadata(_documents(cluster_secrets))
+        problems = contract.live_problems(
+            {f"{APPSETS_DIR}/{c}.yaml": s for c, s in built.appsets.sets.items()},
+            {f"{APPSETS_DIR}/{c}.yaml": n for c, n in built.appsets.selected.items()},
+            live,
+        )
+        if problems:
+            raise RlobsError(
+                f"{cluster_secrets}: the cluster Secrets do not fit the fleet:\n  " + "\n  ".join(problems)
+            )
+    return fleet.name
+
+
+def _documents(path: Path) -> list[Any]:
+    import yaml
+
+    try:
+        return list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise RlobsError(
+            f"{path}: expected the cluster Secrets' metadata as YAML (see the fleet README), got {exc}"
+        ) from None
+
+
+def pairs(built: FleetBuild) -> list[preview.Pair]:
+    """Every (ApplicationSet, cluster) pair the controller will expand."""
+    return [
+        preview.Pair(
+            f"{APPSETS_DIR}/{component}.yaml",
+            cluster,
+            appset["spec"]["template"],
+            preview.params(built.contracts[cluster]),
+        )
+        for component, appset in built.appsets.sets.items()
+        for cluster in built.appsets.selected[component]
+    ]
+
+
+def preview_text(path: Path) -> str:
+    """The Applications every ApplicationSet creates for every cluster, as one YAML stream."""
+    _, built = build(path)
+    found = pairs(built)
+    apps = preview.expand(found)
+    return "".join(
+        f"---\n# {pair.appset} for cluster {pair.cluster}\n{to_yaml(app)}"
+        for pair, app in zip(found, apps, strict=True)
+    )
+
+
+SCHEMA_FILE = "rlobs-fleet.schema.json"
+
+
+def init(out: Path, *, force: bool) -> list[Path]:
+    """Write the example fleet (3 EKS and 2 GKE clusters), and the fleet's JSON Schema beside it for editors."""
+    if out.exists() and not force:
+        raise RlobsError(f"{out} exists: expected a new file (pass --force to overwrite it)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    modeline = f"# yaml-language-server: $schema=./{SCHEMA_FILE}\n"
+    out.write_text(modeline + (package_dir("blueprints") / "fleet" / EXAMPLE).read_text(encoding="utf-8"), "utf-8")
+    written = [out]
+    schema = out.parent / SCHEMA_FILE
+    if not schema.exists() or force:
+        schema.write_text(schema_text(), encoding="utf-8")
+        written.append(schema)
+    return written
+
+
+def schema_text() -> str:
+    """The fleet file's JSON Schema; `defaults` and `overrides` are profile bodies, validated as profiles."""
+    import json
+
+    from rlobs.profile.fleet import FleetSpec
+
+    schema = FleetSpec.model_json_schema(by_alias=True)
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://rlobs.dev/schema/rlobs.v1alpha1.fleet.json",
+        **schema,
+    }
+    return json.dumps(schema, indent=2) + "\n"

@@ -1,0 +1,71 @@
+"""Split each cluster's Helm values into the layers common, env/<env> and clusters/<name>, so that merging them in
+that order (as Helm merges values files: mappings key by key, anything else replaced) gives back exactly each
+cluster's values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+Values = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Layers:
+    common: Values
+    env: dict[str, Values]  # environment -> what its clusters share beyond common
+    clusters: dict[str, Values]  # cluster -> what is its own
+
+
+def _shared(a: Values, b: Values) -> Values:
+    """What two values trees have in common: equal leaves, and mappings recursively."""
+    out: Values = {}
+    for key in a.keys() & b.keys():
+        if isinstance(a[key], dict) and isinstance(b[key], dict):
+            sub = _shared(a[key], b[key])
+            if sub or (not a[key] and not b[key]):
+                out[key] = sub
+        elif a[key] == b[key]:
+            out[key] = a[key]
+    return {k: out[k] for k in a if k in out}  # the first tree's key order
+
+
+def _all_shared(trees: list[Values]) -> Values:
+    common = trees[0]
+    for tree in trees[1:]:
+        common = _shared(common, tree)
+    return common
+
+
+def without(full: Values, base: Values) -> Values:
+    """What `full` has beyond `base` (where base is part of full): merged over base it gives back full."""
+    out: Values = {}
+    for key, value in full.items():
+        if key not in base:
+            out[key] = value
+        elif isinstance(value, dict) and isinstance(base[key], dict):
+            sub = without(value, base[key])
+            if sub:
+                out[key] = sub
+        elif value != base[key]:
+            out[key] = value
+    return out
+
+
+def merge(base: Values, top: Values) -> Values:
+    out = dict(base)
+    for key, value in top.items():
+        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def split(values: Mapping[str, Values], environments: Mapping[str, str]) -> Layers:
+    """values: cluster -> its whole values; environments: cluster -> its environment."""
+    common = _all_shared(list(values.values()))
+    env: dict[str, Values] = {}
+    for e in sorted(set(environments[c] for c in values)):
+        members = [values[c] for c in values if environments[c] == e]
+        env[e] = without(_all_shared(members), common)
+    clusters = {c: without(v, merge(common, env[environments[c]])) for c, v in values.items()}
+    return Layers(common, env, clusters)

@@ -1,0 +1,192 @@
+"""Plan a fleet's bundle: each cluster's single-cluster bundle, plus what delivers the EKS clusters (ApplicationSets,
+layered Helm values, the cluster Secrets' contract) and the fleet README."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rlobs.bundle.render import make_env, render
+from rlobs.bundle.spec import DataFile, FileSpec, Plan, Rendered, TemplateFile
+from rlobs.errors import RlobsError
+from rlobs.fleet import appsets, contract, layers
+from rlobs.fleet.appsets import APPSETS_DIR, VALUES_DIR
+from rlobs.profile.fleet import CLUSTERS_DIR, Fleet, Member
+from rlobs.profile.model import EksProfile
+from rlobs.rl.catalog import load_catalog
+from rlobs.targets import TARGETS
+from rlobs.targets import producible as target_producible
+from rlobs.targets.eks import values as eks_values
+from rlobs.targets.eks.versions import CHARTS
+
+README = "README.md"
+PROFILES_DIR = "profiles"
+GKE_DIR = "gke"
+CONTRACT_FILE = "terraform/rlobs-cluster-secrets.tf.json"
+# What an EKS cluster's folder leaves out of its single bundle: the ApplicationSets replace its Argo CD apps, the
+# layered values/ tree its values, the fleet README its README (which would tell you to apply the root app).
+_REPLACED = ("argocd/", "values/", README)
+
+
+@dataclass(frozen=True, slots=True)
+class FleetBuild:
+    """A fleet's files, and what the checks and the preview need to see besides them."""
+
+    files: tuple[Rendered, ...]
+    appsets: appsets.AppSets
+    contracts: dict[str, contract.SecretMetadata]
+    singles: dict[str, tuple[Rendered, ...]]  # cluster -> its single-cluster bundle
+
+
+def _values_files(fleet: Fleet) -> list[FileSpec]:
+    members = contract.eks_members(fleet)
+    per_chart: dict[str, dict[str, layers.Values]] = {}
+    for m in members:
+        assert isinstance(m.profile, EksProfile)
+        for chart, vals in eks_values.values(m.profile).items():
+            per_chart.setdefault(chart, {})[m.name] = vals
+    envs = {m.name: m.cluster.environment for m in members}
+    files: list[FileSpec] = []
+    for chart, by_cluster in sorted(per_chart.items()):
+        split = layers.split(by_cluster, envs)
+        header = f"Helm values for {chart} {CHARTS[chart].version}: layer %s (applicationsets/ read them via $values)."
+        named = [("common", split.common)]
+        named += [(f"env/{e}", v) for e, v in split.env.items()]
+        named += [(f"clusters/{c}", v) for c, v in split.clusters.items()]
+        files += [
+            DataFile(
+                f"{VALUES_DIR}/{layer}/{chart}.yaml",
+                "yaml",
+                data,
+                "Layered Helm values: common, then env/<environment>, then clusters/<name> (missing layers skipped).",
+                header=header % layer,
+            )
+            for layer, data in named
+            if data
+        ]
+    return files
+
+
+def _cluster_files(member: Member, single: tuple[Rendered, ...]) -> list[Rendered]:
+    keep = [r for r in single if member.cluster.target != "eks" or not r.path.startswith(_REPLACED)]
+    return [Rendered(f"{CLUSTERS_DIR}/{member.name}/{r.path}", r.text, r.fmt, r.executable) for r in keep]
+
+
+def build_fleet(fleet: Fleet) -> FleetBuild:
+    """Every file of the fleet bundle, rendered (not yet checked); raises when the referential check fails."""
+    catalog = load_catalog()
+    env = make_env()
+    singles = {m.name: render(TARGETS[m.profile.target].plan(m.profile, catalog), env) for m in fleet.members}
+    sets = appsets.application_sets(fleet)
+    contracts = contract.contract(fleet)
+    problems = contract.referential_problems(
+        {f"{APPSETS_DIR}/{c}.yaml": s for c, s in sets.sets.items()},
+        {f"{APPSETS_DIR}/{c}.yaml": names for c, names in sets.selected.items()},
+        contracts,
+    )
+    if problems:
+        raise RlobsError("the cluster Secrets do not hold what the ApplicationSets read:\n  " + "\n  ".join(problems))
+    specs: list[FileSpec] = [
+        DataFile(
+            f"{APPSETS_DIR}/{component}.yaml",
+            "yaml",
+            appset,
+            "An ApplicationSet per component: one Application per EKS cluster whose Secret carries the labels.",
+            header="Apply on the Argo CD hub: kubectl apply -n argocd -f applicationsets/",
+        )
+        for component, appset in sets.sets.items()
+    ]
+    if contracts:
+        specs.append(
+            DataFile(
+                CONTRACT_FILE,
+                "json",
+                contract.terraform(fleet, contracts),
+                "Terraform locals and output: each EKS cluster Secret's name, labels and annotations (no credentials).",
+            )
+        )
+    specs += _values_files(fleet)
+    specs += [
+        DataFile(
+            f"{PROFILES_DIR}/{m.name}.yaml",
+            "yaml",
+            m.data,
+            "Each cluster's effective profile: `rlobs render` of it is that cluster's single-cluster bundle.",
+            header=f"The effective profile of cluster {m.name} (fleet {fleet.name}); generated, edit the fleet file.",
+        )
+        for m in fleet.members
+    ]
+    specs += _project_scripts(fleet)
+    specs.append(_readme(fleet, sets, contracts, specs))
+    files = list(render(Plan(fleet.name, tuple(specs)), env))
+    for m in fleet.members:
+        files += _cluster_files(m, singles[m.name])
+    return FleetBuild(tuple(sorted(files, key=lambda r: r.path)), sets, contracts, singles)
+
+
+def gke_projects(fleet: Fleet) -> dict[str, list[str]]:
+    """project -> its GKE clusters whose project set-up the numbered scripts own (gke.manage: scripts)."""
+    found: dict[str, list[str]] = {}
+    for m in fleet.members:
+        gke = getattr(m.profile, "gke", None)
+        if gke is not None and gke.manage == "scripts":
+            found.setdefault(gke.project, []).append(m.name)
+    return found
+
+
+def _project_scripts(fleet: Fleet) -> list[FileSpec]:
+    return [
+        TemplateFile(
+            f"{GKE_DIR}/{project}/setup.sh",
+            "sh",
+            "fleet/gke-setup.sh.j2",
+            "Per GCP project: runs each of its GKE clusters' scripts/setup.sh in turn (each step safe to rerun).",
+            {"fleet": fleet.name, "project": project, "clusters": clusters},
+            executable=True,
+        )
+        for project, clusters in sorted(gke_projects(fleet).items())
+    ]
+
+
+def _readme(
+    fleet: Fleet, sets: appsets.AppSets, contracts: dict[str, contract.SecretMetadata], specs: list[FileSpec]
+) -> TemplateFile:
+    tables = sorted({(f.path.split("/")[0] + "/", f.description) for f in specs})
+    refs = {r for component, s in sets.sets.items() for r in contract.references(component, s)}
+    return TemplateFile(
+        README,
+        "md",
+        "fleet/README.md.j2",
+        "This file.",
+        {
+            "fleet": fleet,
+            "members": fleet.members,
+            "components": sets.selected,
+            "contracts": contracts,
+            "folders": tables,
+            "contract_file": CONTRACT_FILE,
+            "replaced": _REPLACED,
+            "label_keys": sorted({r.key for r in refs if r.kind == "labels"}),
+            "annotation_keys": sorted({r.key for r in refs if r.kind == "annotations"}),
+            "extra_keys": sorted(
+                {k for c in contracts.values() for k in [*c.labels, *c.annotations]} - {r.key for r in refs}
+            ),
+            "gke_projects": gke_projects(fleet),
+        },
+    )
+
+
+# The fleet's own files; a cluster's folder holds what its target produces. The writer deletes only such paths.
+_FLEET_PATHS = re.compile(
+    r"README\.md|applicationsets/[^/]+\.yaml|gke/[^/]+/setup\.sh|profiles/[^/]+\.yaml|terraform/[^/]+\.tf\.json"
+    r"|values/(common|env/[^/]+|clusters/[^/]+)/[^/]+\.yaml"
+)
+
+
+def producible(path: str) -> bool:
+    """Could a fleet render produce this path (rlobs.bundle.write deletes nothing else)?"""
+    if _FLEET_PATHS.fullmatch(path):
+        return True
+    head, _, rest = path.partition("/")
+    name, _, inner = rest.partition("/")
+    return head == CLUSTERS_DIR and bool(name) and target_producible(inner)

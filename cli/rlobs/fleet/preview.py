@@ -1,0 +1,136 @@
+"""Expand every ApplicationSet for every cluster it selects, offline, the way the controller does.
+
+The ApplicationSet controller renders a goTemplate template per field: every string key and value of the
+template is one Go text/template, executed with the cluster generator's parameters (name, nameNormalized, server,
+project, metadata.labels, metadata.annotations) and the Sprig functions (Argo CD docs, ApplicationSet "Go
+Template": "Go templates are applied on a per-field basis"). Helm's engine is Go's text/template with Sprig, so
+each field is rendered here by `helm template` of a throwaway chart (one named template per field), all pairs
+in one helm run.
+"""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlobs.bundle.filters import to_yaml
+from rlobs.errors import RlobsError
+from rlobs.fleet.contract import SecretMetadata
+from rlobs.profile.yamlsource import load_yaml
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    appset: str  # its file in the bundle
+    cluster: str
+    template: dict[str, Any]
+    params: dict[str, Any]
+
+
+def params(meta: SecretMetadata) -> dict[str, Any]:
+    """The cluster generator's parameters for a cluster Secret holding `meta` (the server is the Secret's own)."""
+    return {
+        "name": meta.name,
+        "nameNormalized": meta.name,  # fleet cluster names are already DNS labels
+        "server": f"https://{meta.name}.server.invalid",  # the EKS endpoint only the Secret knows; no template reads it
+        "project": "",
+        "metadata": {"labels": dict(meta.labels), "annotations": dict(meta.annotations)},
+    }
+
+
+def helm_binary() -> str:
+    found = shutil.which("helm") or shutil.which("helm", path=str(Path(sys.executable).parent))
+    if not found:
+        raise RlobsError("the preview runs Go templates with helm's engine: expected helm on PATH, got none")
+    return found
+
+
+class _Fields:
+    """A template's strings (keys and values) numbered, and the template rebuilt from their rendered text."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def number(self, node: Any) -> Any:
+        if isinstance(node, str):
+            self.texts.append(node)
+            return _Slot(len(self.texts) - 1)
+        if isinstance(node, dict):
+            return {self.number(str(k)): self.number(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [self.number(v) for v in node]
+        return node
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    index: int
+
+
+def _rebuild(node: Any, rendered: dict[int, str], offset: int) -> Any:
+    if isinstance(node, _Slot):
+        return rendered[offset + node.index]
+    if isinstance(node, dict):
+        return {_rebuild(k, rendered, offset): _rebuild(v, rendered, offset) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_rebuild(v, rendered, offset) for v in node]
+    return node
+
+
+def expand(pairs: list[Pair]) -> list[dict[str, Any]]:
+    """The Application each (ApplicationSet, cluster) pair makes, in order."""
+    helm = helm_binary()
+    shapes, values, defines, uses, offset = [], {}, [], [], 0
+    for n, pair in enumerate(pairs):
+        fields = _Fields()
+        shapes.append((fields.number(pair.template), offset))
+        values[f"c{n}"] = pair.params
+        for i, text in enumerate(fields.texts):
+            # Each field is its own template, executed with the cluster's parameters as `.`; base64 keeps any
+            # rendered text valid YAML for helm, which parses what it renders.
+            defines.append(f'{{{{- define "f{offset + i}" }}}}{text}{{{{ end }}}}')
+            uses.append(f'f{offset + i}: {{{{ include "f{offset + i}" (index .Values "c{n}") | b64enc | quote }}}}')
+        offset += len(fields.texts)
+    output = _helm(helm, values, "\n".join(defines), "\n".join(uses))
+    rendered = {int(k[1:]): base64.b64decode(v).decode("utf-8") for k, v in output.items()}
+    missing = sorted({pairs[n].cluster for n, (_, start) in enumerate(shapes) if _has_no_value(rendered, start)})
+    if missing:
+        # helm runs templates with missingkey=zero, which prints <no value>; the controller's missingkey=error
+        # fails the whole ApplicationSet instead.
+        raise RlobsError(f"a template reads a key the cluster Secret lacks (clusters {', '.join(missing)})")
+    return [
+        {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", **_rebuild(shape, rendered, start)}
+        for shape, start in shapes
+    ]
+
+
+def _has_no_value(rendered: dict[int, str], start: int) -> bool:
+    return any("<no value>" in text for index, text in rendered.items() if index >= start)
+
+
+def _helm(helm: str, values: dict[str, Any], defines: str, uses: str) -> dict[str, str]:
+    with tempfile.TemporaryDirectory(prefix="rlobs-preview-") as tmp:
+        chart = Path(tmp) / "chart"
+        (chart / "templates").mkdir(parents=True)
+        (chart / "Chart.yaml").write_text("apiVersion: v2\nname: rlobs-preview\nversion: 0.0.0\n", encoding="utf-8")
+        (chart / "values.yaml").write_text(to_yaml(values), encoding="utf-8")
+        (chart / "templates" / "_fields.tpl").write_text(defines + "\n", encoding="utf-8")
+        (chart / "templates" / "fields.yaml").write_text(uses + "\n", encoding="utf-8")
+        env = {"HELM_CACHE_HOME": f"{tmp}/c", "HELM_CONFIG_HOME": f"{tmp}/g", "HELM_DATA_HOME": f"{tmp}/d"}
+        proc = subprocess.run(
+            [helm, "template", "preview", str(chart), "--show-only", "templates/fields.yaml"],
+            capture_output=True,
+            text=True,
+            env={**env, "PATH": "/usr/bin:/bin"},
+            check=False,
+        )
+    if proc.returncode != 0:
+        raise RlobsError(f"a template failed to render, as it would in the controller: {proc.stderr.strip()}")
+    data: dict[str, str] = load_yaml(proc.stdout)
+    return data

@@ -1,0 +1,423 @@
+"""A fleet file: profile defaults shared by many clusters, each cluster expanded into its effective profile.
+
+Every cluster's effective profile is `defaults` deep-merged with the cluster's `overrides`, as Helm merges values
+files (mappings merge key by key; lists and scalars replace; null removes a key, back to the profile's default),
+plus what the fleet itself sets from the cluster's entry (name, target, region, project, the GitOps path).
+It is validated exactly as a profile file is, and every problem points at the line of the fleet file the
+offending value came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, model_validator
+
+from rlobs.errors import Problem, ProfileError
+from rlobs.profile.eks import GitRevision, GitUrl, RepoPath
+from rlobs.profile.fields import DnsLabel, Model, matching
+from rlobs.profile.load import dotted, validate_located, validate_model
+from rlobs.profile.model import API_VERSION, Metadata, Profile
+from rlobs.profile.problems import ProblemAt, raise_all
+from rlobs.profile.yamlsource import Located, Path, Pos, YamlSyntaxError, load_located, load_yaml
+
+FLEET_KIND = "Fleet"
+CLUSTERS_DIR = "clusters"
+
+# Cluster names become Application names (`<cluster>-<component>`, the longest component being
+# kube-prometheus-stack, 21 characters) and label values (63 characters at most:
+# https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set).
+# `in-cluster` is the name Argo CD gives its own cluster, which the fleet never targets.
+ClusterName = Annotated[
+    str,
+    AfterValidator(
+        matching(
+            r"(?!in-cluster$)[a-z]([-a-z0-9]{0,38}[a-z0-9])?",
+            "a cluster name (1-40 lowercase letters, digits and '-', starting with a letter, not `in-cluster`) "
+            "like prod-use2-a",
+        )
+    ),
+]
+
+
+class FleetGitOps(Model):
+    """The one Git repository the fleet's bundle is committed to; every EKS cluster syncs from it."""
+
+    repo_url: GitUrl = Field(description="The Git repository this fleet bundle is committed to.")
+    target_revision: GitRevision = Field(description="Branch, tag or commit every cluster syncs, unless it says.")
+    path: RepoPath = Field(description="Path of the rendered fleet bundle inside that repository.")
+
+
+class FleetCluster(Model):
+    name: ClusterName = Field(description="Cluster name: the EKS or GKE cluster and its bundle's name.")
+    target: Literal["eks", "gke"]
+    environment: DnsLabel = Field(description="e.g. dev, staging, prod: selects the values layer env/<environment>.")
+    region: str = Field(description="AWS region (eks) or GCP region or zone (gke) of the cluster.")
+    project: str | None = Field(None, description="gke: the cluster's GCP project.")
+    revision: GitRevision | None = Field(
+        None, description="eks: the revision this cluster syncs (default gitops.targetRevision), e.g. a release tag."
+    )
+    overrides: dict[str, Any] = Field(
+        default_factory=dict, description="Profile keys for this cluster only, merged over `defaults`."
+    )
+
+    @model_validator(mode="after")
+    def _target_fields(self) -> FleetCluster:
+        problems = []
+        if self.target == "gke" and self.project is None:
+            problems.append(ProblemAt(("target",), "target is gke, so expected `project:`, got none"))
+        if self.target == "eks" and self.project is not None:
+            problems.append(ProblemAt(("project",), "expected no project on an eks cluster, got one"))
+        if self.target == "gke" and self.revision is not None:
+            problems.append(ProblemAt(("revision",), "expected no revision on a gke cluster (nothing syncs it)"))
+        raise_all(problems)
+        return self
+
+
+class FleetSpec(Model):
+    api_version: Literal["rlobs/v1alpha1"] = Field(description="Fleet format version.")
+    kind: Literal["Fleet"]
+    metadata: Metadata
+    gitops: FleetGitOps | None = Field(None, description="Required when the fleet has an eks cluster.")
+    defaults: dict[str, Any] = Field(
+        default_factory=dict, description="Profile keys shared by every cluster (both `eks:` and `gke:` may appear)."
+    )
+    clusters: tuple[FleetCluster, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _fleet_rules(self) -> FleetSpec:
+        problems = []
+        seen: set[str] = set()
+        for i, c in enumerate(self.clusters):
+            if c.name in seen:
+                problems.append(ProblemAt(("clusters", i, "name"), f"expected each cluster name once, got {c.name!r}"))
+            seen.add(c.name)
+        if self.gitops is None and any(c.target == "eks" for c in self.clusters):
+            problems.append(ProblemAt(("kind",), "the fleet has eks clusters, so expected a `gitops:` section"))
+        raise_all(problems)
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One cluster of the fleet and its effective profile (validated), with the plain data it was built from."""
+
+    index: int
+    cluster: FleetCluster
+    profile: Profile
+    data: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.cluster.name
+
+    @property
+    def revision(self) -> str:
+        gitops = getattr(self.profile, "eks", None)
+        return gitops.gitops.target_revision if gitops is not None else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    spec: FleetSpec
+    members: tuple[Member, ...]
+
+    @property
+    def name(self) -> str:
+        return self.spec.metadata.name
+
+
+def is_fleet(text: str) -> bool:
+    """Whether a YAML file is a fleet (kind: Fleet) rather than a profile; unparseable text is left to the loader."""
+    try:
+        data = load_yaml(text)
+    except Exception:  # any parse error is reported by the fleet loader, with its position
+        return False
+    return isinstance(data, dict) and data.get("kind") == FLEET_KIND
+
+
+def load_fleet(path: FsPath) -> Fleet:
+    display = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileError([Problem(display, 1, 1, "", f"expected a readable UTF-8 fleet file, got {exc}")]) from None
+    return parse_fleet(text, display)
+
+
+def parse_fleet(text: str, display: str = "<fleet>") -> Fleet:
+    try:
+        located = load_located(text)
+    except YamlSyntaxError as exc:
+        raise ProfileError([Problem(display, exc.pos.line, exc.pos.column, "", exc.message)]) from None
+    if not isinstance(located.data, dict):
+        raise ProfileError([Problem(display, 1, 1, "", "expected a mapping with kind: Fleet")])
+    problems = [
+        Problem(display, pos.line, pos.column, dotted(p), "expected each key once, got it again")
+        for p, pos in located.duplicates
+    ]
+    try:
+        spec = validate_model(FleetSpec, located, display)
+        entries = list(enumerate(spec.clusters))
+    except ProfileError as exc:
+        # Still expand every cluster whose own entry is valid, so that one run reports every problem.
+        problems += exc.problems
+        spec, entries = _lenient(located.data)
+    problems += _fixed_key_problems(spec, entries, located, display)
+    members = []
+    for i, cluster in entries:
+        try:
+            members.append(_member(spec, i, cluster, located, display))
+        except ProfileError as exc:
+            problems += exc.problems
+    problems += _shared_project_problems(members, located, display)
+    if problems:
+        raise ProfileError(_unique(problems))
+    return Fleet(spec, tuple(members))
+
+
+def _shared_project_problems(members: list[Member], located: Located, display: str) -> list[Problem]:
+    """Two Terraform roots in one project would both own its APIs and service account (one owner per object)."""
+    by_project: dict[str, list[Member]] = {}
+    for m in members:
+        gke = getattr(m.profile, "gke", None)
+        if gke is not None and gke.manage == "terraform":
+            by_project.setdefault(gke.project, []).append(m)
+    problems = []
+    for project, found in by_project.items():
+        if len(found) < 2:
+            continue
+        names = ", ".join(m.name for m in found)
+        for m in found:
+            pos = located.pos(("clusters", m.index, "project"), key=True)
+            message = (
+                f"expected at most one gke.manage: terraform cluster in project {project} (their Terraform would "
+                f"both own the project's APIs, service account and dashboards), got {names}: use gke.manage: "
+                "scripts for all but one"
+            )
+            problems.append(Problem(display, pos.line, pos.column, f"clusters[{m.index}].project", message))
+    return problems
+
+
+# Keys the fleet sets from each cluster's entry; a default or an override of them would be silently ignored.
+_FIXED: dict[Path, str] = {
+    ("apiVersion",): "the fleet's apiVersion",
+    ("kind",): "kind: Profile",
+    ("target",): "the cluster's target",
+    ("metadata",): "the cluster's name",
+    ("eks", "cluster", "name"): "the cluster's name",
+    ("eks", "cluster", "region"): "the cluster's region",
+    ("eks", "gitops"): "the fleet's gitops and the cluster's revision",
+    ("gke", "project"): "the cluster's project",
+    ("gke", "location"): "the cluster's region",
+    ("gke", "cluster"): "the cluster's name",
+}
+
+
+def _lenient(data: dict[str, Any]) -> tuple[FleetSpec, list[tuple[int, FleetCluster]]]:
+    """The parts of a fleet that are valid on their own (its metadata, gitops and each cluster's entry)."""
+    from pydantic import ValidationError
+
+    try:
+        metadata = Metadata.model_validate(data.get("metadata"))
+    except ValidationError:
+        metadata = Metadata.model_construct(name="fleet", description="")  # its problems are reported already
+    gitops = None
+    if data.get("gitops") is not None:
+        try:
+            gitops = FleetGitOps.model_validate(data["gitops"])
+        except ValidationError:
+            gitops = None
+    entries = []
+    raw_clusters = data.get("clusters")
+    for i, raw in enumerate(raw_clusters if isinstance(raw_clusters, list) else []):
+        try:
+            cluster = FleetCluster.model_validate(raw)
+        except ValidationError:
+            continue
+        if cluster.target == "gke" or gitops is not None:
+            entries.append((i, cluster))
+    raw_defaults = data.get("defaults")
+    defaults: dict[str, Any] = raw_defaults if isinstance(raw_defaults, dict) else {}
+    spec = FleetSpec.model_construct(
+        api_version="rlobs/v1alpha1",
+        kind="Fleet",
+        metadata=metadata,
+        gitops=gitops,
+        defaults=defaults,
+        clusters=tuple(c for _, c in entries),
+    )
+    return spec, entries
+
+
+def _fixed_key_problems(
+    spec: FleetSpec, entries: list[tuple[int, FleetCluster]], located: Located, display: str
+) -> list[Problem]:
+    bodies: list[tuple[Path, dict[str, Any]]] = [(("defaults",), spec.defaults)]
+    bodies += [(("clusters", i, "overrides"), c.overrides) for i, c in entries]
+    problems = []
+    for base, body in bodies:
+        for key, setter in _FIXED.items():
+            if _has(body, key):
+                pos = located.pos((*base, *key), key=True)
+                message = f"expected no {dotted(key)} here: the fleet sets it from {setter}"
+                problems.append(Problem(display, pos.line, pos.column, dotted((*base, *key)), message))
+    return problems
+
+
+def _has(data: Any, path: Path) -> bool:
+    for part in path:
+        if not isinstance(data, dict) or part not in data:
+            return False
+        data = data[part]
+    return True
+
+
+def bundle_path(spec: FleetSpec, cluster: str) -> str:
+    """Where a cluster's bundle lies in the GitOps repository."""
+    assert spec.gitops is not None
+    return f"{spec.gitops.path}/{CLUSTERS_DIR}/{cluster}"
+
+
+def _fleet_layer(spec: FleetSpec, i: int, c: FleetCluster) -> list[tuple[Path, Any, Path]]:
+    """(effective path, value, fleet path it comes from) for what the fleet sets from the cluster's entry."""
+    at: Path = ("clusters", i)
+    layer: list[tuple[Path, Any, Path]] = [
+        (("apiVersion",), API_VERSION, ("apiVersion",)),
+        (("kind",), "Profile", ("kind",)),
+        (("metadata", "name"), c.name, (*at, "name")),
+        (("metadata", "description"), f"{spec.metadata.name}: {c.environment} cluster {c.name}", (*at, "name")),
+        (("target",), c.target, (*at, "target")),
+    ]
+    if c.target == "eks":
+        assert spec.gitops is not None
+        layer += [
+            (("eks", "cluster", "name"), c.name, (*at, "name")),
+            (("eks", "cluster", "region"), c.region, (*at, "region")),
+            (("eks", "gitops", "repoUrl"), spec.gitops.repo_url, ("gitops", "repoUrl")),
+            (
+                ("eks", "gitops", "targetRevision"),
+                c.revision or spec.gitops.target_revision,
+                (*at, "revision") if c.revision else ("gitops", "targetRevision"),
+            ),
+            (("eks", "gitops", "path"), bundle_path(spec, c.name), ("gitops", "path")),
+        ]
+    else:
+        layer += [
+            (("gke", "project"), c.project, (*at, "project")),
+            (("gke", "location"), c.region, (*at, "region")),
+            (("gke", "cluster"), c.name, (*at, "name")),
+        ]
+    return layer
+
+
+class _Merged:
+    """The effective profile's data, and for every path in it the fleet-file path its value came from."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, Any] = {}
+        self.origin: dict[Path, Path] = {(): ()}
+
+    def set(self, path: Path, value: Any, source: Path) -> None:
+        """Merge `value` at `path`: a mapping onto a mapping merges key by key, anything else replaces."""
+        node: Any = self.data
+        for depth, part in enumerate(path[:-1]):
+            if not isinstance(node.get(part), dict):
+                node[part] = {}
+                self.origin.setdefault(path[: depth + 1], source[:-1] or source)
+            node = node[part]
+        last = path[-1]
+        if value is None:
+            # null removes the key, back to the profile's default (what null does in a Helm values file)
+            node.pop(last, None)
+            for stale in [p for p in self.origin if p[: len(path)] == path]:
+                del self.origin[stale]
+            return
+        if isinstance(value, dict) and isinstance(node.get(last), dict):
+            for key, sub in value.items():
+                self.set((*path, key), sub, (*source, key))
+            return
+        for stale in [p for p in self.origin if p[: len(path)] == path]:
+            del self.origin[stale]
+        node[last] = _plain(value)
+        self._record(path, value, source)
+
+    def _record(self, path: Path, value: Any, source: Path) -> None:
+        self.origin[path] = source
+        if isinstance(value, dict):
+            for key, sub in value.items():
+                self._record((*path, key), sub, (*source, key))
+        elif isinstance(value, list | tuple):
+            for n, sub in enumerate(value):
+                self._record((*path, n), sub, (*source, n))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _member(spec: FleetSpec, i: int, c: FleetCluster, fleet: Located, display: str) -> Member:
+    merged = _Merged()
+    for path, value, source in _fleet_layer(spec, i, c):
+        merged.set(path, value, source)
+    other = "gke" if c.target == "eks" else "eks"
+    raw_defaults = fleet.data.get("defaults") or {}
+    raw_overrides = fleet.data["clusters"][i].get("overrides") or {}
+    for base, body in ((("defaults",), raw_defaults), (("clusters", i, "overrides"), raw_overrides)):
+        for key, value in body.items():
+            if key in _FIXED_TOP or (key == other and base == ("defaults",)):
+                continue  # fixed keys are reported once by _fixed_key_problems; defaults hold both sections
+            if not _fixed_inside(key, value):
+                merged.set((key,), value, (*base, key))
+    located = Located(
+        merged.data,
+        values={p: _pos(fleet, s, key=False) for p, s in merged.origin.items()},
+        keys={p: _pos(fleet, s, key=True) for p, s in merged.origin.items()},
+    )
+    try:
+        profile = validate_located(located, display)
+    except ProfileError as exc:
+        paths = {dotted(p): s for p, s in merged.origin.items()}
+        raise ProfileError([_in_fleet(p, paths, i, c.name) for p in exc.problems]) from None
+    return Member(i, c, profile, merged.data)
+
+
+_FIXED_TOP = {p[0] for p in _FIXED if len(p) == 1}
+
+
+def _fixed_inside(key: str, value: Any) -> bool:
+    """A section that sets a fixed nested key: reported by _fixed_key_problems, left out of the merge."""
+    return any(p[0] == key and len(p) > 1 and _has({key: value}, p) for p in _FIXED)
+
+
+def _pos(fleet: Located, source: Path, *, key: bool) -> Pos:
+    return fleet.pos(source, key=key)
+
+
+def _in_fleet(problem: Problem, paths: dict[str, Path], index: int, name: str) -> Problem:
+    """The problem under the fleet-file key path its value came from (or the cluster's, for a missing key)."""
+    source = paths.get(problem.path)
+    where = dotted(source) if source else f"clusters[{index}]({name}).{problem.path}"
+    if source and source[0] == "defaults":
+        return Problem(problem.file, problem.line, problem.column, where, f"{problem.message} (in cluster {name})")
+    return Problem(problem.file, problem.line, problem.column, where, problem.message)
+
+
+def _unique(problems: list[Problem]) -> list[Problem]:
+    """Each problem once (a bad default is bad for every cluster); sorted by position in the fleet file."""
+    by_key: dict[tuple[int, int, str, str], list[Problem]] = {}
+    for p in problems:
+        base = p.message.split(" (in cluster ")[0]
+        by_key.setdefault((p.line, p.column, p.path, base), []).append(p)
+    out = []
+    for (line, column, path, base), group in sorted(by_key.items()):
+        clusters = [p.message.split(" (in cluster ")[1].rstrip(")") for p in group if " (in cluster " in p.message]
+        message = f"{base} (in clusters {', '.join(clusters)})" if len(clusters) > 1 else group[0].message
+        out.append(Problem(group[0].file, line, column, path, message))
+    return out
