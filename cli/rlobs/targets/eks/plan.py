@@ -9,7 +9,7 @@ from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
 from rlobs.profile.eks import GitOps
 from rlobs.profile.model import EksProfile
 from rlobs.profile.terraform import ARGOCD_NOTE
-from rlobs.rl import app, workloads
+from rlobs.rl import adapters, app, workloads
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job
@@ -191,6 +191,7 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "ref_repo": AI_ML_OBSERVABILITY_REPO,
                 "ref_commit": AI_ML_OBSERVABILITY_COMMIT,
                 "argocd_note": ARGOCD_NOTE,
+                "adapter": adapters.readme(profile, catalog),
             },
         )
     )

@@ -7,6 +7,7 @@ from typing import Any
 from rlobs.bundle.filters import fluentbit_conf
 from rlobs.profile.model import EksProfile
 from rlobs.rl import workloads
+from rlobs.rl.adapters import adapter_env
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.identity import export_interval_env, rl_env
 from rlobs.rl.labels import bundle_labels
@@ -51,7 +52,7 @@ def env(profile: EksProfile, catalog: Catalog) -> list[dict[str, Any]]:
             {"name": "OTEL_EXPORTER_PROMETHEUS_PORT", "value": str(w.metrics_port)},
         ]
     # The run identity, under the names the instrumentation module reads (rl.app.identity_env).
-    return out + rl_env(profile, catalog)
+    return out + rl_env(profile, catalog) + adapter_env(profile, catalog)
 
 
 def env_patch(profile: EksProfile, catalog: Catalog) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from typing import Any
 
 from rlobs.profile.model import GkeProfile
 from rlobs.rl import workloads
+from rlobs.rl.adapters import adapter_env
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.identity import export_interval_env, rl_env
 from rlobs.rl.labels import bundle_labels
@@ -61,6 +62,7 @@ def container_env(profile: GkeProfile, catalog: Catalog) -> list[dict[str, Any]]
         {"name": "OTEL_RESOURCE_ATTRIBUTES", "value": attributes},
         export_interval_env(workload),
         *rl_env(profile, catalog),
+        *adapter_env(profile, catalog),
     ]
     return env
 
