@@ -305,3 +305,51 @@ def test_every_framework_covers_the_stall_signal() -> None:
         assert f.coverage("train_steps") == "mapped", f.name
         assert f.coverage("run_state") == "derived"
         assert all("@" not in k.key for k in f.keys)
+
+
+_TRAINER = """
+import json, sys, time
+# Stands in for a verl trainer: verl's FileLogger opens the file "wb" and writes one line per step; this process
+# never imports rlobs (sitecustomize starts the tailer from the env).
+lines = [bytes.fromhex(h) for h in sys.argv[2:]]
+with open(sys.argv[1], "wb", buffering=0) as f:
+    for i, line in enumerate(lines):
+        time.sleep(0.3 if i else 0.0)
+        f.write(line)  # the last one right before exit: read by the tailer's exit hook
+"""
+
+
+@pytest.mark.slow
+def test_verl_no_code_path_in_a_real_process(tmp_path: Path, receiver: Any) -> None:
+    """app/ on the PYTHONPATH and the bundle's env: the tailer starts by itself, reads every step, including one
+    written just before exit, and the run ends finished, over real OTLP/gRPC."""
+    import subprocess
+    import sys
+
+    from testing.adapters import render_app, with_system
+    from testing.otlp import example_env
+
+    app = render_app(tmp_path, with_system("verl"))
+    log = tmp_path / "verl.jsonl"
+    env = example_env(
+        app,
+        OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}",
+        OTEL_TRACES_EXPORTER="none",
+        RLOBS_ADAPTER="verl",
+        VERL_FILE_LOGGER_PATH=str(log),
+        RLOBS_TAIL_POLL_SECONDS="0.1",
+        RL_FINISH_LINGER_SECONDS="0",
+    )
+    records = [_verl_record(step).hex() for step in (1, 2, 3)]
+    done = subprocess.run(
+        [sys.executable, "-c", _TRAINER, str(log), *records], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    got = receiver.metric_points()
+    assert got["rl.train.steps"].sum.data_points[0].as_double == 3
+    loop = got["rl.loop.duration"].histogram.data_points[0]
+    assert (loop.count, loop.sum) == (3, 120_000.0)
+    assert got["rl.loop.duration"].unit == "ms"
+    assert got["rl.run.state"].gauge.data_points[0].as_int == 0  # a clean exit: finished
+    attributes = {kv.key for kv in got["rl.train.steps"].sum.data_points[0].attributes}
+    assert attributes == IDENTITY & attributes and "rl.loop.iteration" not in attributes
