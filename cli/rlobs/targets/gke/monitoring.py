@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rlobs.profile.fields import duration_seconds
-from rlobs.rl import naming
+from rlobs.rl import naming, tracker
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.naming import Part
@@ -124,6 +124,7 @@ def alert_policies(facts: RlFacts, channels: Callable[[str], list[str]]) -> list
     run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
     name = facts.name
     found = []
+    links = tracker.policy_links(facts.profile)
     for a in facts.alerts:
         run = f"`<{run_label}>`"  # the incident's label
         content = "\n".join(
@@ -151,6 +152,7 @@ def alert_policies(facts: RlFacts, channels: Callable[[str], list[str]]) -> list
                 "content": content,
                 "mimeType": "text/markdown",
                 "subject": a.text(a.summary, runs)[:255],
+                **({"links": links} if links else {}),
             },
             "userLabels": {BUNDLE_LABEL: name, "rl_alert": _kebab(a.name)},
             "conditions": [
