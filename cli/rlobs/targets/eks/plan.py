@@ -17,6 +17,7 @@ from rlobs.rl.grafana import rl_dashboard
 from rlobs.rl.identity import identity_rows
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.naming import Pipeline
+from rlobs.rl.tracker import tracker_env
 from rlobs.targets.eks import argocd, dashboards, monitors, security, stack, tfvars, values, workload
 from rlobs.targets.eks.stack import GRAFANA_DASHBOARD_LABEL, MONITORING, PROM_EXPORTER_PORT, RELEASE_LABEL
 from rlobs.targets.eks.versions import (
@@ -192,6 +193,7 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "ref_commit": AI_ML_OBSERVABILITY_COMMIT,
                 "argocd_note": ARGOCD_NOTE,
                 "adapter": adapters.readme(profile, catalog),
+                "extra_envs": [e["name"] for e in adapters.adapter_env(profile, catalog) + tracker_env(profile)],
             },
         )
     )
