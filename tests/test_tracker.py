@@ -15,7 +15,7 @@ import yaml
 from rlobs.profile.model import Profile, Tracker
 from rlobs.rl import promrules, tracker
 from testing.bundles import build, facts
-from testing.helpers import profile, tool
+from testing.helpers import module, profile, tool
 
 WANDB = {"kind": "wandb", "entity": "rl-team", "project": "grpo"}
 MLFLOW = {"kind": "mlflow", "url": "https://mlflow.example.com", "experiment": "42"}
@@ -114,6 +114,9 @@ def test_gke_policies_link_the_run_within_the_api_limits(spec: dict[str, Any]) -
         assert links == expected
         assert len(links) <= 3 and all(len(x["url"]) <= 2083 and len(x["displayName"]) <= 63 for x in links)
         assert "${" not in json.dumps(links)
+    [board] = [json.loads(t) for path, t in files.items() if path.startswith("monitoring/dashboards/")]
+    [tile] = [t for t in board["mosaicLayout"]["tiles"] if "text" in t["widget"]]
+    assert tile["widget"]["text"]["content"] == " · ".join(f"[{x['displayName']}]({x['url']})" for x in expected)
     env = {e["name"]: e.get("value") for e in _env(files["workload/otel-env-patch.yaml"])}
     if spec["kind"] == "mlflow":
         assert env["MLFLOW_TRACKING_URI"] == "https://mlflow.example.com"
@@ -162,3 +165,19 @@ def test_go_template_literal_keeps_braces_literal() -> None:
 def test_tracker_profile_rules(spec: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         Tracker.model_validate(spec)
+
+
+def test_gke_tracker_tile_survives_the_apis_round_trip() -> None:
+    """The Markdown tile is in the form the API stores (Google's Dashboard proto), so Terraform plans stay empty."""
+    module("google.cloud.monitoring_dashboard_v1", "round-trips the dashboard through Google's proto")
+    from google.cloud.monitoring_dashboard_v1.types import Dashboard
+
+    from rlobs.targets.gke import monitoring
+
+    config = monitoring.dashboard(facts(_with_tracker("gke-managed-otel", WANDB)))
+    parsed = Dashboard.from_json(json.dumps(config), ignore_unknown_fields=False)
+    api = json.loads(
+        Dashboard.to_json(parsed, use_integers_for_enums=False, always_print_fields_with_no_presence=False)
+    )
+    assert api == config
+    assert any("text" in t["widget"] for t in api["mosaicLayout"]["tiles"])

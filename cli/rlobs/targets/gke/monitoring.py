@@ -101,6 +101,13 @@ def dashboard(facts: RlFacts) -> dict[str, Any]:
             widget = {"title": panel.title, "xyChart": _chart(panel, run_label)}
             tiles.append(_tile(x, top, COLUMNS // 2, TILE_HEIGHT, widget))
         y += rows_height(len(chosen), TILE_HEIGHT)
+    links = tracker.policy_links(facts.profile)
+    if links:
+        # Dashboards have no per-series link field (monitoring v1 XyChart, Text): one Markdown tile links the run.
+        content = " · ".join(f"[{link['displayName']}]({link['url']})" for link in links)
+        tiles.append(
+            _tile(0, y, COLUMNS, 4, {"title": "Experiment tracker", "text": {"content": content, "format": "MARKDOWN"}})
+        )
     return {
         "displayName": display_name(facts.name),
         "labels": {"rlobs": "", BUNDLE_LABEL: facts.name},
