@@ -341,6 +341,17 @@ def test_verl_no_code_path_in_a_real_process(tmp_path: Path, receiver: Any) -> N
         RL_FINISH_LINGER_SECONDS="0",
     )
     records = [_verl_record(step).hex() for step in (1, 2, 3)]
+    # A process whose command line does not match RLOBS_TAIL_MATCH (a Ray worker, pip, a shell) tails nothing.
+    other = subprocess.run(
+        [sys.executable, "-c", _TRAINER, str(log), *records],
+        env={**env, "RLOBS_TAIL_MATCH": "main_ppo"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert other.returncode == 0, other.stderr
+    assert receiver.metrics == []
+    (tmp_path / "verl.jsonl.rlobs-offset").unlink(missing_ok=True)
     done = subprocess.run(
         [sys.executable, "-c", _TRAINER, str(log), *records], env=env, capture_output=True, text=True, timeout=60
     )

@@ -93,8 +93,8 @@ def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...
                 SITECUSTOMIZE_FILE,
                 "py",
                 "common/sitecustomize.py.j2",
-                f"Starts the verl JSONL tailer in a background thread when `{ADAPTER_ENV}=verl` (Python imports it "
-                "at start-up from the PYTHONPATH).",
+                f"Starts the verl JSONL tailer in a background thread of the trainer process when `{ADAPTER_ENV}=verl` "
+                "(Python imports it at start-up from the PYTHONPATH).",
                 {"env": ADAPTER_ENV},
             )
         )
