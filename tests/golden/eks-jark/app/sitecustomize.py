@@ -8,6 +8,7 @@ thread (rlobs_adapter.start_tailer). If the image has a sitecustomize of its own
 Nothing here can stop a process from starting.
 """
 
+import contextlib
 import os
 import sys
 
@@ -23,7 +24,5 @@ def _start() -> None:
     rlobs_adapter.start_tailer()
 
 
-try:
+with contextlib.suppress(Exception):  # telemetry never stops the trainer from starting
     _start()
-except Exception:  # telemetry never stops the trainer from starting
-    pass
