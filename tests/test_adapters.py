@@ -123,6 +123,29 @@ def test_verl_tailer_lock_lets_one_process_tail(tmp_path: Path, monkeypatch: pyt
     again.close()
 
 
+def test_verl_tailer_polls_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exit hook's last poll can run while the daemon thread polls: each record is still fed once."""
+    import threading
+
+    app = load_app(tmp_path, "verl", monkeypatch)
+    log = tmp_path / "verl.jsonl"
+    log.write_bytes(b"".join(_verl_record(step) for step in range(1, 51)))
+    tailer = app.adapter.JsonlTailer(str(log))
+    start = threading.Barrier(8)
+
+    def poll() -> None:
+        start.wait()
+        tailer.poll()
+
+    threads = [threading.Thread(target=poll) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert tailer.records == 50
+    assert app.total("rl.train.steps") == 50
+
+
 def test_verl_tracking_wrapper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = load_app(tmp_path, "verl", monkeypatch)
     calls: list[tuple[Any, Any]] = []
@@ -351,6 +374,8 @@ def test_verl_no_code_path_in_a_real_process(tmp_path: Path, receiver: Any) -> N
     )
     assert other.returncode == 0, other.stderr
     assert receiver.metrics == []
+    # Its state is gone too, but the file of that earlier process is still there when the trainer starts: its
+    # records are not this run's.
     (tmp_path / "verl.jsonl.rlobs-offset").unlink(missing_ok=True)
     done = subprocess.run(
         [sys.executable, "-c", _TRAINER, str(log), *records], env=env, capture_output=True, text=True, timeout=60

@@ -38,6 +38,8 @@ _BY_THE_MODULE = {
     "loss_nonfinite": "each NaN or infinite loss the mapped loss key carries",
     "run_state": "1 from the first payload, 0 at a clean exit",
     "telemetry_dropped": "mapped values that are not finite scalars",
+    "tokens_rate_per_gpu": "the total rate / RL_NUM_GPUS (or the trainer's world size)",
+    "samples_rate_per_gpu": "the total rate / RL_NUM_GPUS (or the trainer's world size)",
 }
 
 

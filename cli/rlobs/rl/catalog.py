@@ -90,13 +90,18 @@ class Framework:
         if any(d.metric == metric for d in self.derived) or metric in _BY_THE_MODULE:
             return "derived"
         follows = _FOLLOWS.get(metric)
-        return "derived" if follows and self.coverage(follows) == "mapped" else "not available"
+        return "derived" if follows and self.coverage(follows) != "not available" else "not available"
 
 
 # What the app module records itself for every adapter-fed run, and what it derives from a mapped metric
 # (a NaN or infinite loss is counted, not set: see loss_nonfinite in signals.yaml).
 _BY_THE_MODULE = frozenset({"run_state", "telemetry_dropped"})
-_FOLLOWS = {"loss_nonfinite": "train_loss"}
+# A per-GPU rate follows its total: the module divides it by the GPU count (RL_NUM_GPUS, or the hook's world size).
+_FOLLOWS = {
+    "loss_nonfinite": "train_loss",
+    "tokens_rate_per_gpu": "tokens_rate",
+    "samples_rate_per_gpu": "samples_rate",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -190,14 +190,20 @@ POLL_SECONDS_DEFAULT = 2.0
 class JsonlTailer:
     """Reads verl's metrics JSONL as it grows and feeds each record's data to a Mapper."""
 
-    def __init__(self, path: str, state_path: str | None = None) -> None:
+    def __init__(self, path: str, state_path: str | None = None, since: float | None = None) -> None:
+        """`since`: records already in the file when it was last written before this time belong to an earlier
+        trainer process (the tailer runs inside the trainer, which truncates the file when its logger starts)."""
         self.path = path
+        self.since = since
         self.state_path = state_path or path + STATE_SUFFIX
         self.file_id: list[int] | None = None
         self.offset = 0
         self.mapper = Mapper()
         self.records = 0
         self.skipped = 0  # lines that are not a verl record
+        # One poll at a time: the exit hook's last poll runs while the daemon thread may still be polling, and two
+        # polls from one offset would feed the same records twice.
+        self._polling = threading.Lock()
         self._load()
 
     def _load(self) -> None:
@@ -208,7 +214,11 @@ class JsonlTailer:
             self.offset = int(saved["offset"])
             self.mapper = Mapper(saved.get("mapper"))
         except (OSError, ValueError, KeyError, TypeError):
-            pass  # no state yet (or unreadable): start from the beginning of the file
+            # No state yet (or unreadable): start from the beginning of the file, unless an earlier process wrote it.
+            with contextlib.suppress(OSError):
+                info = os.stat(self.path)
+                if self.since is not None and info.st_mtime < self.since:
+                    self.file_id, self.offset = [info.st_dev, info.st_ino], info.st_size
 
     def _save(self) -> None:
         saved = {"file": self.file_id, "offset": self.offset, "mapper": self.mapper.state()}
@@ -220,7 +230,8 @@ class JsonlTailer:
     def poll(self) -> int:
         """Feed the records written since the last poll; returns how many. Never raises."""
         try:
-            return self._poll()
+            with self._polling:
+                return self._poll()
         except Exception as exc:
             _warn_once(f"tailing {self.path}: {type(exc).__name__}: {exc}")
             return 0
@@ -285,19 +296,20 @@ def start_tailer(path: str | None = None, poll_seconds: float | None = None) -> 
     if not path:
         return None
     interval = poll_seconds or _env_seconds("RLOBS_TAIL_POLL_SECONDS", POLL_SECONDS_DEFAULT)
-    thread = threading.Thread(target=_tail, args=(path, interval), name="rlobs-verl-tailer", daemon=True)
+    since = time.time()
+    thread = threading.Thread(target=_tail, args=(path, interval, since), name="rlobs-verl-tailer", daemon=True)
     thread.start()
     return thread
 
 
-def _tail(path: str, interval: float) -> None:
+def _tail(path: str, interval: float, since: float) -> None:
     lock = None
     while lock is None:
         with contextlib.suppress(OSError):
             lock = _locked(path + STATE_SUFFIX + ".lock")
         if lock is None:
             time.sleep(interval)
-    tailer = JsonlTailer(path)
+    tailer = JsonlTailer(path, since=since)
     exiting = False
     while True:
         if tailer.poll() and not exiting:
