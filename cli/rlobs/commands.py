@@ -269,3 +269,40 @@ def signals() -> SignalsReport:
         "Histogram buckets (ms): " + ", ".join(number(b) for b in buckets),
     )
     return SignalsReport(tables, notes, data)
+
+
+def framework_signals(name: str) -> SignalsReport:
+    """How one RL framework's logged keys map to the catalog: a row per catalog metric, and the keys left out."""
+    from rlobs.rl.adapters import ONE_LINE, mapping_rows
+    from rlobs.rl.catalog import load_catalog
+
+    catalog = load_catalog()
+    framework = catalog.framework(name)
+    if framework is None:
+        known = ", ".join(f.name for f in catalog.frameworks)
+        raise RlobsError(f"unknown framework {name!r}: expected one of {known}")
+    rows = mapping_rows(framework, catalog)
+    columns = ("metric", "coverage", "source", "how", "phase", "note")
+    tables = (
+        Table(
+            ("metric", "coverage", f"{framework.name} key", "value, conversion", "phase", "note"),
+            tuple(tuple(r[c] for c in columns) for r in rows),
+            code_columns=(0, 2),
+        ),
+        Table(("not mapped", "why"), framework.unmapped),
+    )
+    notes = (
+        f"Keys read at {framework.pinned}: {framework.sources}",
+        f"Hook: {framework.hook}",
+        f"In the bundle (workload.run.system: {framework.name}): app/rlobs_adapter.py; {ONE_LINE[framework.name]}.",
+    )
+    data = {
+        "framework": framework.name,
+        "systems": list(framework.systems),
+        "pinned": framework.pinned,
+        "sources": framework.sources,
+        "hook": framework.hook,
+        "metrics": rows,
+        "unmapped": dict(framework.unmapped),
+    }
+    return SignalsReport(tables, notes, data)

@@ -291,15 +291,20 @@ def blueprints(fmt: FormatOpt = Fmt.text) -> None:
 @app.command()
 def signals(
     fmt: Annotated[SignalsFmt, typer.Option("--format", help="table, markdown or json.")] = SignalsFmt.table,
+    framework: Annotated[
+        str | None,
+        typer.Option("--framework", help="Print how this RL framework's logged keys map to the catalog instead."),
+    ] = None,
 ) -> None:
     """Print the RL signal catalog.
 
-    Metrics, kinds, units, golden signals, attributes, spans and the series name on each pipeline.
+    Metrics, kinds, units, golden signals, attributes, spans and the series name on each pipeline; with
+    --framework, the framework's key for each catalog metric (mapped, derived or not available).
     """
     from rlobs import commands, output
 
     with _errors():
-        report = commands.signals()
+        report = commands.signals() if framework is None else commands.framework_signals(framework)
     if fmt is SignalsFmt.json:
         output.as_json(report.data)
     elif fmt is SignalsFmt.markdown:

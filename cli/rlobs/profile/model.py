@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from rlobs.profile.eks import EksSpec
 from rlobs.profile.fields import (
@@ -16,6 +16,7 @@ from rlobs.profile.fields import (
     Positive,
     Severity,
     duration_seconds,
+    matching,
 )
 from rlobs.profile.gke import MAX_EXPORT_SECONDS, MIN_EXPORT_SECONDS, SYSTEM_NAMESPACE, GkeSpec
 from rlobs.profile.problems import ProblemAt, raise_all
@@ -43,6 +44,49 @@ class RunIdentity(Model):
     )
 
 
+# Tracker path segments (W&B entity and project, MLflow experiment id): one URL path segment, nothing to escape.
+PathSegment = Annotated[
+    str,
+    AfterValidator(matching(r"[A-Za-z0-9][A-Za-z0-9._-]*", "a name of letters, digits and . _ - like rl-team", 128)),
+]
+# An http(s) URL without spaces, quotes or braces (a brace is never valid unencoded in a URL, RFC 3986), short
+# enough that a run link stays within Cloud Monitoring's 2083 characters per documentation link.
+TrackerUrl = Annotated[
+    str,
+    AfterValidator(
+        matching(r"https?://[^\s\"'<>{}|\\^`]+", "an http(s) URL like https://wandb.ai, without spaces or braces", 1800)
+    ),
+]
+# Characters W&B refuses in a run id (docs.wandb.ai run identifiers: no / \ # ? % :).
+_WANDB_ID_FORBIDDEN = frozenset("/\\#?%:")
+
+
+class Tracker(Model):
+    """The experiment tracker the run logs to: RL panels and alerts link to the run (W&B) or experiment (MLflow)."""
+
+    kind: Literal["wandb", "mlflow"]
+    url: TrackerUrl | None = Field(
+        None, description="W&B app URL (default https://wandb.ai) or the MLflow tracking server's UI URL (required)."
+    )
+    entity: PathSegment | None = Field(None, description="W&B entity (user or team).")
+    project: PathSegment | None = Field(None, description="W&B project.")
+    experiment: PathSegment | None = Field(None, description="MLflow experiment id (the number in its UI URL).")
+
+    @model_validator(mode="after")
+    def _fields_for_kind(self) -> Tracker:
+        need = ("entity", "project") if self.kind == "wandb" else ("url", "experiment")
+        other = ("experiment",) if self.kind == "wandb" else ("entity", "project")
+        problems = [ProblemAt((k,), f"expected {k}: for a {self.kind} tracker, got none") for k in need]
+        problems = [p for p, k in zip(problems, need, strict=True) if getattr(self, k) is None]
+        problems += [
+            ProblemAt((k,), f"expected no {k} for a {self.kind} tracker, got {getattr(self, k)!r}")
+            for k in other
+            if getattr(self, k) is not None
+        ]
+        raise_all(problems)
+        return self
+
+
 class Workload(Model):
     name: DnsLabel = Field(description="Name of the Deployment/Job/RayJob... that runs the RL loop.")
     namespace: DnsLabel = Field(description="Its namespace.")
@@ -56,6 +100,17 @@ class Workload(Model):
         (),
         description="JobSet only: the replicatedJobs whose pods run the RL container (each gets the patch).",
     )
+    tracker: Tracker | None = Field(None, description="W&B or MLflow: dashboards and alerts link to the run there.")
+
+    @model_validator(mode="after")
+    def _run_id_for_wandb(self) -> Workload:
+        # The W&B run id is rl.run.id (WANDB_RUN_ID=$(RL_RUN_ID)), so it must be one W&B accepts.
+        if self.tracker is not None and self.tracker.kind == "wandb" and _WANDB_ID_FORBIDDEN & set(self.run_id):
+            raise ProblemAt(
+                ("run", "id"),
+                f"expected a run id W&B accepts (no / \\ # ? % :) with a wandb tracker, got {self.run_id!r}",
+            )
+        return self
 
     @model_validator(mode="after")
     def _replicated_jobs_for_jobsets(self) -> Workload:

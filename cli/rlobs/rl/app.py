@@ -10,6 +10,7 @@ from rlobs.bundle.filters import number
 from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
 from rlobs.profile.model import ProfileBase
 from rlobs.rl import naming, promrules
+from rlobs.rl.adapters import ONE_LINE, adapter_files, framework_of, mapping_rows
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.catalog import Catalog, Metric
 from rlobs.rl.facts import RlFacts
@@ -88,6 +89,7 @@ def _docs_context(facts: RlFacts) -> dict[str, Any]:
     histos = [m for m in catalog.metrics if m.kind == "histogram"]
     buckets = sorted({b for m in histos for b in m.buckets})
     run_label = naming.label(catalog.attribute("run_id").name, pipeline)
+    framework = framework_of(profile, catalog)
     return {
         "name": profile.metadata.name,
         "pipeline": pipeline,
@@ -124,6 +126,9 @@ def _docs_context(facts: RlFacts) -> dict[str, Any]:
             for s in catalog.spans
         ],
         "identity_rows": identity_rows(profile, catalog),
+        "framework": framework,
+        "framework_hook": ONE_LINE.get(framework.name, "") if framework else "",
+        "mapping": mapping_rows(framework, catalog) if framework else [],
         "alerts": [
             {
                 "name": a.name,
@@ -175,6 +180,7 @@ def app_files(facts: RlFacts) -> tuple[FileSpec, ...]:
             docs,
         ),
     ]
+    files += adapter_files(facts.profile, facts.catalog)
     groups = promrules.rule_groups(facts)
     if groups and not naming.dotted(facts.pipeline):
         # promtool reads bare rule groups, not the PrometheusRule wrapper; dotted (UTF-8) names need promtool >= 3.

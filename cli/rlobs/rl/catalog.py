@@ -43,11 +43,78 @@ class Span:
     attributes: tuple[str, ...]  # span-scope attribute keys the phase accepts
 
 
+Value = Literal["last", "delta", "cumulative", "step"]
+SourceUnit = Literal["s", "percent"]
+Op = Literal["divide", "rate"]
+# The conversion of a source unit into the catalog unit it may feed.
+CONVERSIONS: dict[SourceUnit, tuple[str, float]] = {"s": ("ms", 1000.0), "percent": ("1", 0.01)}
+
+
+@dataclass(frozen=True, slots=True)
+class KeyMapping:
+    key: str  # the framework's own key, e.g. timing_s/step
+    metric: str  # catalog metric key
+    phase: str  # which phase of the loop it measures
+    value: Value = "last"
+    unit: SourceUnit | None = None  # None: the catalog unit already
+    note: str = ""
+
+    @property
+    def factor(self) -> float:
+        return CONVERSIONS[self.unit][1] if self.unit else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Derived:
+    metric: str  # catalog metric key
+    phase: str
+    op: Op  # divide: sources[0] / sources[1] (seconds); rate: increase of sources[0] per wall-clock second
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Framework:
+    name: str  # e.g. verl
+    systems: tuple[str, ...]  # workload.run.system values that select it
+    pinned: str  # the upstream revision the keys were read at
+    sources: str  # where in that revision
+    hook: str  # how the adapter attaches
+    keys: tuple[KeyMapping, ...]
+    derived: tuple[Derived, ...] = ()
+    unmapped: tuple[tuple[str, str], ...] = ()  # (key, why it is not mapped)
+
+    def coverage(self, metric: str) -> str:
+        """mapped, derived or not available: how this framework supplies a catalog metric."""
+        if any(k.metric == metric for k in self.keys):
+            return "mapped"
+        if any(d.metric == metric for d in self.derived) or metric in _BY_THE_MODULE:
+            return "derived"
+        follows = _FOLLOWS.get(metric)
+        return "derived" if follows and self.coverage(follows) != "not available" else "not available"
+
+
+# What the app module records itself for every adapter-fed run, and what it derives from a mapped metric
+# (a NaN or infinite loss is counted, not set: see loss_nonfinite in signals.yaml).
+_BY_THE_MODULE = frozenset({"run_state", "telemetry_dropped"})
+# A per-GPU rate follows its total: the module divides it by the GPU count (RL_NUM_GPUS, or the hook's world size).
+_FOLLOWS = {
+    "loss_nonfinite": "train_loss",
+    "tokens_rate_per_gpu": "tokens_rate",
+    "samples_rate_per_gpu": "samples_rate",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Catalog:
     attributes: tuple[Attribute, ...]
     metrics: tuple[Metric, ...]
     spans: tuple[Span, ...] = ()
+    frameworks: tuple[Framework, ...] = ()
+
+    def framework(self, system: str) -> Framework | None:
+        """The framework a workload.run.system value (or a framework name) selects, if rlobs maps it."""
+        wanted = system.lower()
+        return next((f for f in self.frameworks if wanted == f.name or wanted in f.systems), None)
 
     def metric(self, key: str) -> Metric:
         """A metric by key (loop_duration) or by full name."""
@@ -98,6 +165,53 @@ def parse_catalog(raw: dict[str, Any]) -> Catalog:
     return Catalog(attributes, metrics, spans)
 
 
+def parse_frameworks(raw: dict[str, Any], catalog: Catalog) -> tuple[Framework, ...]:
+    """The framework mappings, checked against the catalog: a mapping that could record seconds into a millisecond
+    histogram, or add a running total to a counter as if it were a count, is refused here, not in the app."""
+    phases = tuple(raw["phases"])
+    out = []
+    for f in raw["frameworks"]:
+        keys = tuple(KeyMapping(**k) for k in f["keys"])
+        derived = tuple(Derived(d["metric"], d["phase"], d["op"], tuple(d["from"])) for d in f.get("derived", ()))
+        for metric, phase in [(k.metric, k.phase) for k in keys] + [(d.metric, d.phase) for d in derived]:
+            if phase not in phases:
+                raise ValueError(f"{f['name']}: {metric}: unknown phase {phase!r}")
+        for k in keys:
+            _check_key(f["name"], k, catalog.metric(k.metric))
+        metrics = [k.metric for k in keys] + [d.metric for d in derived]
+        if len(set(metrics)) != len(metrics):
+            raise ValueError(f"{f['name']}: expected one source per catalog metric")
+        for d in derived:
+            if catalog.metric(d.metric).kind != "gauge":
+                raise ValueError(f"{f['name']}: derived {d.metric}: expected a gauge (a rate)")
+        out.append(
+            Framework(
+                f["name"],
+                tuple(f["systems"]),
+                f["pinned"],
+                " ".join(f["sources"].split()),
+                " ".join(f["hook"].split()),
+                keys,
+                derived,
+                tuple(f.get("unmapped", {}).items()),
+            )
+        )
+    return tuple(out)
+
+
+def _check_key(framework: str, k: KeyMapping, metric: Metric) -> None:
+    where = f"{framework}: {k.key}"
+    counting = k.value in ("delta", "cumulative", "step")
+    if counting != (metric.kind == "counter"):
+        raise ValueError(f"{where}: value {k.value!r} cannot feed the {metric.kind} {metric.name}")
+    if k.unit is not None and CONVERSIONS[k.unit][0] != metric.unit:
+        raise ValueError(f"{where}: unit {k.unit!r} does not convert into {metric.unit!r} ({metric.name})")
+    if metric.unit == "ms" and k.unit is None:
+        raise ValueError(f"{where}: {metric.name} is in ms: say the key's unit (s or ms)")
+
+
 @cache
 def load_catalog() -> Catalog:
-    return parse_catalog(load_yaml(read_text("data", "signals.yaml")))
+    catalog = parse_catalog(load_yaml(read_text("data", "signals.yaml")))
+    frameworks = parse_frameworks(load_yaml(read_text("data", "frameworks.yaml")), catalog)
+    return Catalog(catalog.attributes, catalog.metrics, catalog.spans, frameworks)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from rlobs.rl import naming
+from rlobs.rl import naming, tracker
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.naming import Part
 from rlobs.rl.panels import SECTIONS, panels, rows_height, two_per_row
@@ -48,15 +48,18 @@ def timeseries(
     targets: list[tuple[str, str]],
     at: tuple[int, int],
     description: str = "",
+    links: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """A half-width time-series panel at `at` (x, y): one query per (expr, legend), on the Prometheus datasource."""
+    """A half-width time-series panel at `at` (x, y): one query per (expr, legend), on the Prometheus datasource;
+    `links` are data links on its series."""
     panel: dict[str, Any] = {"id": panel_id, "type": "timeseries", "title": title}
     if description:
         panel["description"] = description
+    defaults: dict[str, Any] = {"unit": unit, **({"links": links} if links else {})}
     return panel | {
         "datasource": DATASOURCE,
         "gridPos": {"h": PANEL_HEIGHT, "w": WIDTH // 2, "x": at[0], "y": at[1]},
-        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+        "fieldConfig": {"defaults": defaults, "overrides": []},
         "options": {
             "legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
             "tooltip": {"mode": "multi", "sort": "desc"},
@@ -88,6 +91,21 @@ def _variable(name: str, label: str, probe: str) -> dict[str, Any]:
     }
 
 
+def _tracker_links(facts: RlFacts, run_label: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(data links on per-run series, dashboard links) to the run in the tracker. The series' run label is read with
+    Grafana's data-link variable; a dotted label needs the bracket form (Grafana data-link variables docs)."""
+    found = tracker.links(facts.profile.workload.tracker)
+    if found is None:
+        return [], []
+    title, home = found.home
+    dashboard = [{"title": title, "type": "link", "url": home, "targetBlank": True, "icon": "external link"}]
+    if found.run_base is None:
+        return [{"title": title, "url": home, "targetBlank": True}], dashboard
+    label = f'["{run_label}"]' if naming.dotted(facts.pipeline) else f".{run_label}"
+    variable = "${__field.labels" + label + "}"
+    return [{"title": f"W&B run {variable}", "url": found.run_base + variable, "targetBlank": True}], dashboard
+
+
 def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
     """The RL golden-signals dashboard (Grafana JSON model), datasource uid `prometheus`."""
     catalog, pipeline = facts.catalog, facts.pipeline
@@ -104,6 +122,7 @@ def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
         _variable(name, naming.label_token(catalog.attribute(key).name, pipeline), probe) for name, key in VARIABLES
     ]
 
+    run_links, dashboard_links = _tracker_links(facts, run_label)
     items: list[dict[str, Any]] = []
     next_id = 1
     y = 0
@@ -116,8 +135,17 @@ def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
         for i, panel in enumerate(chosen):
             x, top = two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)
             targets = [(q.expr, q.legend.replace("{run}", legend_run)) for q in panel.queries]
+            per_run = any("{run}" in q.legend for q in panel.queries)
             items.append(
-                timeseries(next_id, panel.title, panel.grafana_unit, targets, (x, top), description=panel.description)
+                timeseries(
+                    next_id,
+                    panel.title,
+                    panel.grafana_unit,
+                    targets,
+                    (x, top),
+                    description=panel.description,
+                    links=run_links if per_run else None,
+                )
             )
             next_id += 1
         y += rows_height(len(chosen), PANEL_HEIGHT)
@@ -136,6 +164,6 @@ def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
         "time": {"from": "now-6h", "to": "now"},
         "templating": {"list": variables},
         "annotations": {"list": []},
-        "links": [],
+        "links": dashboard_links,
         "panels": items,
     }

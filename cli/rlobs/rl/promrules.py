@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.rl import naming
+from rlobs.rl import naming, tracker
 from rlobs.rl.alerts import Alert, cases
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts
@@ -24,11 +24,19 @@ def run_template(catalog: Catalog, pipeline: Pipeline) -> str:
 
 
 def _annotations(facts: RlFacts, alert: Alert, run: str) -> dict[str, str]:
-    return {
+    found = {
         "summary": alert.text(alert.summary, run),
         "description": alert.text(alert.description, run),
         "runbook_url": facts.runbook_url(alert),
     }
+    links = tracker.links(facts.profile.workload.tracker)
+    if links is not None:
+        # `run` is the run label's template (or, in rule tests, its value); the profile's part is Go-template safe.
+        if links.run_base is None:
+            found["tracker_url"] = tracker.go_template_literal(links.home[1])
+        else:
+            found["tracker_url"] = tracker.go_template_literal(links.run_base) + run
+    return found
 
 
 def _labels(facts: RlFacts, alert: Alert) -> dict[str, str]:

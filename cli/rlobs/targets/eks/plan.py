@@ -9,7 +9,7 @@ from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
 from rlobs.profile.eks import GitOps
 from rlobs.profile.model import EksProfile
 from rlobs.profile.terraform import ARGOCD_NOTE
-from rlobs.rl import app, workloads
+from rlobs.rl import adapters, app, workloads
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job
@@ -17,6 +17,7 @@ from rlobs.rl.grafana import rl_dashboard
 from rlobs.rl.identity import identity_rows
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.naming import Pipeline
+from rlobs.rl.tracker import tracker_env
 from rlobs.targets.eks import argocd, dashboards, monitors, security, stack, tfvars, values, workload
 from rlobs.targets.eks.stack import GRAFANA_DASHBOARD_LABEL, MONITORING, PROM_EXPORTER_PORT, RELEASE_LABEL
 from rlobs.targets.eks.versions import (
@@ -207,6 +208,8 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "ref_repo": AI_ML_OBSERVABILITY_REPO,
                 "ref_commit": AI_ML_OBSERVABILITY_COMMIT,
                 "argocd_note": ARGOCD_NOTE,
+                "adapter": adapters.readme(profile, catalog),
+                "extra_envs": [e["name"] for e in adapters.adapter_env(profile, catalog) + tracker_env(profile)],
             },
         )
     )

@@ -7,9 +7,11 @@ from typing import Any
 from rlobs.bundle.filters import fluentbit_conf
 from rlobs.profile.model import EksProfile
 from rlobs.rl import workloads
+from rlobs.rl.adapters import adapter_env
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.identity import export_interval_env, rl_env
 from rlobs.rl.labels import bundle_labels
+from rlobs.rl.tracker import tracker_env
 from rlobs.targets.eks.monitors import APP_METRICS_PORT_NAME
 from rlobs.targets.eks.stack import MONITORING, OPENSEARCH_PORT, OTLP_GRPC_PORT, WORKLOAD_LABEL, stack
 from rlobs.targets.eks.versions import FLUENT_BIT_SIDECAR_IMAGE
@@ -51,7 +53,7 @@ def env(profile: EksProfile, catalog: Catalog) -> list[dict[str, Any]]:
             {"name": "OTEL_EXPORTER_PROMETHEUS_PORT", "value": str(w.metrics_port)},
         ]
     # The run identity, under the names the instrumentation module reads (rl.app.identity_env).
-    return out + rl_env(profile, catalog)
+    return out + rl_env(profile, catalog) + adapter_env(profile, catalog) + tracker_env(profile)
 
 
 def env_patch(profile: EksProfile, catalog: Catalog) -> dict[str, Any]:

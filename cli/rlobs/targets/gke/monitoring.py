@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rlobs.profile.fields import duration_seconds
-from rlobs.rl import naming
+from rlobs.rl import naming, tracker
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.naming import Part
@@ -101,6 +101,13 @@ def dashboard(facts: RlFacts) -> dict[str, Any]:
             widget = {"title": panel.title, "xyChart": _chart(panel, run_label)}
             tiles.append(_tile(x, top, COLUMNS // 2, TILE_HEIGHT, widget))
         y += rows_height(len(chosen), TILE_HEIGHT)
+    links = tracker.policy_links(facts.profile)
+    if links:
+        # Dashboards have no per-series link field (monitoring v1 XyChart, Text): one Markdown tile links the run.
+        content = " · ".join(f"[{link['displayName']}]({link['url']})" for link in links)
+        tiles.append(
+            _tile(0, y, COLUMNS, 4, {"title": "Experiment tracker", "text": {"content": content, "format": "MARKDOWN"}})
+        )
     return {
         "displayName": display_name(facts.name),
         "labels": {"rlobs": "", BUNDLE_LABEL: facts.name},
@@ -124,6 +131,7 @@ def alert_policies(facts: RlFacts, channels: Callable[[str], list[str]]) -> list
     run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
     name = facts.name
     found = []
+    links = tracker.policy_links(facts.profile)
     for a in facts.alerts:
         run = f"`<{run_label}>`"  # the incident's label
         content = "\n".join(
@@ -151,6 +159,7 @@ def alert_policies(facts: RlFacts, channels: Callable[[str], list[str]]) -> list
                 "content": content,
                 "mimeType": "text/markdown",
                 "subject": a.text(a.summary, runs)[:255],
+                **({"links": links} if links else {}),
             },
             "userLabels": {BUNDLE_LABEL: name, "rl_alert": _kebab(a.name)},
             "conditions": [

@@ -8,7 +8,7 @@ from typing import Any
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
 from rlobs.profile.gke import GkeSpec
 from rlobs.profile.model import GkeProfile
-from rlobs.rl import app, naming, workloads
+from rlobs.rl import adapters, app, naming, workloads
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job
 from rlobs.rl.naming import Pipeline
@@ -288,6 +288,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
             for m in catalog.metrics
         ],
         "files": file_table(files),
+        "adapter": adapters.readme(profile, catalog),
     }
     files.append(TemplateFile("README.md", "md", "gke/README.md.j2", "This file.", readme))
     return Plan(profile.metadata.name, tuple(files))

@@ -6,9 +6,11 @@ from typing import Any
 
 from rlobs.profile.model import GkeProfile
 from rlobs.rl import workloads
+from rlobs.rl.adapters import adapter_env
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.identity import export_interval_env, rl_env
 from rlobs.rl.labels import bundle_labels
+from rlobs.rl.tracker import tracker_env
 
 # The managed collector's Service (shared gke-managed-otel.md §1.4: namespace gke-managed-otel, Service
 # opentelemetry-collector, OTLP gRPC on 4317, plaintext: no TLS listener).
@@ -69,6 +71,8 @@ def container_env(profile: GkeProfile, catalog: Catalog) -> list[dict[str, Any]]
         {"name": "OTEL_RESOURCE_ATTRIBUTES", "value": attributes},
         export_interval_env(workload),
         *rl_env(profile, catalog),
+        *adapter_env(profile, catalog),
+        *tracker_env(profile),
     ]
     return env
 

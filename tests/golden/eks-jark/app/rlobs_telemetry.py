@@ -603,6 +603,40 @@ def record_train_step(tokens: int = 0, duration_ms: float | None = None) -> None
         state.tokens += count
 
 
+# Durations an adapter reads from the framework's own timers, by phase: the histogram each one feeds.
+DURATIONS = {
+    **{k: s.metric for k, s in SPANS.items()},
+    "env_step": "step_duration",
+    "train_step": "train_step_duration",
+}
+
+
+@_recording("record_duration")
+def record_duration(phase: str, duration_ms: float) -> None:
+    """A duration the framework measured itself (adapters): loop, a phase, env_step or train_step, in ms."""
+    if phase not in DURATIONS:
+        raise _Refused("out_of_range")
+    value = _count(duration_ms)
+    state = _get()
+    if phase == "loop":
+        state.start()
+    state.record(DURATIONS[phase], value)
+
+
+@_recording("record_train_steps")
+def record_train_steps(steps: int = 0, tokens: int = 0) -> None:
+    """Optimizer steps and trained tokens counted by the framework (adapters log every few steps)."""
+    count = _count(steps or 0)
+    token_count = _count(tokens or 0)
+    state = _get()
+    state.start()
+    if count > 0:
+        state.record("train_steps", count)
+    if token_count > 0:
+        state.record("train_tokens", token_count)
+        state.tokens += token_count
+
+
 @_recording("record_samples")
 def record_samples(samples: int, episodes: int | None = None) -> None:
     """Samples (completions) generated and episodes completed."""
@@ -617,12 +651,13 @@ def record_samples(samples: int, episodes: int | None = None) -> None:
 
 
 @_recording("record_reward")
-def record_reward(mean: float, episode_length: float | None = None) -> None:
+def record_reward(mean: float | None, episode_length: float | None = None) -> None:
     """Mean reward of the batch (negative values are fine: it is a gauge) and optionally the mean episode length."""
-    reward = _real(mean)
+    reward = _real(mean) if mean is not None else None
     length = _count(episode_length) if episode_length is not None else None
     state = _get()
-    state.record("reward_mean", reward)
+    if reward is not None:
+        state.record("reward_mean", reward)
     if length is not None:
         state.record("episode_length_mean", length)
 
@@ -649,18 +684,26 @@ def record_mfu(mfu: float) -> None:
 
 
 @_recording("set_rates")
-def set_rates(samples_per_second: Any = None, tokens_per_second: Any = None, gpus: Any = None) -> None:
-    """Throughput gauges (loop() sets them from the counts of the iteration; call this to override)."""
-    samples = _count(samples_per_second) if samples_per_second is not None else None
-    tokens = _count(tokens_per_second) if tokens_per_second is not None else None
+def set_rates(
+    samples_per_second: Any = None,
+    tokens_per_second: Any = None,
+    gpus: Any = None,
+    samples_per_second_per_gpu: Any = None,
+    tokens_per_second_per_gpu: Any = None,
+) -> None:
+    """Throughput gauges (loop() sets them from the counts of the iteration; call this to override). A per-GPU rate
+    the framework computed itself wins over the total divided by the GPU count."""
+    given = (samples_per_second, tokens_per_second, samples_per_second_per_gpu, tokens_per_second_per_gpu)
+    samples, tokens, samples_gpu, tokens_gpu = (_count(v) if v is not None else None for v in given)
     state = _get()
     per = max(1, _positive_int(gpus) or state.gpus)
-    if samples is not None:
-        state.record("samples_rate", samples)
-        state.record("samples_rate_per_gpu", samples / per)
-    if tokens is not None:
-        state.record("tokens_rate", tokens)
-        state.record("tokens_rate_per_gpu", tokens / per)
+    for key, total, per_gpu in (("samples_rate", samples, samples_gpu), ("tokens_rate", tokens, tokens_gpu)):
+        if total is not None:
+            state.record(key, total)
+        if per_gpu is None and total is not None:
+            per_gpu = total / per
+        if per_gpu is not None:
+            state.record(f"{key}_per_gpu", per_gpu)
 
 
 def _env_int(variable: str, default: int) -> int:

@@ -1,0 +1,152 @@
+"""The framework adapter the bundle ships for the profile's workload.run.system, its wiring and its docs rows."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from rlobs.bundle.filters import py_str
+from rlobs.bundle.spec import FileSpec, TemplateFile
+from rlobs.profile.model import ProfileBase
+from rlobs.rl.catalog import Catalog, Framework
+
+ADAPTER_FILE = "app/rlobs_adapter.py"
+SITECUSTOMIZE_FILE = "app/sitecustomize.py"
+SIGNALS_DOC = "docs/signals.md"
+# The env var that starts a no-code adapter (the verl JSONL tailer) from app/sitecustomize.py.
+ADAPTER_ENV = "RLOBS_ADAPTER"
+# Where verl's `file` backend writes, in the RL container (verl reads VERL_FILE_LOGGER_PATH itself).
+# verl opens VERL_FILE_LOGGER_PATH without creating its folder (verl/utils/tracking.py:424-431), so it sits in /tmp.
+VERL_LOG_PATH = "/tmp/rlobs-verl-metrics.jsonl"
+
+# Standard-library modules each adapter uses beyond the common part (kept sorted in the file for ruff's isort).
+_COMMON_IMPORTS = ("math", "threading", "time", "warnings")
+_EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {"verl": ("atexit", "contextlib", "json", "os")}
+
+# The one line (or setting) a user adds, per framework; verl needs none beyond a logger setting.
+ONE_LINE: dict[str, str] = {
+    "verl": "add `file` to `trainer.logger` (e.g. `trainer.logger='[console,wandb,file]'`); the workload env "
+    f"(`{ADAPTER_ENV}=verl`, `VERL_FILE_LOGGER_PATH`) starts the tailer",
+    "trl": "`trainer.add_callback(rlobs_adapter.RlobsCallback())`",
+    "skyrl": "`trainer.add_callback(rlobs_adapter.RlobsSkyRLCallback())`",
+    "nemo-rl": "`rlobs_adapter.attach_nemo_rl(logger)` after NeMo-RL builds its `Logger`",
+    "rllib": "`config.callbacks(rlobs_adapter.RlobsRLlibCallback)`",
+}
+
+
+_BY_THE_MODULE = {
+    "loss_nonfinite": "each NaN or infinite loss the mapped loss key carries",
+    "run_state": "1 from the first payload, 0 at a clean exit",
+    "telemetry_dropped": "mapped values that are not finite scalars",
+    "tokens_rate_per_gpu": "the total rate / RL_NUM_GPUS (or the trainer's world size)",
+    "samples_rate_per_gpu": "the total rate / RL_NUM_GPUS (or the trainer's world size)",
+}
+
+
+def framework_of(profile: ProfileBase, catalog: Catalog) -> Framework | None:
+    return catalog.framework(profile.workload.run.system)
+
+
+def _context(framework: Framework) -> dict[str, Any]:
+    keys = [f"{py_str(k.key)}: Key({py_str(k.metric)}, {py_str(k.value)}, {k.factor!r})," for k in framework.keys]
+    derived = [f"{py_str(d.metric)}: ({py_str(d.op)}, {_tuple(d.sources)})," for d in framework.derived]
+    imports = sorted({*_COMMON_IMPORTS, *_EXTRA_IMPORTS.get(framework.name, ())})
+    return {
+        "framework": framework,
+        "keys": keys,
+        "derived": derived,
+        "imports": imports,
+        "hook": textwrap.fill(framework.hook, 116),
+        "about": textwrap.fill(
+            f"Mapping: {framework.name} at {framework.pinned} ({SIGNALS_DOC} lists every key). Only the keys in KEYS "
+            "are read; values are converted (seconds to ms, running totals to increases) before they reach the "
+            "catalog metrics, and nothing from a payload ever becomes a metric attribute. No function here raises "
+            "into the training loop.",
+            116,
+        ),
+        "signals_doc": SIGNALS_DOC,
+    }
+
+
+def _tuple(items: tuple[str, ...]) -> str:
+    """A tuple literal as `ruff format` writes it."""
+    inner = ", ".join(py_str(i) for i in items)
+    return f"({inner},)" if len(items) == 1 else f"({inner})"
+
+
+def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...]:
+    """app/rlobs_adapter.py for a framework the catalog maps (none otherwise), and for verl the start-up hook."""
+    framework = framework_of(profile, catalog)
+    if framework is None:
+        return ()
+    files: list[FileSpec] = [
+        TemplateFile(
+            ADAPTER_FILE,
+            "py",
+            "common/rlobs_adapter.py.j2",
+            f"Feeds what {framework.name} logs into `rlobs_telemetry.py` (mapping in `{SIGNALS_DOC}`); "
+            f"to use it: {ONE_LINE[framework.name]}.",
+            _context(framework),
+        )
+    ]
+    if framework.name == "verl":
+        files.append(
+            TemplateFile(
+                SITECUSTOMIZE_FILE,
+                "py",
+                "common/sitecustomize.py.j2",
+                f"Starts the verl JSONL tailer in a background thread of the trainer process when `{ADAPTER_ENV}=verl` "
+                "(Python imports it at start-up from the PYTHONPATH).",
+                {"env": ADAPTER_ENV},
+            )
+        )
+    return tuple(files)
+
+
+def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
+    """The env the profile's adapter needs in the RL container (verl: where its file backend writes, and the switch
+    that starts the tailer)."""
+    framework = framework_of(profile, catalog)
+    if framework is None or framework.name != "verl":
+        return []
+    return [{"name": "VERL_FILE_LOGGER_PATH", "value": VERL_LOG_PATH}, {"name": ADAPTER_ENV, "value": "verl"}]
+
+
+def readme(profile: ProfileBase, catalog: Catalog) -> dict[str, str] | None:
+    """The bundle README's adapter step: the framework and the one line to add, or None without an adapter."""
+    framework = framework_of(profile, catalog)
+    if framework is None:
+        return None
+    return {"framework": framework.name, "line": ONE_LINE[framework.name], "file": ADAPTER_FILE}
+
+
+def mapping_rows(framework: Framework, catalog: Catalog) -> list[dict[str, str]]:
+    """One row per catalog metric: how the framework supplies it (mapped key, derivation, or not available)."""
+    rows = []
+    for m in catalog.metrics:
+        key = next((k for k in framework.keys if k.metric == m.key), None)
+        derived = next((d for d in framework.derived if d.metric == m.key), None)
+        if key is not None:
+            how = f"{key.value}" + (f", {key.unit} to {m.unit}" if key.unit else "")
+            source, phase, note = key.key, key.phase, key.note
+        elif derived is not None:
+            sign = " / " if derived.op == "divide" else ""
+            source = (
+                sign.join(derived.sources) if derived.op == "divide" else f"increase of {derived.sources[0]} per second"
+            )
+            how, phase, note = derived.op, derived.phase, ""
+        elif framework.coverage(m.key) == "derived":
+            source, how, phase, note = "", "by rlobs_telemetry", "", _BY_THE_MODULE.get(m.key, "")
+        else:
+            source, how, phase, note = "", "", "", ""
+        rows.append(
+            {
+                "metric": m.name,
+                "coverage": framework.coverage(m.key),
+                "source": source,
+                "how": how,
+                "phase": phase,
+                "note": note,
+            }
+        )
+    return rows

@@ -1,0 +1,391 @@
+"""The framework adapters (app/rlobs_adapter.py) fed payloads in each framework's exact format, on the real SDK."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from rlobs.rl.catalog import load_catalog, parse_catalog, parse_frameworks
+from testing.adapters import App, load_app
+from testing.helpers import module
+
+CATALOG = load_catalog()
+IDENTITY = {a.name for a in CATALOG.identity}
+DROP = CATALOG.attribute("drop_reason").name
+
+
+def _verl_record(step: int, **extra: Any) -> bytes:
+    """One line as verl's FileLogger writes it (verl-project/verl@1dda039 verl/utils/tracking.py:433-435:
+    orjson.dumps({"step": step, "data": data}) + newline), keys from ray_trainer.py:1762-1802 and metric_utils.py."""
+    data: dict[str, Any] = {
+        "training/global_step": step,
+        "training/epoch": 0,
+        "timing_s/gen": 12.5,
+        "timing_s/reward": 1.25,
+        "timing_s/old_log_prob": 3.0,
+        "timing_s/update_actor": 20.0,
+        "timing_s/update_weights": 2.0,
+        "timing_s/step": 40.0,
+        "timing_per_token_ms/gen": 0.01,
+        "perf/total_num_tokens": 80000,
+        "perf/time_per_step": 40.0,
+        "perf/throughput": 250.0,  # 80000 / (40 s * 8 GPUs)
+        "perf/mfu/actor": 0.31,
+        "critic/score/mean": 0.5 + step / 100,
+        "critic/rewards/mean": 0.4,
+        "response_length/mean": 812.0,
+        "actor/pg_loss": -0.02,
+        "actor/entropy": 1.1,
+        **extra,
+    }
+    return json.dumps({"step": step, "data": data}, separators=(",", ":")).encode() + b"\n"
+
+
+def _no_unbounded_attributes(app: App) -> None:
+    for name, points in app.points().items():
+        for p in points:
+            keys = set(dict(p.attributes))
+            assert keys <= IDENTITY | {DROP}, (name, keys)
+
+
+def test_verl_tailer_maps_the_file_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "verl", monkeypatch)
+    log = tmp_path / "verl.jsonl"
+    # The validation-before-train record (ray_trainer.py:1442) has no training keys; a mapped key holding a list and
+    # a tagged key must be dropped, never guessed.
+    log.write_bytes(
+        json.dumps({"step": 0, "data": {"val-core/gsm8k/acc/mean@1": 0.3}}).encode()
+        + b"\n"
+        + _verl_record(1)
+        + _verl_record(2, **{"actor/pg_loss": [0.1, 0.2], "actor/pg_loss@sum": 1.0})
+        + _verl_record(3)
+    )
+    tailer = app.adapter.JsonlTailer(str(log))
+    assert tailer.poll() == 4
+
+    assert app.histogram("rl.loop.duration") == (3, 3 * 40_000.0)  # seconds -> ms, one observation per step
+    assert app.histogram("rl.sample.duration") == (3, 3 * 12_500.0)
+    assert app.histogram("rl.reward.duration") == (3, 3 * 1_250.0)
+    assert app.histogram("rl.train.duration") == (3, 3 * 20_000.0)
+    assert app.histogram("rl.sync.duration") == (3, 3 * 2_000.0)
+    assert app.total("rl.train.steps") == 3
+    assert app.total("rl.train.tokens") == 3 * 80_000
+    assert app.value("rl.tokens.rate") == 80_000 / 40.0  # derived: perf/total_num_tokens / timing_s/step
+    assert app.value("rl.tokens.rate_per_gpu") == 250.0  # verl's own per-GPU value, not re-divided
+    assert app.value("rl.train.mfu") == pytest.approx(0.31)
+    assert app.value("rl.environment.reward.mean") == pytest.approx(0.53)
+    assert app.value("rl.train.loss") == pytest.approx(-0.02)
+    assert app.total("rl.telemetry.dropped", **{DROP: "not_a_number"}) == 1
+    assert "rl.environment.episode.length.mean" not in app.points()  # response_length is tokens: not mapped
+    units = app.units()
+    assert units["rl.loop.duration"] == "ms" and units["rl.train.mfu"] == "1"
+    _no_unbounded_attributes(app)
+
+
+def test_verl_tailer_restart_neither_loses_nor_double_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "verl", monkeypatch)
+    log = tmp_path / "verl.jsonl"
+    log.write_bytes(_verl_record(1) + _verl_record(2) + _verl_record(3)[:25])  # the third line is half written
+    first = app.adapter.JsonlTailer(str(log))
+    assert first.poll() == 2
+    assert app.total("rl.train.steps") == 2
+    # The tailer stops (its process ends); the trainer finishes the line and writes more.
+    with log.open("ab") as f:
+        f.write(_verl_record(3)[25:] + _verl_record(4))
+    second = app.adapter.JsonlTailer(str(log))
+    assert second.offset == first.offset
+    assert second.poll() == 2 and second.poll() == 0
+    assert app.total("rl.train.steps") == 4
+    assert app.total("rl.train.tokens") == 4 * 80_000
+    assert app.histogram("rl.loop.duration")[0] == 4
+    # A new trainer process truncates the file (FileLogger opens it "wb"): read from the start, count its records.
+    log.write_bytes(_verl_record(5))
+    assert second.poll() == 1
+    assert app.total("rl.train.steps") == 5
+    saved = json.loads((tmp_path / "verl.jsonl.rlobs-offset").read_text())
+    assert saved["offset"] == log.stat().st_size
+
+
+def test_verl_tailer_lock_lets_one_process_tail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "verl", monkeypatch)
+    lock = str(tmp_path / "x.lock")
+    held = app.adapter._locked(lock)
+    assert held is not None
+    assert app.adapter._locked(lock) is None  # flock is per open file description: a second holder is refused
+    held.close()
+    again = app.adapter._locked(lock)
+    assert again is not None
+    again.close()
+
+
+def test_verl_tailer_polls_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exit hook's last poll can run while the daemon thread polls: each record is still fed once."""
+    import threading
+
+    app = load_app(tmp_path, "verl", monkeypatch)
+    log = tmp_path / "verl.jsonl"
+    log.write_bytes(b"".join(_verl_record(step) for step in range(1, 51)))
+    tailer = app.adapter.JsonlTailer(str(log))
+    start = threading.Barrier(8)
+
+    def poll() -> None:
+        start.wait()
+        tailer.poll()
+
+    threads = [threading.Thread(target=poll) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert tailer.records == 50
+    assert app.total("rl.train.steps") == 50
+
+
+def test_verl_tracking_wrapper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "verl", monkeypatch)
+    calls: list[tuple[Any, Any]] = []
+
+    class Tracking:  # verl.utils.tracking.Tracking.log(self, data, step, backend=None), tracking.py:190
+        def log(self, data: Any, step: Any, backend: Any = None) -> None:
+            calls.append((data, step))
+
+    tracking = SimpleNamespace(Tracking=Tracking)
+    monkeypatch.setitem(__import__("sys").modules, "verl", SimpleNamespace(utils=SimpleNamespace(tracking=tracking)))
+    monkeypatch.setitem(__import__("sys").modules, "verl.utils", SimpleNamespace(tracking=tracking))
+    monkeypatch.setitem(__import__("sys").modules, "verl.utils.tracking", tracking)
+    app.adapter.wrap_tracking()
+    app.adapter.wrap_tracking()  # idempotent: one feed per call
+    record = json.loads(_verl_record(7))
+    Tracking().log(data=record["data"], step=7)
+    assert len(calls) == 1
+    assert app.total("rl.train.steps") == 1
+    assert app.histogram("rl.loop.duration") == (1, 40_000.0)
+
+
+def _trl_logs(num_tokens: int, **extra: Any) -> dict[str, Any]:
+    """What GRPOTrainer.log passes to on_log (huggingface/trl@f2cd577 grpo_trainer.py:3272-3290): the window's mean
+    of each metric, plus Trainer's loss/grad_norm/learning_rate/epoch."""
+    return {
+        "loss": 0.0123,
+        "grad_norm": 0.5,
+        "learning_rate": 1e-6,
+        "num_tokens": float(num_tokens),
+        "completions/mean_length": 250.0,
+        "completions/clipped_ratio": 0.0,
+        "reward": 0.75,
+        "reward_std": 0.2,
+        "frac_reward_zero_std": 0.1,
+        "kl": 0.001,
+        "entropy": 0.9,
+        "step_time": 2.5,
+        "epoch": 0.1,
+        **extra,
+    }
+
+
+@pytest.mark.slow
+def test_trl_callback_with_real_transformers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module("transformers", "drives the TRL callback through transformers' own CallbackHandler")
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+    from transformers.trainer_callback import CallbackHandler
+
+    app = load_app(tmp_path, "trl", monkeypatch)
+    callback = app.adapter.RlobsCallback()
+    handler = CallbackHandler([callback], None, None, None, None)
+    args = TrainingArguments(output_dir=str(tmp_path / "out"), report_to="none")
+    # A run resumed from a checkpoint at step 100: its restored totals are a baseline, never counted.
+    state = TrainerState(global_step=100, num_input_tokens_seen=1_000_000)
+    control = TrainerControl()
+    handler.on_train_begin(args, state, control)
+    clock = iter([1000.0, 1010.0, 1020.0])
+    monkeypatch.setattr(app.adapter.time, "monotonic", lambda: next(clock))
+    for step, tokens in ((110, 1_020_000), (120, 1_040_000)):
+        state.global_step = step
+        state.num_input_tokens_seen = tokens
+        handler.on_log(args, state, control, logs=_trl_logs(tokens))
+    handler.on_log(args, state, control, logs={"eval_reward": 0.1, "eval_loss": 1.0, "epoch": 0.2})
+    assert app.total("rl.train.steps") == 20
+    assert app.total("rl.train.tokens") == 40_000
+    assert app.histogram("rl.train.step.duration") == (2, 5_000.0)  # step_time seconds -> ms
+    assert "rl.step.duration" not in app.points()  # that is the environment-step latency
+    assert app.value("rl.tokens.rate") == 20_000 / 10.0  # derived over the wall time between the two logs
+    assert app.value("rl.environment.reward.mean") == 0.75
+    assert app.value("rl.train.loss") == pytest.approx(0.0123)
+    _no_unbounded_attributes(app)
+
+
+def test_trl_callback_never_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "trl", monkeypatch)
+    callback = app.adapter.RlobsCallback()
+    state = SimpleNamespace(global_step=1, is_world_process_zero=True)
+
+    class Hostile:
+        def __float__(self) -> float:
+            raise RuntimeError("a tensor on a dead device")
+
+    callback.on_log(None, state, None, logs={"loss": Hostile(), "reward": None, "step_time": math.nan})
+    callback.on_log(None, state, None, logs=None)
+    callback.on_log(None, None, None, logs={"loss": 1.0})
+    assert app.total("rl.telemetry.dropped") >= 1
+    assert "rl.train.step.duration" not in app.points()
+
+
+def test_skyrl_callback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "skyrl", monkeypatch)
+    callback = app.adapter.RlobsSkyRLCallback()
+    # NovaSky-AI/SkyRL@a956457 skyrl/train/trainer.py:506-536: timing/<Timer name> in seconds, trainer/global_step.
+    for step in (1, 2):
+        logs = {
+            "timing/step": 60.0,
+            "timing/generate": 30.0,
+            "timing/train_critic_and_policy": 20.0,
+            "timing/sync_weights": 3.0,
+            "trainer/global_step": step,
+            "trainer/epoch": 0,
+            "reward/avg_raw_reward": 0.4,
+            "policy/policy_loss": 0.1,
+            "trainer/tokens_per_second_per_gpu": 900.0,
+        }
+        callback.on_log(None, SimpleNamespace(global_step=step, logs=logs), None)
+    assert app.histogram("rl.loop.duration") == (2, 120_000.0)
+    assert app.histogram("rl.train.duration") == (2, 40_000.0)
+    assert app.total("rl.train.steps") == 2
+    assert "rl.tokens.rate_per_gpu" not in app.points()  # train phase only: not the loop's rate
+
+
+def test_nemo_rl_logger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "nemo-rl", monkeypatch)
+    owner = SimpleNamespace(loggers=[])
+    adapter = app.adapter.attach_nemo_rl(owner)
+    assert owner.loggers == [adapter]
+    # nemo_rl/utils/logger.py: one log_metrics call per prefix and step, keys f"{prefix}/{name}".
+    for step in (1, 2):
+        adapter.log_metrics({"total_step_time": 50.0, "generation": 20.0, "weight_sync": 1.5}, step, "timing/train")
+        adapter.log_metrics({"loss": 0.2, "reward": 0.6, "global_valid_toks": 4096}, step, "train")
+        adapter.log_metrics({"train_fp_utilization": 0.4, "tokens_per_sec": 8192.0}, step, "performance")
+    assert app.total("rl.train.steps") == 2  # three calls per step, one step each
+    assert app.total("rl.train.tokens") == 8192
+    assert app.histogram("rl.sync.duration") == (2, 3_000.0)
+    assert app.value("rl.train.mfu") == pytest.approx(0.4)
+    assert app.value("rl.tokens.rate") == 8192.0
+
+
+def test_rllib_callback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "rllib", monkeypatch)
+    callback = app.adapter.RlobsRLlibCallback()
+    for iteration, lifetime in ((1, 4000), (2, 8000)):
+        result = {
+            "training_iteration": iteration,
+            "timers": {"training_iteration": 8.0, "env_runner_sampling_timer": 5.0},
+            "env_runners": {
+                "episode_return_mean": 21.0,
+                "episode_len_mean": 200.0,
+                "num_env_steps_sampled_lifetime": lifetime,
+                "num_episodes_lifetime": lifetime // 200,
+            },
+            "learners": {"default_policy": {"policy_loss": 0.3}},
+        }
+        callback.on_train_result(algorithm=None, metrics_logger=None, result=result)
+    assert app.histogram("rl.loop.duration") == (2, 16_000.0)
+    assert app.total("rl.train.steps") == 2
+    # Lifetime totals: the first result is the baseline (a restored algorithm's totals are never re-counted).
+    assert app.total("rl.sample.samples") == 4000
+    assert app.total("rl.sample.episodes") == 20
+    assert app.value("rl.environment.episode.length.mean") == 200.0  # environment steps in RLlib
+
+
+def _frameworks(entry: dict[str, Any]) -> None:
+    raw = {
+        "phases": ["loop", "train"],
+        "frameworks": [{"name": "x", "systems": [], "pinned": "", "sources": "", "hook": "", "keys": [entry]}],
+    }
+    parse_frameworks(raw, CATALOG)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"key": "t", "metric": "loop_duration", "phase": "loop"}, "say the key's unit"),
+        ({"key": "t", "metric": "train_tokens", "phase": "train"}, "cannot feed the counter"),
+        ({"key": "t", "metric": "train_loss", "phase": "train", "value": "cumulative"}, "cannot feed the gauge"),
+        ({"key": "t", "metric": "train_mfu", "phase": "train", "unit": "s"}, "does not convert"),
+        ({"key": "t", "metric": "train_loss", "phase": "nowhere"}, "unknown phase"),
+    ],
+)
+def test_mappings_that_would_mislead_are_refused(entry: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        _frameworks(entry)
+
+
+def test_every_framework_covers_the_stall_signal() -> None:
+    assert parse_catalog  # the catalog's own parser is what load_catalog uses
+    for f in CATALOG.frameworks:
+        assert f.coverage("train_steps") == "mapped", f.name
+        assert f.coverage("run_state") == "derived"
+        assert all("@" not in k.key for k in f.keys)
+
+
+_TRAINER = """
+import json, sys, time
+# Stands in for a verl trainer: verl's FileLogger opens the file "wb" and writes one line per step; this process
+# never imports rlobs (sitecustomize starts the tailer from the env).
+lines = [bytes.fromhex(h) for h in sys.argv[2:]]
+with open(sys.argv[1], "wb", buffering=0) as f:
+    for i, line in enumerate(lines):
+        time.sleep(0.3 if i else 0.0)
+        f.write(line)  # the last one right before exit: read by the tailer's exit hook
+"""
+
+
+@pytest.mark.slow
+def test_verl_no_code_path_in_a_real_process(tmp_path: Path, receiver: Any) -> None:
+    """app/ on the PYTHONPATH and the bundle's env: the tailer starts by itself, reads every step, including one
+    written just before exit, and the run ends finished, over real OTLP/gRPC."""
+    import subprocess
+    import sys
+
+    from testing.adapters import render_app, with_system
+    from testing.otlp import example_env
+
+    app = render_app(tmp_path, with_system("verl"))
+    log = tmp_path / "verl.jsonl"
+    env = example_env(
+        app,
+        OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}",
+        OTEL_TRACES_EXPORTER="none",
+        RLOBS_ADAPTER="verl",
+        VERL_FILE_LOGGER_PATH=str(log),
+        RLOBS_TAIL_POLL_SECONDS="0.1",
+        RL_FINISH_LINGER_SECONDS="0",
+    )
+    records = [_verl_record(step).hex() for step in (1, 2, 3)]
+    # A process whose command line does not match RLOBS_TAIL_MATCH (a Ray worker, pip, a shell) tails nothing.
+    other = subprocess.run(
+        [sys.executable, "-c", _TRAINER, str(log), *records],
+        env={**env, "RLOBS_TAIL_MATCH": "main_ppo"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert other.returncode == 0, other.stderr
+    assert receiver.metrics == []
+    # Its state is gone too, but the file of that earlier process is still there when the trainer starts: its
+    # records are not this run's.
+    (tmp_path / "verl.jsonl.rlobs-offset").unlink(missing_ok=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _TRAINER, str(log), *records], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    got = receiver.metric_points()
+    assert got["rl.train.steps"].sum.data_points[0].as_double == 3
+    loop = got["rl.loop.duration"].histogram.data_points[0]
+    assert (loop.count, loop.sum) == (3, 120_000.0)
+    assert got["rl.loop.duration"].unit == "ms"
+    assert got["rl.run.state"].gauge.data_points[0].as_int == 0  # a clean exit: finished
+    attributes = {kv.key for kv in got["rl.train.steps"].sum.data_points[0].attributes}
+    assert attributes == IDENTITY & attributes and "rl.loop.iteration" not in attributes

@@ -1,0 +1,183 @@
+"""Links to the run in W&B or MLflow: Grafana data and dashboard links, PrometheusRule annotations expanded by real
+Prometheus templating (promtool), Cloud Monitoring documentation links, and the workload env."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from rlobs.profile.model import Profile, Tracker
+from rlobs.rl import promrules, tracker
+from testing.bundles import build, facts
+from testing.helpers import module, profile, tool
+
+WANDB = {"kind": "wandb", "entity": "rl-team", "project": "grpo"}
+MLFLOW = {"kind": "mlflow", "url": "https://mlflow.example.com", "experiment": "42"}
+# Variables the bundle may leave for Grafana or Prometheus to expand; anything else `${...}`/`{{...}}` is a bug.
+GRAFANA_VARIABLE = re.compile(r"\$\{__field\.labels(\.rl_run_id|\[\"rl\.run\.id\"\])\}")
+
+
+def _with_tracker(name: str, spec: dict[str, Any]) -> Profile:
+    p = profile(name)
+    return p.model_copy(update={"workload": p.workload.model_copy(update={"tracker": Tracker.model_validate(spec)})})
+
+
+def _files(p: Profile) -> dict[str, str]:
+    return {r.path: r.text for r in build(p)}
+
+
+def _env(text: str) -> list[dict[str, Any]]:
+    patch = yaml.safe_load(text)
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "env" in node and isinstance(node["env"], list):
+                found.extend(node["env"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(patch)
+    return found
+
+
+def test_wandb_links_on_the_eks_dashboard_and_rules() -> None:
+    p = _with_tracker("eks-jark", WANDB)
+    files = _files(p)
+    [board] = yaml.safe_load(files["rl-layer/dashboard-rl.yaml"])["data"].values()
+    board = json.loads(board)
+    assert board["links"] == [
+        {
+            "title": "W&B project grpo",
+            "type": "link",
+            "url": "https://wandb.ai/rl-team/grpo",
+            "targetBlank": True,
+            "icon": "external link",
+        }
+    ]
+    per_run = [
+        panel
+        for panel in board["panels"]
+        if panel["type"] == "timeseries" and any("rl_run_id" in t["legendFormat"] for t in panel["targets"])
+    ]
+    assert per_run
+    for panel in per_run:
+        [link] = panel["fieldConfig"]["defaults"]["links"]
+        assert link["url"] == "https://wandb.ai/rl-team/grpo/runs/${__field.labels.rl_run_id}"
+        assert GRAFANA_VARIABLE.sub("", json.dumps(link)).count("${") == 0
+    rule = yaml.safe_load(files["rl-layer/rl-prometheusrule.yaml"])
+    for r in rule["spec"]["groups"][0]["rules"]:
+        assert r["annotations"]["tracker_url"] == "https://wandb.ai/rl-team/grpo/runs/{{ $labels.rl_run_id }}"
+    env = _env(files["workload/otel-env-patch.yaml"])
+    names = [e["name"] for e in env]
+    assert names.index("RL_RUN_ID") < names.index("WANDB_RUN_ID")  # $(RL_RUN_ID) expands only if defined before
+    assert {e["name"]: e["value"] for e in env if e["name"].startswith("WANDB_")} == {
+        "WANDB_RUN_ID": "$(RL_RUN_ID)",
+        "WANDB_RESUME": "allow",
+        "WANDB_ENTITY": "rl-team",
+        "WANDB_PROJECT": "grpo",
+    }
+
+
+def test_no_links_without_a_tracker() -> None:
+    files = _files(profile("eks-jark"))
+    assert "tracker_url" not in "".join(files.values())
+    assert "WANDB_" not in files["workload/otel-env-patch.yaml"]
+
+
+@pytest.mark.parametrize("spec", [WANDB, MLFLOW])
+def test_gke_policies_link_the_run_within_the_api_limits(spec: dict[str, Any]) -> None:
+    p = _with_tracker("gke-managed-otel", spec)
+    files = _files(p)
+    policies = [json.loads(t) for path, t in files.items() if path.startswith("monitoring/alert-policies/")]
+    assert policies
+    run_id = p.workload.run_id
+    expected = (
+        [
+            {"displayName": f"W&B run {run_id}", "url": f"https://wandb.ai/rl-team/grpo/runs/{run_id}"},
+            {"displayName": "W&B project grpo", "url": "https://wandb.ai/rl-team/grpo"},
+        ]
+        if spec["kind"] == "wandb"
+        else [{"displayName": "MLflow experiment 42", "url": "https://mlflow.example.com/#/experiments/42"}]
+    )
+    for policy in policies:
+        links = policy["documentation"]["links"]
+        assert links == expected
+        assert len(links) <= 3 and all(len(x["url"]) <= 2083 and len(x["displayName"]) <= 63 for x in links)
+        assert "${" not in json.dumps(links)
+    [board] = [json.loads(t) for path, t in files.items() if path.startswith("monitoring/dashboards/")]
+    [tile] = [t for t in board["mosaicLayout"]["tiles"] if "text" in t["widget"]]
+    assert tile["widget"]["text"]["content"] == " · ".join(f"[{x['displayName']}]({x['url']})" for x in expected)
+    env = {e["name"]: e.get("value") for e in _env(files["workload/otel-env-patch.yaml"])}
+    if spec["kind"] == "mlflow":
+        assert env["MLFLOW_TRACKING_URI"] == "https://mlflow.example.com"
+        assert env["MLFLOW_EXPERIMENT_ID"] == "42"
+        assert "WANDB_RUN_ID" not in env
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", [WANDB, MLFLOW])
+def test_prometheus_expands_the_tracker_annotation(spec: dict[str, Any], tmp_path: Path) -> None:
+    """promtool runs the rules' annotation templates for the rule tests: the link comes out with the run id filled
+    in and nothing left unexpanded."""
+    promtool = tool("promtool", "expands the alert annotations as Prometheus does")
+    p = _with_tracker("eks-jark", spec)
+    f = facts(p, "otel-collector")
+    tests = promrules.rule_tests(f)
+    expected = [
+        a["tracker_url"]
+        for t in tests["tests"]
+        for c in t["alert_rule_test"]
+        for a in [e["exp_annotations"] for e in c["exp_alerts"]]
+    ]
+    assert expected and not any("{{" in u or "${" in u for u in expected)
+    (tmp_path / "rl-alerts.rules.yaml").write_text(yaml.safe_dump({"groups": promrules.rule_groups(f)}))
+    (tmp_path / "rl-alerts.test.yaml").write_text(yaml.safe_dump(tests, sort_keys=False))
+    run = subprocess.run(
+        [promtool, "test", "rules", "rl-alerts.test.yaml"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_go_template_literal_keeps_braces_literal() -> None:
+    assert tracker.go_template_literal("https://x/{{ y }}") == 'https://x/{{ "{{" }} y }}'
+    assert tracker.go_template_literal("https://wandb.ai/a/b") == "https://wandb.ai/a/b"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"kind": "wandb", "project": "p"}, "expected entity"),
+        ({"kind": "mlflow", "experiment": "1"}, "expected url"),
+        ({"kind": "mlflow", "url": "https://m/{{x}}", "experiment": "1"}, "without spaces or braces"),
+        ({"kind": "wandb", "entity": "a/b", "project": "p"}, "a name of letters"),
+    ],
+)
+def test_tracker_profile_rules(spec: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Tracker.model_validate(spec)
+
+
+def test_gke_tracker_tile_survives_the_apis_round_trip() -> None:
+    """The Markdown tile is in the form the API stores (Google's Dashboard proto), so Terraform plans stay empty."""
+    module("google.cloud.monitoring_dashboard_v1", "round-trips the dashboard through Google's proto")
+    from google.cloud.monitoring_dashboard_v1.types import Dashboard
+
+    from rlobs.targets.gke import monitoring
+
+    config = monitoring.dashboard(facts(_with_tracker("gke-managed-otel", WANDB)))
+    parsed = Dashboard.from_json(json.dumps(config), ignore_unknown_fields=False)
+    api = json.loads(
+        Dashboard.to_json(parsed, use_integers_for_enums=False, always_print_fields_with_no_presence=False)
+    )
+    assert api == config
+    assert any("text" in t["widget"] for t in api["mosaicLayout"]["tiles"])
