@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from rlobs.profile.fields import DEFAULT_SEVERITIES, AlertGroup, DnsLabel, Duration, Model, Severity, matching
+from rlobs.profile.helmvalues import override_problems
 from rlobs.profile.problems import ProblemAt, raise_all
 from rlobs.profile.terraform import variable_problems
 
@@ -164,6 +165,12 @@ class EksSpec(Model):
         description="More ai-on-eks variables for blueprint.tfvars (declared, non-sensitive ones only), "
         "e.g. enable_nvidia_gpu_operator: true.",
     )
+    helm_values: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Helm values per chart (kube-prometheus-stack, opentelemetry-collector, opensearch-operator, "
+        "fluent-operator), deep-merged over what rlobs renders; every key is checked against the pinned chart's "
+        "values, and keys rlobs owns are refused with the profile key to use instead.",
+    )
 
     @model_validator(mode="after")
     def _stack_settings_need_rlobs_mode(self) -> EksSpec:
@@ -198,6 +205,11 @@ class EksSpec(Model):
             for i, r in enumerate(self.alertmanager_receivers)
             if r.alerts != "rl"
         )
+        return self
+
+    @model_validator(mode="after")
+    def _helm_values(self) -> EksSpec:
+        raise_all(override_problems(self.mode, self.helm_values))
         return self
 
     @model_validator(mode="after")
