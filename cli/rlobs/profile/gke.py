@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema, model_validator
 
-from rlobs.profile.fields import DEFAULT_SEVERITIES, DnsLabel, Model, Severity, matching
+from rlobs.profile.fields import DEFAULT_SEVERITIES, DnsLabel, Model, Severity, matching, with_json_pattern
 from rlobs.profile.problems import ProblemAt, raise_all
 
 _PROJECT = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
@@ -26,7 +26,10 @@ def _project_id(value: str) -> str:
     return value
 
 
-ProjectId = Annotated[str, AfterValidator(_project_id)]
+# The same rule for editors: no restricted word anywhere, not exactly undefined or null.
+ProjectId = Annotated[
+    str, AfterValidator(with_json_pattern(_project_id, r"(?!.*(google|ssl))(?!(undefined|null)$)" + _PROJECT.pattern))
+]
 
 # Regions (us-central1, northamerica-northeast1) and zones (us-central1-a):
 # https://cloud.google.com/compute/docs/regions-zones (a zone is its region plus "-" and one letter).
