@@ -8,7 +8,7 @@ import re
 import pytest
 
 from testing.bundles import build
-from testing.helpers import all_profiles, profile
+from testing.helpers import all_profiles, gke_profile, profile
 
 PROFILES = sorted(all_profiles())
 # Bundle folders a README points into; a path under one of them must be a file (or folder) of that bundle.
@@ -92,3 +92,10 @@ def test_private_gitops_repo_credentials_by_reference() -> None:
 def test_ai_on_eks_install_is_planned_before_it_auto_approves() -> None:
     text, _ = _readme("eks-jark")
     assert text.index("terraform plan -var-file=../blueprint.tfvars") < text.index("./install.sh\n")
+
+
+@pytest.mark.parametrize("name", [n for n in PROFILES if "\ntarget: gke" in all_profiles()[n]])
+def test_policies_without_channels_say_they_notify_nobody(name: str) -> None:
+    text, files = _readme(name)
+    policies = any(f.startswith("monitoring/alert-policies/") for f in files)
+    assert ("notify nobody" in text) == (policies and not gke_profile(name).gke.notification_channels)

@@ -84,6 +84,12 @@ def test_index_knows_keys_teams_set() -> None:
         ),
         ("opentelemetry-collector: {extraEnvs: []}", "extraEnvs", "extraEnvsFrom"),
         ("kube-prometheus-stack: {grafana: {smtp: {password: hunter2}}}", "smtp.password", "never writes credentials"),
+        ("kube-prometheus-stack: {grafana: {env: {apiKey: abc}}}", "env.apiKey", "never writes credentials"),
+        (
+            "kube-prometheus-stack: {prometheus: {prometheusSpec: {remoteWrite: [{basicAuth: {password: x}}]}}}",
+            "remoteWrite[0].basicAuth.password",
+            "never writes credentials",
+        ),
         ("dcgm-exporter: {}", "helmValues.dcgm-exporter", "a chart this bundle deploys"),
     ],
 )
@@ -98,6 +104,11 @@ def test_ai_on_eks_mode_takes_only_the_collector() -> None:
     (problem,) = _problems("kube-prometheus-stack: {grafana: {replicas: 2}}", mode="ai-on-eks")
     assert "reference stack deploys the others" in problem
     parse_profile(_with("opentelemetry-collector: {replicaCount: 2}", mode="ai-on-eks"), "p.yaml")
+
+
+def test_references_to_secrets_are_not_secrets() -> None:
+    block = "kube-prometheus-stack: {grafana: {smtp: {existingSecret: smtp, passwordKey: password, userKey: user}}}"
+    parse_profile(_with(block), "p.yaml")
 
 
 def test_every_problem_at_once() -> None:

@@ -72,7 +72,8 @@ OWNED: dict[str, dict[tuple[str, ...], str]] = {
 
 # A key that names a credential and holds a literal value (not the name of a Secret, a key in one, or a file).
 _SECRET_NAME = re.compile(r"(?i)(password|passwd|token|api[-_]?key|webhook[-_]?url|routing[-_]?key|credentials?)")
-_REFERENCE = re.compile(r"(?i)(secret(name|ref)?|key|ref|file|path|name)$")
+# A key naming where a credential is (existingSecret, passwordKey, tokenFile, usernames), not the credential itself.
+_REFERENCE = re.compile(r"(?i)(secret(name|ref)?|ref|file|path|name|(password|passwd|token)key)$")
 
 
 @cache
@@ -95,8 +96,34 @@ def override_problems(mode: str, overrides: Mapping[str, Any]) -> list[ProblemAt
         if not isinstance(values, Mapping):
             problems.append(ProblemAt(at, "expected a mapping of the chart's values, got something else"))
             continue
-        problems += _walk(chart, index()[chart]["keys"], values, (), at)
+        found = list(_walk(chart, index()[chart]["keys"], values, (), at))
+        secrets = list(_inline_secrets(values, at))
+        # One problem per key: a key rlobs owns says which profile key to use; otherwise a literal secret says
+        # how to reference a Secret, which matters more than the key's spelling.
+        owned = {f.path for f in found if f.message.startswith("expected no override")}
+        problems += [f for f in found if f.path in owned or f.path not in {s.path for s in secrets}]
+        problems += [s for s in secrets if s.path not in owned]
     return problems
+
+
+def _inline_secrets(value: Any, at: KeyPath) -> Iterator[ProblemAt]:
+    """Literal values under credential-like keys anywhere in the overrides, lists included (remoteWrite basicAuth)."""
+    items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list | tuple) else ()
+    for key, sub in items:
+        where = (*at, key)
+        if isinstance(sub, str) and sub and isinstance(key, str) and _is_secret_name(key):
+            yield ProblemAt(
+                where,
+                "expected a reference to a Kubernetes Secret, not an inline secret (rlobs never writes credentials "
+                "to git): use the chart's existingSecret-style key naming a Secret created with kubectl, got a "
+                "literal value",
+            )
+        else:
+            yield from _inline_secrets(sub, where)
+
+
+def _is_secret_name(key: str) -> bool:
+    return bool(_SECRET_NAME.search(key)) and not _REFERENCE.search(key)
 
 
 def _walk(chart: str, node: Any, values: Mapping[str, Any], path: tuple[str, ...], at: KeyPath) -> Iterator[ProblemAt]:
@@ -106,14 +133,6 @@ def _walk(chart: str, node: Any, values: Mapping[str, Any], path: tuple[str, ...
         owned = OWNED.get(chart, {}).get(here)
         if owned is not None:
             yield _owned(where, owned)
-            continue
-        if isinstance(value, str) and value and _SECRET_NAME.search(str(key)) and not _REFERENCE.search(str(key)):
-            yield ProblemAt(
-                where,
-                "expected a reference to a Kubernetes Secret, not an inline secret (rlobs never writes credentials "
-                "to git): use the chart's existingSecret-style key naming a Secret created with kubectl, got a "
-                "literal value",
-            )
             continue
         if node == "*" or not isinstance(node, dict):
             # An open map takes any keys; a value (scalar or list) is replaced whole, as Helm does.
