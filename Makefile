@@ -7,7 +7,7 @@ OUT ?= out
 
 PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
 
-.PHONY: run install install-dev test test-fast lint golden bench wheel-check clean
+.PHONY: run install install-dev test test-fast lint golden helm-keys bench wheel-check clean
 
 # The venv with rlobs's runtime dependencies; rebuilt when pyproject.toml changes.
 $(VENV)/.runtime: pyproject.toml
@@ -44,6 +44,11 @@ lint: install-dev
 
 golden: install-dev
 	RLOBS_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/test_golden.py
+
+# Rebuild cli/rlobs/data/helm_keys.json (the chart keys eks.helmValues is checked against) from ../shared's
+# pinned charts after a chart version changes; tests/test_helmvalues.py checks the two agree.
+helm-keys: install-dev
+	$(BIN)/python tools/helm_keys.py
 
 bench: install
 	$(BIN)/python tools/bench.py

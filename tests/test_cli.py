@@ -331,3 +331,32 @@ def test_control_characters_never_reach_the_terminal(tmp_path: Path) -> None:
     result = runner.invoke(app, ["render", str(_gke(tmp_path)), "-o", str(out)])
     assert result.exit_code == 0
     assert "\x1b" not in result.output and "\\x1b[2J" in result.output
+
+
+@pytest.mark.parametrize("command", ["init", "render", "validate", "schema", "blueprints", "signals"])
+def test_help_shows_no_python_types(command: str) -> None:
+    text = runner.invoke(app, [command, "--help"], env={"COLUMNS": "120"}).stdout
+    assert "<bool>" not in text and "list[" not in text and "Path]" not in text, text
+    if command in ("render", "validate"):
+        assert "{PROFILE}..." in text and "PROFILE  " in text
+
+
+def test_shell_completion_is_on() -> None:
+    text = runner.invoke(app, ["--help"]).stdout
+    assert "--install-completion" in text and "--show-completion" in text
+    shown = runner.invoke(app, ["--show-completion", "bash"], prog_name="rlobs")
+    assert shown.exit_code == 0 and "_RLOBS_COMPLETE" in shown.stdout, shown.output
+
+
+def test_signals_on_an_80_column_terminal_never_cuts_a_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rlobs import commands, output
+
+    monkeypatch.setattr(output, "fancy", lambda _stream: True)
+    result = runner.invoke(app, ["signals"], env={"COLUMNS": "80", "NO_COLOR": None, "TERM": "xterm"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    words = {w for line in lines for w in line.split()}
+    report = commands.signals()
+    names = {row[i] for t in report.tables for row in t.rows for i in t.code_columns}
+    assert names and sorted(n for n in names if n not in words) == []

@@ -10,9 +10,12 @@ from typing import Any
 import pytest
 import yaml
 
+from rlobs.errors import ProfileError
+from rlobs.profile.load import parse_profile
 from rlobs.targets.eks.versions import CHARTS
 from testing.eks import bundle
 from testing.helm import render
+from testing.helpers import all_profiles
 
 pytestmark = pytest.mark.slow
 
@@ -66,3 +69,54 @@ def test_re_enabling_a_control_plane_scrape_is_caught(component: str, tmp_path: 
     values = copy.deepcopy(_values())
     values[component] = {"enabled": True}
     assert never_clearing(_render(values, tmp_path)) != []
+
+
+def _kind(docs: list[Any], kind: str) -> dict[str, Any]:
+    (found,) = [d for d in docs if d["kind"] == kind]
+    return found
+
+
+def test_helm_values_overrides_change_the_rendered_objects(tmp_path: Path) -> None:
+    tuned = yaml.safe_load(bundle("eks-helm-values")["values/kube-prometheus-stack.yaml"])
+    base = _kind(_render(_values(), tmp_path / "base"), "Prometheus")["spec"]
+    docs = _render(tuned, tmp_path / "tuned")
+    spec = _kind(docs, "Prometheus")["spec"]
+    assert "nodeSelector" not in base
+    assert spec["nodeSelector"] == {"karpenter.sh/nodepool": "monitoring"}
+    assert spec["tolerations"] == [{"key": "monitoring", "operator": "Exists", "effect": "NoSchedule"}]
+    assert spec["additionalScrapeConfigs"]["key"] == "additional-scrape-configs.yaml"
+    scrape = [d for d in docs if d["kind"] == "Secret" and d["metadata"]["name"].endswith("prometheus-scrape-confg")]
+    assert scrape, "the chart renders additionalScrapeConfigs into its Secret"
+    # What rlobs owns is unchanged: the RL monitors and rules are still selected.
+    for key in ("ruleSelector", "serviceMonitorSelector", "podMonitorSelector"):
+        assert spec[key] == base[key] == {"matchLabels": {"release": KPS.release}}, key
+    (operator,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"].endswith("-operator")]
+    assert operator["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {"memory": "512Mi"}
+
+
+def test_a_refused_key_cannot_reach_the_chart(tmp_path: Path) -> None:
+    # Set directly in values, the selector override would drop every RL rule from Prometheus ...
+    values = copy.deepcopy(_values())
+    values["prometheus"]["prometheusSpec"]["ruleSelector"] = {"matchLabels": {"team": "ml"}}
+    assert _kind(_render(values, tmp_path), "Prometheus")["spec"]["ruleSelector"] == {"matchLabels": {"team": "ml"}}
+    # ... so the profile refuses it and nothing is rendered.
+    text = all_profiles()["eks-helm-values"].replace(
+        "        prometheusSpec:\n", "        prometheusSpec:\n          ruleSelector: {matchLabels: {team: ml}}\n"
+    )
+    with pytest.raises(ProfileError) as info:
+        parse_profile(text, "p.yaml")
+    (problem,) = info.value.problems
+    assert problem.path == "eks.helmValues.kube-prometheus-stack.prometheus.prometheusSpec.ruleSelector"
+
+
+def test_collector_overrides_change_its_deployment(tmp_path: Path) -> None:
+    chart = CHARTS["opentelemetry-collector"]
+    tuned = yaml.safe_load(bundle("eks-helm-values")["values/opentelemetry-collector.yaml"])
+    docs = render(f"{chart.name}-{chart.version}", chart.release, tuned, tmp_path)
+    deployment = _kind(docs, "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    assert deployment["spec"]["replicas"] == 2
+    assert pod["nodeSelector"] == {"karpenter.sh/nodepool": "monitoring"}
+    assert pod["containers"][0]["resources"]["limits"] == {"memory": "2Gi"}
+    env = {e["name"] for e in pod["containers"][0]["env"]}
+    assert {"OPENSEARCH_USERNAME", "OPENSEARCH_PASSWORD"} <= env  # rlobs' own values survive the merge

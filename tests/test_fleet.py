@@ -43,7 +43,8 @@ def test_defaults_deep_merge_with_overrides() -> None:
     assert prod_b.eks.mode == "ai-on-eks" and "prometheus" not in prod_b.eks.model_fields_set  # null removed it
     gke = by_name["prod-gke"]
     assert isinstance(gke, GkeProfile)
-    assert (gke.workload.kind, gke.workload.replicated_jobs) == ("JobSet", ("trainer",))
+    assert gke.workload.kind == "JobSet"
+    assert [j.name for j in gke.workload.replicated_jobs] == ["trainer"]
     assert (gke.gke.project, gke.gke.location, gke.gke.cluster) == ("rl-prod-project", "us-central1", "prod-gke")
 
 

@@ -149,3 +149,27 @@ def test_deletion_protection_is_an_explicit_choice(mode: str, manage: str, prote
 def test_manage_is_scripts_or_terraform() -> None:
     (line,) = _load("  manage: scripts", "  manage: both")
     assert "gke.manage" in line and "'scripts'" in line and "'terraform'" in line
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        ("{Team: ml}", "expected a Cloud Monitoring label key"),
+        ("{team: ML}", "expected a Cloud Monitoring label value"),
+        ("{team: 42}", "expected a string"),
+        ("{rlobs_bundle: x}", "step 4 finds and prunes"),
+        ("{rl_alert: x}", "not one rlobs sets"),
+    ],
+)
+def test_user_labels_follow_cloud_monitorings_rules(labels: str, expected: str) -> None:
+    (line,) = _load("project: my-rl-project", f"project: my-rl-project\n  userLabels: {labels}")
+    assert "gke.userLabels." in line and expected in line, line
+
+
+def test_user_labels_within_the_limit() -> None:
+    many = ", ".join(f"k{i}: v" for i in range(62))
+    (line,) = _load("project: my-rl-project", f"project: my-rl-project\n  userLabels: {{{many}}}")
+    assert "expected at most 61 labels" in line
+    assert (
+        _load("project: my-rl-project", "project: my-rl-project\n  userLabels: {team: rl, cost-center: '4711'}") == []
+    )

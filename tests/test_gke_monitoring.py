@@ -65,3 +65,24 @@ def test_google_parsers_reject_unknown_fields() -> None:
         Dashboard.from_json('{"displayName": "x", "mosaicLayout": {"columns": 48, "tile": []}}')
     with pytest.raises(Exception, match="no field named"):
         AlertPolicy.from_json('{"displayName": "x", "conditions": [{"displayName": "c", "promql": {}}]}')
+
+
+def test_user_labels_reach_the_dashboard_and_every_policy() -> None:
+    import json
+
+    from testing.bundles import build
+    from testing.helpers import profile
+
+    files = {r.path: r.text for r in build(profile("gke-autopilot-jobset"))}
+    ours = {"team": "rl-research", "cost-center": "4711"}
+    dashboards = [json.loads(t) for p, t in files.items() if p.startswith("monitoring/dashboards/")]
+    policies = [json.loads(t) for p, t in files.items() if p.startswith("monitoring/alert-policies/")]
+    assert dashboards and policies
+    for obj in dashboards:
+        assert obj["labels"].items() >= ours.items() and obj["labels"]["rlobs_bundle"] == "rl-autopilot"
+    for obj in policies:
+        assert obj["userLabels"].items() >= ours.items() and "rl_alert" in obj["userLabels"]
+    # Terraform deploys the same data.
+    tf = json.loads(files["terraform/alert_policies.tf.json"])
+    for policy in tf["resource"]["google_monitoring_alert_policy"].values():
+        assert policy["user_labels"].items() >= ours.items()

@@ -27,3 +27,20 @@ def test_pipe_no_color_and_dumb_terminal_get_plain_text(monkeypatch: pytest.Monk
     monkeypatch.delenv("NO_COLOR")
     monkeypatch.setenv("TERM", "dumb")
     assert not fancy(_Tty())
+
+
+def test_table_keeps_name_columns_whole_and_falls_back_to_blocks(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rlobs import output
+
+    monkeypatch.setattr(output, "fancy", lambda _stream: True)
+    monkeypatch.setenv("COLUMNS", "40")
+    name = "rl.environment.episode.length.mean"
+    output.table([[name, "a long description " * 4]], ["METRIC", "DESCRIPTION"])
+    table = capsys.readouterr().out
+    assert name in table.split() and max(map(len, table.splitlines())) <= 40
+    monkeypatch.setenv("COLUMNS", "60")  # both names side by side need 76
+    output.table([[name, name.replace(".", "_") + "_total"]], ["METRIC", "SERIES"], frozenset({0, 1}))
+    blocks = capsys.readouterr().out.splitlines()
+    assert blocks[0].strip() == name and blocks[1].split() == ["series", name.replace(".", "_") + "_total"]

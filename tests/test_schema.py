@@ -28,3 +28,67 @@ def test_schema_rejects_unknown_keys() -> None:
     data = yaml.safe_load(all_profiles()["eks-jark"])
     data["workload"]["contianer"] = "x"
     assert any("contianer" in e.message for e in _validator().iter_errors(data))
+
+
+# (profile, text to replace, replacement): field rules the editor must flag exactly as `validate` does.
+CORPUS = [
+    ("eks-jark", "region: us-west-2", "region: eu-central-1"),
+    ("eks-jark", "region: us-west-2", "region: us-west"),
+    ("eks-jark", "region: us-west-2", "region: US-WEST-2"),
+    ("eks-jark", "name: jark-stack", "name: -jark"),
+    ("eks-jark", 'kubernetesVersion: "1.34"', 'kubernetesVersion: "1.3"'),
+    ("eks-jark", "repoUrl: https://github.com/acme/gitops.git", "repoUrl: git@github.com:acme/gitops.git"),
+    ("eks-jark", "repoUrl: https://github.com/acme/gitops.git", "repoUrl: github.com/acme/gitops"),
+    ("eks-jark", "targetRevision: main", "targetRevision: HEAD"),
+    ("eks-jark", "targetRevision: main", "targetRevision: v1.4.0"),
+    ("eks-jark", "mode: rlobs", "mode: stack"),
+    ("eks-jark", "  name: grpo-trainer", "  name: Grpo-Trainer"),
+    ("eks-jark", "  namespace: rl", "  namespace: rl-"),
+    ("eks-jark", "  name: rl-eks", "  name: " + "a" * 64),
+    ("eks-jark", "  name: rl-eks", "  name: " + "a" * 63),
+    ("eks-jark", "secretRef: {name: alertmanager-slack, key: webhook-url}", "secretRef: {name: x, key: 'a b'}"),
+    ("eks-jark", "algorithm: grpo", "algorithm: 'gr po'"),
+    ("eks-jark", "    model: Qwen2.5-7B-Instruct", "    model: Qwen2.5-7B-Instruct\n  exportInterval: '15'"),
+    ("eks-jark", "    model: Qwen2.5-7B-Instruct", "    model: Qwen2.5-7B-Instruct\n  exportInterval: 15s"),
+    ("gke-managed-otel", "project: my-rl-project", "project: my-google-proj"),
+    ("gke-managed-otel", "project: my-rl-project", "project: rl-obs-dev"),
+    ("gke-managed-otel", "project: my-rl-project", "project: My-Project"),
+    ("gke-managed-otel", "location: us-central1", "location: us-central1-a"),
+    ("gke-managed-otel", "location: us-central1", "location: uscentral1"),
+    ("gke-managed-otel", "cluster: rl-cluster", "cluster: rl_cluster"),
+    ("gke-managed-otel", "naming: telemetry-api", "naming: otlp"),
+    ("gke-managed-otel", "target: gke", "target: eks"),
+    ("gke-managed-otel", "gke:", "gcp:"),
+]
+
+
+@pytest.mark.parametrize(("name", "old", "new"), CORPUS, ids=[f"{n}:{new.strip()[:40]}" for n, _, new in CORPUS])
+def test_schema_and_validate_agree(name: str, old: str, new: str) -> None:
+    from rlobs.errors import ProfileError
+    from rlobs.profile.load import parse_profile
+
+    base = all_profiles()[name]
+    assert old in base, old
+    text = base.replace(old, new, 1)
+    try:
+        parse_profile(text, "p.yaml")
+        valid = True
+    except ProfileError:
+        valid = False
+    errors = [e.message for e in _validator().iter_errors(yaml.safe_load(text))]
+    assert (not errors) == valid, f"validate says {'ok' if valid else 'bad'}, the schema says {errors or 'ok'}"
+
+
+def test_corpus_has_both_verdicts() -> None:
+    # The agreement test means something only if the corpus holds good and bad profiles.
+    from rlobs.errors import ProfileError
+    from rlobs.profile.load import parse_profile
+
+    verdicts = set()
+    for name, old, new in CORPUS:
+        try:
+            parse_profile(all_profiles()[name].replace(old, new, 1), "p.yaml")
+            verdicts.add(True)
+        except ProfileError:
+            verdicts.add(False)
+    assert verdicts == {True, False}

@@ -14,12 +14,14 @@ import yaml
 from rlobs.errors import ProfileError
 from rlobs.profile.load import parse_profile
 from rlobs.rl import workloads
+from testing.bundles import build
 from testing.helpers import all_profiles, tool, write_tree
 from testing.workloads import (
     KINDS,
     OTHER_JOB,
     PROXY,
     assert_user_parts_kept,
+    bundle_component,
     container,
     kustomize,
     kustomize_run,
@@ -45,6 +47,13 @@ FRAGMENT: dict[str, Any] = {
 }
 
 
+def fragment(name: str) -> dict[str, Any]:
+    """FRAGMENT for the RL container `name` (a fresh copy each call)."""
+    out = json.loads(json.dumps(FRAGMENT))
+    out["spec"]["containers"][0]["name"] = name
+    return out
+
+
 def _at(obj: dict[str, Any], path: tuple[str, ...]) -> Any:
     for key in path:
         obj = obj[key]
@@ -53,7 +62,7 @@ def _at(obj: dict[str, Any], path: tuple[str, ...]) -> Any:
 
 @pytest.mark.parametrize("kind", [k for k in KINDS if k != "JobSet"])
 def test_patch_puts_the_fragment_at_the_kinds_pod_template(kind: str) -> None:
-    patch = workloads.patch(workload(kind), FRAGMENT)
+    patch = workloads.patch(workload(kind), fragment)
     assert patch["apiVersion"] == workloads.API_VERSIONS[kind] and patch["kind"] == kind
     assert patch["metadata"] == {"name": "grpo-trainer", "namespace": "rl"}
     assert _at(patch, workloads.POD_TEMPLATE[kind]) == FRAGMENT
@@ -62,11 +71,13 @@ def test_patch_puts_the_fragment_at_the_kinds_pod_template(kind: str) -> None:
 
 
 def test_jobset_patch_has_one_entry_per_named_replicated_job() -> None:
-    patch = workloads.patch(workload("JobSet", jobs=("driver", "rollout")), FRAGMENT)
+    patch = workloads.patch(workload("JobSet", jobs=("driver", {"name": "rollout", "container": "vllm"})), fragment)
     assert patch["apiVersion"] == "jobset.x-k8s.io/v1alpha2"
     jobs = _at(patch, workloads.REPLICATED_JOBS)
     assert [j["name"] for j in jobs] == ["driver", "rollout"]
-    assert all(_at(j, workloads.JOB_POD_TEMPLATE) == FRAGMENT for j in jobs)
+    # Each job's patch names its own RL container (the short form's is workload.container).
+    assert _at(jobs[0], workloads.JOB_POD_TEMPLATE) == FRAGMENT
+    assert _at(jobs[1], workloads.JOB_POD_TEMPLATE) == fragment("vllm")
     # Copies, not one shared dict: a later edit of one job's template must not leak into the other.
     assert _at(jobs[0], workloads.JOB_POD_TEMPLATE) is not _at(jobs[1], workloads.JOB_POD_TEMPLATE)
 
@@ -118,7 +129,7 @@ def _component(kind: str, schema: dict[str, Any] | None = None) -> tuple[dict[st
     w = workload(kind)
     files = {
         "kustomization.yaml": yaml.safe_dump(workloads.component(w, ["patch.yaml"], [])),
-        "patch.yaml": yaml.safe_dump(workloads.patch(w, FRAGMENT)),
+        "patch.yaml": yaml.safe_dump(workloads.patch(w, fragment)),
     }
     schema = schema or workloads.openapi(kind)
     if schema is not None:
@@ -177,7 +188,7 @@ def test_built_in_kinds_beside_a_crd_still_merge(tmp_path: Path) -> None:
             **{f"component/{p}": t for p, t in files.items()},
             "base/workload.yaml": yaml.safe_dump(sample(w)),
             "base/deployment.yaml": yaml.safe_dump(sample(deployment)),
-            "base/patch.yaml": yaml.safe_dump(workloads.patch(deployment, FRAGMENT)),
+            "base/patch.yaml": yaml.safe_dump(workloads.patch(deployment, fragment)),
             "base/kustomization.yaml": yaml.safe_dump(
                 {
                     "resources": ["workload.yaml", "deployment.yaml"],
@@ -221,4 +232,31 @@ def test_replicated_jobs_are_required_for_a_jobset_and_only_there(target: str) -
     (line,) = _errors(jobset.replace("kind: JobSet", "kind: JobSet\n  replicatedJobs: [driver, driver]"))
     assert "workload.replicatedJobs: expected each replicatedJob once" in line
     (line,) = _errors(jobset.replace("kind: JobSet", "kind: JobSet\n  replicatedJobs: [Driver]"))
-    assert "workload.replicatedJobs[0]: expected a Kubernetes name" in line
+    assert "workload.replicatedJobs[0].name: expected a Kubernetes name" in line
+    (line,) = _errors(jobset.replace("kind: JobSet", "kind: JobSet\n  replicatedJobs: [{name: a, container: B}]"))
+    assert "workload.replicatedJobs[0].container: expected a Kubernetes name" in line
+    (line,) = _errors(jobset.replace("kind: JobSet", "kind: JobSet\n  replicatedJobs: [{name: a, image: x}]"))
+    assert "workload.replicatedJobs[0].image: unknown key" in line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["gke-managed-otel", "eks-jark"])
+def test_two_job_jobset_gets_each_jobs_own_container_and_no_imageless_one(target: str, tmp_path: Path) -> None:
+    """A JobSet whose rollout job runs `vllm`, not `trainer`: the bundle's Component (the real rendered one, built by
+    real kustomize) patches each job's own container and adds none without an image, which admission would reject."""
+    text = all_profiles()[target]
+    (kind,) = re.findall(r"^  kind: (\w+)", text, flags=re.MULTILINE)
+    text = re.sub(r"^  container: [\w-]+", "  container: trainer", text, flags=re.MULTILINE)
+    jobs = "[{name: trainer, container: trainer}, {name: rollout, container: vllm}]"
+    p = parse_profile(text.replace(f"  kind: {kind}", f"  kind: JobSet\n  replicatedJobs: {jobs}"), "p.yaml")
+    (built,) = kustomize(tmp_path, bundle_component({r.path: r.text for r in build(p)}), sample(p.workload))
+    assert_user_parts_kept(built, p.workload)
+    by_job = {j["name"]: j["template"]["spec"]["template"]["spec"] for j in built["spec"]["replicatedJobs"]}
+    assert sorted(by_job) == sorted(["trainer", "rollout", OTHER_JOB])
+    for job, spec in by_job.items():
+        for c in [*spec["containers"], *spec.get("initContainers", [])]:
+            assert c.get("image"), f"{job}: container {c['name']} has no image"
+    assert "trainer" not in {c["name"] for c in by_job["rollout"]["containers"]}
+    vllm = container({"spec": by_job["rollout"]}, "vllm")
+    assert any(e["name"] == "OTEL_SERVICE_NAME" for e in vllm["env"])
+    assert by_job[OTHER_JOB] == sample(p.workload)["spec"]["replicatedJobs"][-1]["template"]["spec"]["template"]["spec"]

@@ -79,9 +79,10 @@ def write_file(path: Path, text: str, *, force: bool) -> None:
 def schema_text() -> str:
     from pydantic import TypeAdapter
 
+    from rlobs.profile.fields import ProfileJsonSchema
     from rlobs.profile.model import Profile
 
-    schema = TypeAdapter(Profile).json_schema(by_alias=True)
+    schema = TypeAdapter(Profile).json_schema(by_alias=True, schema_generator=ProfileJsonSchema)
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://rlobs.dev/schema/rlobs.v1alpha1.profile.json",

@@ -22,12 +22,34 @@ app = typer.Typer(
     name="rlobs",
     help="Render GitOps-ready observability bundles for RL and AI training workloads on GKE and EKS.",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion for bash, zsh, fish and PowerShell (shellingham, imported lazily).
+    add_completion=True,
     pretty_exceptions_show_locals=False,  # never dump a profile's values in a traceback
     # Rich help and usage errors cost ~110 ms of imports: only pay that when a person is looking at a terminal.
     rich_markup_mode="rich" if fancy(sys.stdout) else None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _help_without_python_types() -> None:
+    """Help shows what to type, not Python types: typer 0.29 labels an argument with its annotation
+    (`PROFILE <list[Path]>`) and every flag `<bool>`, which reads as if `--check true` were the syntax. Arguments keep
+    their name (`PROFILE...`), flags show nothing, and valued options keep `<path>` or their choices."""
+    from typer.core import TyperArgument, TyperOption
+
+    def argument_type(_self: TyperArgument, ctx: object) -> str | None:  # noqa: ARG001 (typer's signature)
+        return None
+
+    option_type = TyperOption.display_type_rich
+
+    def flag_type(self: TyperOption, ctx: typer.Context) -> str | None:
+        return None if self.is_flag else option_type(self, ctx)
+
+    TyperArgument.display_type_rich = argument_type  # type: ignore[method-assign,assignment]
+    TyperOption.display_type_rich = flag_type  # type: ignore[method-assign,assignment]
+
+
+_help_without_python_types()
 
 
 class Fmt(StrEnum):
@@ -314,10 +336,10 @@ def signals(
         )
     else:
         for t in report.tables:
-            output.table([list(r) for r in t.rows], [h.upper() for h in t.headers])
+            output.table([list(r) for r in t.rows], [h.upper() for h in t.headers], frozenset(t.code_columns))
             print()
         for note in report.notes:
-            print(note)
+            output.paragraph(note)
 
 
 def run() -> None:

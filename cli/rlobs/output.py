@@ -35,21 +35,58 @@ def say(text: str = "", *, err: bool = False, style: str | None = None) -> None:
         print(text, file=stream)
 
 
-def table(rows: list[list[str]], headers: list[str]) -> None:
+def table(rows: list[list[str]], headers: list[str], keep: frozenset[int] = frozenset({0})) -> None:
+    """A table; the `keep` columns (names people copy) are never cut. On a terminal the other columns wrap to its
+    width, and when even the kept columns do not fit side by side each row is printed as a block of `header: value`
+    lines instead. Piped, the rows are plain lines that are never wrapped."""
     stream = sys.stdout
-    if fancy(stream):
-        from rich.console import Console
-        from rich.table import Table
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    if not fancy(stream):
+        print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+        for row in rows:
+            print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        return
+    import shutil
 
-        t = Table(*headers, box=None, header_style="bold")
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=stream, width=shutil.get_terminal_size().columns, highlight=False)
+    # Kept columns at full width, the widest other column at least 30 wide and the rest 10 (or their own width).
+    loose = [i for i in range(len(widths)) if i not in keep]
+    widest = max(loose, key=lambda i: widths[i], default=None)
+    floor = {i: min(widths[i], 30 if i == widest else 10) for i in loose}
+    needed = sum(floor.get(i, w) for i, w in enumerate(widths)) + 2 * (len(widths) - 1)
+    if needed <= console.width:
+        t = Table(box=None, header_style="bold", pad_edge=False)
+        for i, h in enumerate(headers):
+            if i in keep:
+                t.add_column(h, no_wrap=True, min_width=widths[i])
+            else:
+                t.add_column(h, overflow="fold")
         for row in rows:
             t.add_row(*row)
-        Console(file=stream).print(t)
+        console.print(t)
         return
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
     for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        console.print(Text(row[0], style="bold"), soft_wrap=True)
+        block = Table.grid(padding=(0, 2), pad_edge=True)
+        block.add_column(no_wrap=True)
+        block.add_column(overflow="fold")
+        for h, cell in zip(headers[1:], row[1:], strict=True):
+            block.add_row(h.lower(), cell)
+        console.print(block)
+
+
+def paragraph(text: str) -> None:
+    """A line of prose: wrapped to the terminal's width on a terminal, one line when piped."""
+    if fancy(sys.stdout):
+        import shutil
+        import textwrap
+
+        text = textwrap.fill(text, width=shutil.get_terminal_size().columns, break_on_hyphens=False)
+    print(text)
 
 
 def as_json(data: Any) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,7 +19,8 @@ PROXY = {"name": "proxy", "image": "envoyproxy/envoy:v1.31.0"}
 OTHER_JOB = "evaluator"
 
 
-def workload(kind: str, container: str = "trainer", jobs: tuple[str, ...] = ("driver", "rollout")) -> Workload:
+def workload(kind: str, container: str = "trainer", jobs: tuple[Any, ...] = ("driver", "rollout")) -> Workload:
+    """A workload of `kind`; a JobSet's `jobs` are names or `{name, container}` entries, as in a profile."""
     data: dict[str, Any] = {
         "name": "grpo-trainer",
         "namespace": "rl",
@@ -60,6 +60,13 @@ def sample(w: Workload) -> dict[str, Any]:
     meta = {"name": w.name, "namespace": w.namespace}
     template = pod(w.container)
     spec: dict[str, Any]
+    if w.kind == "JobSet":
+        # Each named job with its own RL container, and one job the profile does not name.
+        jobs = [*w.jobs, (OTHER_JOB, w.container)]
+        spec = {
+            "replicatedJobs": [{"name": n, "replicas": 1, "template": {"spec": {"template": pod(c)}}} for n, c in jobs]
+        }
+        return {**head, "metadata": meta, "spec": spec}
     if w.kind in ("Deployment", "StatefulSet"):
         spec = {"selector": {"matchLabels": {"app": "grpo"}}, "template": template}
         if w.kind == "StatefulSet":
@@ -67,13 +74,6 @@ def sample(w: Workload) -> dict[str, Any]:
     elif w.kind == "Job":
         template["spec"]["restartPolicy"] = "Never"
         spec = {"template": template}
-    elif w.kind == "JobSet":
-        names = [*w.replicated_jobs, OTHER_JOB]
-        spec = {
-            "replicatedJobs": [
-                {"name": n, "replicas": 1, "template": {"spec": {"template": copy.deepcopy(template)}}} for n in names
-            ]
-        }
     else:
         workers = [{"groupName": "gpu", "replicas": 2, "rayStartParams": {}, "template": pod("ray-worker")}]
         cluster = {"headGroupSpec": {"rayStartParams": {}, "template": template}, "workerGroupSpecs": workers}
@@ -89,7 +89,7 @@ def targeted(obj: dict[str, Any], w: Workload) -> list[dict[str, Any]]:
     """The pod templates of `obj` the patch is meant for (a JobSet's named replicated jobs, in profile order)."""
     if w.kind == "JobSet":
         jobs = {j["name"]: j for j in obj["spec"]["replicatedJobs"]}
-        return [jobs[n]["template"]["spec"]["template"] for n in w.replicated_jobs]
+        return [jobs[n]["template"]["spec"]["template"] for n, _ in w.jobs]
     return pod_templates(obj)
 
 
@@ -106,11 +106,16 @@ def pod_templates(obj: dict[str, Any]) -> list[dict[str, Any]]:
 def untargeted(obj: dict[str, Any], w: Workload) -> Any:
     """The parts of `obj` that hold other pod templates, which the patch must leave as they are."""
     if w.kind == "JobSet":
-        return [j for j in obj["spec"]["replicatedJobs"] if j["name"] not in w.replicated_jobs]
+        return [j for j in obj["spec"]["replicatedJobs"] if j["name"] not in dict(w.jobs)]
     if w.kind in workloads.RAY_KINDS:
         spec = obj["spec"]
         return spec.get("rayClusterSpec", spec.get("rayClusterConfig", spec))["workerGroupSpecs"]
     return None
+
+
+def rl_containers(w: Workload) -> list[str]:
+    """The RL container of each pod template `targeted` returns, in the same order."""
+    return [c for _, c in w.jobs] if w.kind == "JobSet" else [w.container]
 
 
 def container(template: dict[str, Any], name: str) -> dict[str, Any]:
@@ -151,11 +156,11 @@ def assert_user_parts_kept(built: dict[str, Any], w: Workload) -> None:
     the volumes and labels of each patched pod template, and every pod template the patch does not target."""
     before = sample(w)
     assert untargeted(built, w) == untargeted(before, w)
-    for old, new in zip(targeted(before, w), targeted(built, w), strict=True):
+    for old, new, name in zip(targeted(before, w), targeted(built, w), rl_containers(w), strict=True):
         assert container(new, "proxy") == PROXY
-        rl, old_rl = container(new, w.container), container(old, w.container)
+        rl, old_rl = container(new, name), container(old, name)
         assert rl["image"] == old_rl["image"]
         for key in ("env", "ports", "volumeMounts"):
-            assert all(item in rl[key] for item in old_rl[key]), f"{key} of {w.container} lost an item"
+            assert all(item in rl[key] for item in old_rl[key]), f"{key} of {name} lost an item"
         assert all(v in new["spec"]["volumes"] for v in old["spec"]["volumes"])
         assert new["metadata"]["labels"].items() >= old["metadata"]["labels"].items()

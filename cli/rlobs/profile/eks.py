@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from rlobs.profile.fields import DEFAULT_SEVERITIES, AlertGroup, DnsLabel, Duration, Model, Severity, matching
+from rlobs.profile.fields import (
+    DEFAULT_SEVERITIES,
+    AlertGroup,
+    DnsLabel,
+    Duration,
+    Model,
+    Severity,
+    matching,
+    with_json_pattern,
+)
+from rlobs.profile.helmvalues import override_problems
 from rlobs.profile.problems import ProblemAt, raise_all
 from rlobs.profile.terraform import variable_problems
 
@@ -59,7 +69,7 @@ _GIT_URL = re.compile(
     rf"|ssh://([A-Za-z0-9._-]+@)?{_HOST}(:[0-9]{{1,5}})?/{_PATH}"
     rf"|[A-Za-z0-9._-]+@{_HOST}:{_PATH}"
 )
-GitUrl = Annotated[str, AfterValidator(_git_url)]
+GitUrl = Annotated[str, AfterValidator(with_json_pattern(_git_url, _GIT_URL.pattern, 2048))]
 # HEAD follows whatever the repository's default branch is at sync time: the unpinned revision the issue is about.
 GitRevision = Annotated[
     str,
@@ -213,6 +223,12 @@ class EksSpec(Model):
         description="More ai-on-eks variables for blueprint.tfvars (declared, non-sensitive ones only), "
         "e.g. enable_nvidia_gpu_operator: true.",
     )
+    helm_values: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Helm values per chart (kube-prometheus-stack, opentelemetry-collector, opensearch-operator, "
+        "fluent-operator), deep-merged over what rlobs renders; every key is checked against the pinned chart's "
+        "values, and keys rlobs owns are refused with the profile key to use instead.",
+    )
 
     @model_validator(mode="after")
     def _stack_settings_need_rlobs_mode(self) -> EksSpec:
@@ -273,6 +289,11 @@ class EksSpec(Model):
                 )
             seen.add(receiver.name)
         raise_all(problems)
+        return self
+
+    @model_validator(mode="after")
+    def _helm_values(self) -> EksSpec:
+        raise_all(override_problems(self.mode, self.helm_values))
         return self
 
     @model_validator(mode="after")

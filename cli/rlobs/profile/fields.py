@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, ConfigDict, Field
 from pydantic import BaseModel as _BaseModel
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 
 
 class Model(_BaseModel):
@@ -33,7 +35,30 @@ def matching(pattern: str, expected: str, max_len: int | None = None) -> Callabl
             raise ValueError(f"expected {expected}")
         return value
 
+    return with_json_pattern(check, pattern, max_len)
+
+
+def with_json_pattern(check: Callable[[str], str], pattern: str, max_len: int | None = None) -> Callable[[str], str]:
+    """Mark a string validator with the regex it enforces, so the editor schema carries the same rule
+    (ProfileJsonSchema); the patterns use only syntax JSON Schema's ECMA-262 regexes share with Python's."""
+    check.json_pattern = f"^(?:{pattern})$"  # type: ignore[attr-defined]
+    check.json_max_length = max_len  # type: ignore[attr-defined]
     return check
+
+
+class ProfileJsonSchema(GenerateJsonSchema):
+    """The profile's JSON Schema with the patterns and lengths the validators enforce (one source for both)."""
+
+    def function_after_schema(self, schema: core_schema.AfterValidatorFunctionSchema) -> JsonSchemaValue:
+        out = super().function_after_schema(schema)
+        check = schema["function"]["function"]
+        pattern = getattr(check, "json_pattern", None)
+        max_length = getattr(check, "json_max_length", None)
+        if pattern is not None:
+            out = {**out, "pattern": pattern}
+        if max_length is not None:
+            out["maxLength"] = max_length
+        return out
 
 
 # Kubernetes object names and namespaces: RFC 1123 labels
@@ -63,7 +88,7 @@ def _duration(value: str) -> str:
     return value
 
 
-Duration = Annotated[str, AfterValidator(_duration)]
+Duration = Annotated[str, AfterValidator(with_json_pattern(_duration, _DURATION.pattern))]
 
 NonEmpty = Annotated[str, Field(min_length=1, max_length=255)]
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema, model_validator
 
-from rlobs.profile.fields import DEFAULT_SEVERITIES, DnsLabel, Model, Severity, matching
+from rlobs.profile.fields import DEFAULT_SEVERITIES, DnsLabel, Model, Severity, matching, with_json_pattern
 from rlobs.profile.problems import ProblemAt, raise_all
 
 _PROJECT = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
@@ -26,7 +26,10 @@ def _project_id(value: str) -> str:
     return value
 
 
-ProjectId = Annotated[str, AfterValidator(_project_id)]
+# The same rule for editors: no restricted word anywhere, not exactly undefined or null.
+ProjectId = Annotated[
+    str, AfterValidator(with_json_pattern(_project_id, r"(?!.*(google|ssl))(?!(undefined|null)$)" + _PROJECT.pattern))
+]
 
 # Regions (us-central1, northamerica-northeast1) and zones (us-central1-a):
 # https://cloud.google.com/compute/docs/regions-zones (a zone is its region plus "-" and one letter).
@@ -95,6 +98,58 @@ OtlpEndpoint = Annotated[
         )
     ),
 ]
+
+
+# Cloud Monitoring user labels (AlertPolicy.userLabels, Dashboard.labels): at most 64; keys and values at most 63
+# lowercase letters, digits, '_' and '-', keys starting with a letter
+# (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.alertPolicies, field userLabels).
+_LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+_LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
+MAX_USER_LABELS = 64
+# Labels rlobs puts on every dashboard and policy (targets/gke/monitoring.py): the scripts find and prune by them.
+OWNED_LABELS = {
+    "rlobs": "marks rlobs' dashboards",
+    "rlobs_bundle": "step 4 finds and prunes the bundle's dashboards and policies by it",
+    "rl_alert": "names the RL alert of each policy",
+}
+
+
+def _label_problems(labels: dict[str, str]) -> list[ProblemAt]:
+    problems = []
+    for key, value in labels.items():
+        if key in OWNED_LABELS:
+            problems.append(
+                ProblemAt(
+                    ("userLabels", key),
+                    f"expected a label of your own, not one rlobs sets ({OWNED_LABELS[key]}), got {key!r}",
+                )
+            )
+        elif not _LABEL_KEY.fullmatch(key):
+            problems.append(
+                ProblemAt(
+                    ("userLabels", key),
+                    "expected a Cloud Monitoring label key (at most 63 "
+                    f"lowercase letters, digits, '_' and '-', starting with a letter), got {key!r}",
+                )
+            )
+        if not isinstance(value, str) or not _LABEL_VALUE.fullmatch(value):
+            problems.append(
+                ProblemAt(
+                    ("userLabels", key),
+                    "expected a Cloud Monitoring label value (at most 63 "
+                    f"lowercase letters, digits, '_' and '-'; quote numbers), got {value!r}",
+                )
+            )
+    if len(labels) + len(OWNED_LABELS) > MAX_USER_LABELS:
+        problems.append(
+            ProblemAt(
+                ("userLabels",),
+                f"expected at most {MAX_USER_LABELS - len(OWNED_LABELS)} labels "
+                f"(Cloud Monitoring allows {MAX_USER_LABELS}, rlobs sets {len(OWNED_LABELS)}), got "
+                f"{len(labels)}",
+            )
+        )
+    return problems
 
 
 class ChannelRoute(Model):
@@ -169,6 +224,11 @@ class GkeSpec(Model):
         description="Channels the alert policies notify: a channel name gets critical and warning policies; "
         "`{name, severities}` says which severities.",
     )
+    user_labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Cloud Monitoring user labels on the dashboard and every alert policy (e.g. team: rl-research), "
+        "for routing and search; lowercase keys and values.",
+    )
     manage: Literal["scripts", "terraform"] = Field(
         "scripts",
         description="Who owns the project set-up (APIs, managed OTel, IAM, dashboards, alert policies): the numbered "
@@ -184,6 +244,11 @@ class GkeSpec(Model):
     def channels_for(self, severity: str) -> list[str]:
         """The channels a policy of `severity` notifies, in profile order."""
         return [c.name for c in self.notification_channels if severity in c.severities]
+
+    @model_validator(mode="after")
+    def _user_labels(self) -> GkeSpec:
+        raise_all(_label_problems(self.user_labels))
+        return self
 
     @model_validator(mode="after")
     def _cluster_rules(self) -> GkeSpec:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from rlobs.profile.eks import EksSpec
 from rlobs.profile.fields import (
@@ -87,6 +87,28 @@ class Tracker(Model):
         return self
 
 
+class ReplicatedJob(Model):
+    """A JobSet replicated job whose pods run the RL loop, and the container in them that runs it."""
+
+    name: DnsLabel = Field(description="The replicatedJobs entry's name.")
+    container: DnsLabel | None = Field(
+        None, description="The container in its pods that runs the RL loop; defaults to workload.container."
+    )
+
+
+def _job_short_form(value: Any) -> Any:
+    # `replicatedJobs: [trainer]` is short for `[{name: trainer}]` (the container is workload.container).
+    if isinstance(value, tuple | list):
+        return tuple({"name": item} if isinstance(item, str) else item for item in value)
+    return value
+
+
+ReplicatedJobs = Annotated[
+    tuple[ReplicatedJob, ...],
+    BeforeValidator(_job_short_form, json_schema_input_type=tuple[ReplicatedJob | DnsLabel, ...]),
+]
+
+
 class Workload(Model):
     name: DnsLabel = Field(description="Name of the Deployment/Job/RayJob... that runs the RL loop.")
     namespace: DnsLabel = Field(description="Its namespace.")
@@ -96,9 +118,10 @@ class Workload(Model):
     run: RunIdentity
     export_interval: Duration = Field("30s", description="How often the SDK exports metrics.")
     metrics_port: int = Field(9464, ge=1024, le=65535, description="Port of the app's /metrics endpoint.")
-    replicated_jobs: tuple[DnsLabel, ...] = Field(
+    replicated_jobs: ReplicatedJobs = Field(
         (),
-        description="JobSet only: the replicatedJobs whose pods run the RL container (each gets the patch).",
+        description="JobSet only: the replicatedJobs whose pods run the RL loop, each `{name, container}` (the "
+        "container defaults to workload.container; a plain name is the short form); each gets the patch.",
     )
     tracker: Tracker | None = Field(None, description="W&B or MLflow: dashboards and alerts link to the run there.")
 
@@ -126,10 +149,15 @@ class Workload(Model):
             )
         if self.kind != "JobSet" and self.replicated_jobs:
             problems.append(ProblemAt(("replicatedJobs",), f"expected no replicatedJobs for a {self.kind}, got some"))
-        if len(set(self.replicated_jobs)) != len(self.replicated_jobs):
+        if len({j.name for j in self.replicated_jobs}) != len(self.replicated_jobs):
             problems.append(ProblemAt(("replicatedJobs",), "expected each replicatedJob once"))
         raise_all(problems)
         return self
+
+    @property
+    def jobs(self) -> tuple[tuple[str, str], ...]:
+        """(replicated job, its RL container) of a JobSet, in profile order."""
+        return tuple((j.name, j.container or self.container) for j in self.replicated_jobs)
 
     @property
     def otel_service_name(self) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import copy
+from collections.abc import Callable
 from typing import Any
 
 from rlobs.profile.model import Workload
@@ -54,9 +54,14 @@ def _nest(path: tuple[str, ...], leaf: Any) -> dict[str, Any]:
     return out
 
 
-def patch(workload: Workload, template: dict[str, Any]) -> dict[str, Any]:
-    """A strategic-merge patch that puts `template` (a pod-template fragment: metadata and/or spec) where the
-    workload's kind keeps the RL pod template; for a JobSet, into each of workload.replicated_jobs (merged by name)."""
+# A pod-template fragment (metadata and/or spec) for the RL container of the given name.
+Fragment = Callable[[str], dict[str, Any]]
+
+
+def patch(workload: Workload, fragment: Fragment) -> dict[str, Any]:
+    """A strategic-merge patch that puts `fragment(container)` where the workload's kind keeps the RL pod template;
+    for a JobSet, into each of workload.replicated_jobs (merged by name), each with its own container: one
+    container name for every job would add an image-less container to the jobs that name theirs differently."""
     kind = workload.kind
     head = {
         "apiVersion": API_VERSIONS[kind],
@@ -64,9 +69,9 @@ def patch(workload: Workload, template: dict[str, Any]) -> dict[str, Any]:
         "metadata": {"name": workload.name, "namespace": workload.namespace},
     }
     if kind == "JobSet":
-        jobs = [{"name": name, **_nest(JOB_POD_TEMPLATE, copy.deepcopy(template))} for name in workload.replicated_jobs]
+        jobs = [{"name": name, **_nest(JOB_POD_TEMPLATE, fragment(container))} for name, container in workload.jobs]
         return {**head, **_nest(REPLICATED_JOBS, jobs)}
-    return {**head, **_nest(POD_TEMPLATE[kind], template)}
+    return {**head, **_nest(POD_TEMPLATE[kind], fragment(workload.container))}
 
 
 def _objects(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:

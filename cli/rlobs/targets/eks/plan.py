@@ -196,6 +196,12 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "stack": stack.stack(eks),
                 "files": sorted([*file_table(files), (README, "This file.")]),
                 "ray_logs": workload.ray_logs(profile),
+                "ray_kind": profile.workload.kind in workloads.RAY_KINDS,
+                "ray_head_monitor": next(
+                    (f.path for f in files if f.path.endswith("/ray-head-servicemonitor.yaml")), None
+                ),
+                # Argo CD takes an SSH key for ssh:// and scp-like URLs, a user and token for https://.
+                "gitops_ssh": not eks.gitops.repo_url.startswith("https://"),
                 "ray_logs_index": workload.RAY_LOGS_INDEX,
                 "security_config": security.security_config(log_writer=workload.ray_logs(profile)),
                 "log_writer_user": security.LOG_WRITER_USER,

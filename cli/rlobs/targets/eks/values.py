@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlobs.profile.eks import EksSpec
+from rlobs.profile.helmvalues import deep_merge
 from rlobs.profile.model import EksProfile
 from rlobs.targets.eks import alerting
 from rlobs.targets.eks.stack import (
@@ -28,14 +29,15 @@ EKS_UNSCRAPABLE = ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubePr
 
 
 def values(profile: EksProfile) -> dict[str, dict[str, Any]]:
-    """chart name -> values, for the charts this mode deploys."""
+    """chart name -> values, for the charts this mode deploys, with the profile's eks.helmValues merged over them
+    (already checked against each chart's keys and the keys rlobs owns)."""
     eks = profile.eks
     out: dict[str, dict[str, Any]] = {"opentelemetry-collector": otel_collector(eks)}
     if eks.mode == "rlobs":
         out["kube-prometheus-stack"] = kube_prometheus_stack(profile)
         out["opensearch-operator"] = opensearch_operator()
         out["fluent-operator"] = fluent_operator()
-    return dict(sorted(out.items()))
+    return {chart: deep_merge(out[chart], eks.helm_values.get(chart, {})) for chart in sorted(out)}
 
 
 def kube_prometheus_stack(profile: EksProfile) -> dict[str, Any]:

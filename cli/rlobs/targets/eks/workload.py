@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from rlobs.bundle.filters import fluentbit_conf
@@ -60,11 +61,14 @@ def env_patch(profile: EksProfile, catalog: Catalog) -> dict[str, Any]:
     """A strategic-merge patch: the env (and the scraped port) on the RL container, the scrape label on its pods."""
     w = profile.workload
     eks = profile.eks
-    container: dict[str, Any] = {"name": w.container, "env": env(profile, catalog)}
-    if eks.metrics_pipeline == "prometheus-exporter":
-        container["ports"] = [{"name": APP_METRICS_PORT_NAME, "containerPort": w.metrics_port, "protocol": "TCP"}]
-    template = {"metadata": {"labels": {WORKLOAD_LABEL: w.name}}, "spec": {"containers": [container]}}
-    return workloads.patch(w, template)
+
+    def fragment(name: str) -> dict[str, Any]:
+        container: dict[str, Any] = {"name": name, "env": env(profile, catalog)}
+        if eks.metrics_pipeline == "prometheus-exporter":
+            container["ports"] = [{"name": APP_METRICS_PORT_NAME, "containerPort": w.metrics_port, "protocol": "TCP"}]
+        return {"metadata": {"labels": {WORKLOAD_LABEL: w.name}}, "spec": {"containers": [container]}}
+
+    return workloads.patch(w, fragment)
 
 
 def logs_patch(profile: EksProfile) -> dict[str, Any]:
@@ -90,17 +94,21 @@ def logs_patch(profile: EksProfile) -> dict[str, Any]:
             {"name": "fluentbit-config", "mountPath": "/fluent-bit/etc/fluent-bit.conf", "subPath": "fluent-bit.conf"},
         ],
     }
-    spec = {
-        "containers": [
-            {"name": w.container, "volumeMounts": [{"name": "ray-logs", "mountPath": "/tmp/ray"}]},
-            sidecar,
-        ],
-        "volumes": [
-            {"name": "ray-logs", "emptyDir": {}},
-            {"name": "fluentbit-config", "configMap": {"name": LOG_CONFIGMAP}},
-        ],
-    }
-    return workloads.patch(w, {"spec": spec})
+
+    def fragment(name: str) -> dict[str, Any]:
+        spec = {
+            "containers": [
+                {"name": name, "volumeMounts": [{"name": "ray-logs", "mountPath": "/tmp/ray"}]},
+                copy.deepcopy(sidecar),
+            ],
+            "volumes": [
+                {"name": "ray-logs", "emptyDir": {}},
+                {"name": "fluentbit-config", "configMap": {"name": LOG_CONFIGMAP}},
+            ],
+        }
+        return {"spec": spec}
+
+    return workloads.patch(w, fragment)
 
 
 def fluentbit_config(profile: EksProfile) -> dict[str, Any]:

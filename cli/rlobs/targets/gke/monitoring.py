@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rlobs.profile.fields import duration_seconds
@@ -81,8 +81,9 @@ def _chart(panel: Panel, run_label: str) -> dict[str, Any]:
     return chart
 
 
-def dashboard(facts: RlFacts) -> dict[str, Any]:
-    """A Cloud Monitoring Dashboard (monitoring v1) with PromQL tiles and pinned dashboard filters."""
+def dashboard(facts: RlFacts, user_labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A Cloud Monitoring Dashboard (monitoring v1) with PromQL tiles and pinned dashboard filters; `user_labels`
+    (gke.userLabels) beside rlobs' own labels."""
     catalog, pipeline = facts.catalog, facts.pipeline
     run_label = naming.label(catalog.attribute("run_id").name, pipeline)
 
@@ -110,7 +111,7 @@ def dashboard(facts: RlFacts) -> dict[str, Any]:
         )
     return {
         "displayName": display_name(facts.name),
-        "labels": {"rlobs": "", BUNDLE_LABEL: facts.name},
+        "labels": {**(user_labels or {}), "rlobs": "", BUNDLE_LABEL: facts.name},
         "dashboardFilters": [
             {
                 "filterType": "METRIC_LABEL",
@@ -126,8 +127,11 @@ def _kebab(name: str) -> str:
     return re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name).lower()
 
 
-def alert_policies(facts: RlFacts, channels: Callable[[str], list[str]]) -> list[tuple[str, dict[str, Any]]]:
-    """(file stem, AlertPolicy (monitoring v3)) for each RL alert, notifying `channels(severity)`."""
+def alert_policies(
+    facts: RlFacts, channels: Callable[[str], list[str]], user_labels: Mapping[str, str] | None = None
+) -> list[tuple[str, dict[str, Any]]]:
+    """(file stem, AlertPolicy (monitoring v3)) for each RL alert, notifying `channels(severity)`, with `user_labels`
+    (gke.userLabels) beside rlobs' own."""
     run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
     name = facts.name
     found = []
@@ -161,7 +165,7 @@ def alert_policies(facts: RlFacts, channels: Callable[[str], list[str]]) -> list
                 "subject": a.text(a.summary, runs)[:255],
                 **({"links": links} if links else {}),
             },
-            "userLabels": {BUNDLE_LABEL: name, "rl_alert": _kebab(a.name)},
+            "userLabels": {**(user_labels or {}), BUNDLE_LABEL: name, "rl_alert": _kebab(a.name)},
             "conditions": [
                 {
                     "displayName": a.text(a.summary, runs),

@@ -75,7 +75,7 @@ def _monitoring(
     rl: RlFacts, gke: GkeSpec, policy_data: list[tuple[str, dict[str, Any]]]
 ) -> tuple[list[FileSpec], list[Deployable], list[Deployable]]:
     by = _DEPLOYED_BY[gke.manage]
-    dashboard = monitoring.dashboard(rl)
+    dashboard = monitoring.dashboard(rl, gke.user_labels)
     path = f"{DASHBOARDS_DIR}/{rl.name}.json"
     files: list[FileSpec] = [DataFile(path, "json", dashboard, f"Cloud Monitoring dashboard (deployed by {by}).")]
     dashboards = [Deployable(path, dashboard["displayName"], equals("displayName", dashboard["displayName"]))]
@@ -241,7 +241,7 @@ def _scripts(gke: GkeSpec, context: dict[str, Any]) -> list[FileSpec]:
 def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
     gke = profile.gke
     rl = facts(profile, catalog)
-    policy_data = monitoring.alert_policies(rl, gke.channels_for)
+    policy_data = monitoring.alert_policies(rl, gke.channels_for, gke.user_labels)
     monitoring_files, dashboards, policies = _monitoring(rl, gke, policy_data)
     context: dict[str, Any] = {
         "profile": profile,

@@ -28,8 +28,9 @@ INSTRUMENTATION_API = "telemetry.googleapis.com/v1alpha1"
 INSTRUMENTATION_FILE = "instrumentation.yaml"
 
 
-def container_env(profile: GkeProfile, catalog: Catalog) -> list[dict[str, Any]]:
-    """Env for the RL container, ordered so each $(VAR) is defined above its use (Kubernetes expands in order)."""
+def container_env(profile: GkeProfile, catalog: Catalog, container: str | None = None) -> list[dict[str, Any]]:
+    """Env for the RL container (`container`, default workload.container), ordered so each $(VAR) is defined above
+    its use (Kubernetes expands in order)."""
     gke, workload = profile.gke, profile.workload
     attributes = ",".join(
         [
@@ -37,7 +38,7 @@ def container_env(profile: GkeProfile, catalog: Catalog) -> list[dict[str, Any]]
             "service.instance.id=$(POD_NAME)",
             "k8s.pod.name=$(POD_NAME)",
             f"k8s.namespace.name={workload.namespace}",
-            f"k8s.container.name={workload.container}",
+            f"k8s.container.name={container or workload.container}",
             f"k8s.cluster.name={gke.cluster}",
         ]
     )
@@ -77,19 +78,19 @@ def container_env(profile: GkeProfile, catalog: Catalog) -> list[dict[str, Any]]
     return env
 
 
-def _pod_spec(profile: GkeProfile, catalog: Catalog) -> dict[str, Any]:
-    gke, workload = profile.gke, profile.workload
+def _pod_spec(profile: GkeProfile, catalog: Catalog, container: str) -> dict[str, Any]:
+    gke = profile.gke
     spec: dict[str, Any] = {}
     if gke.workload_identity is not None:
         # Workload Identity maps IAM roles to this KSA; the pods must run as it to get them.
         spec["serviceAccountName"] = gke.workload_identity.kubernetes_service_account
-    spec["containers"] = [{"name": workload.container, "env": container_env(profile, catalog)}]
+    spec["containers"] = [{"name": container, "env": container_env(profile, catalog, container)}]
     return spec
 
 
 def patch(profile: GkeProfile, catalog: Catalog) -> dict[str, Any]:
     """A strategic-merge patch that adds the env to the RL container, shaped for the workload's kind."""
-    return workloads.patch(profile.workload, {"spec": _pod_spec(profile, catalog)})
+    return workloads.patch(profile.workload, lambda container: {"spec": _pod_spec(profile, catalog, container)})
 
 
 def kustomization(profile: GkeProfile) -> dict[str, Any]:

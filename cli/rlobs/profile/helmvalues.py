@@ -1,0 +1,193 @@
+"""`eks.helmValues.<chart>`: overrides deep-merged over the values rlobs renders, checked against the pinned chart's
+own keys (data/helm_keys.json, built from the charts by tools/helm_keys.py) and refused where rlobs must own a key."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import Any
+
+from rlobs.profile.problems import KeyPath, ProblemAt
+from rlobs.resources import read_text
+
+# The charts each stack mode deploys (eks.mode: ai-on-eks leaves the stack to the reference Application).
+CHARTS_BY_MODE = {
+    "rlobs": ("fluent-operator", "kube-prometheus-stack", "opensearch-operator", "opentelemetry-collector"),
+    "ai-on-eks": ("opentelemetry-collector",),
+}
+
+_SELECTOR = (
+    "the ServiceMonitors, PodMonitors and PrometheusRules rlobs renders carry the label `release: "
+    "kube-prometheus-stack` this selector matches; another selector silently drops the RL monitors and alerts"
+)
+_ENDPOINT = (
+    "the workload's OTLP endpoint and the collector's ServiceMonitor are rendered from this name and port; change "
+    "it and the app exports to nothing"
+)
+# chart -> key path -> why rlobs owns it (and the profile key that sets it, where there is one).
+OWNED: dict[str, dict[tuple[str, ...], str]] = {
+    "kube-prometheus-stack": {
+        ("grafana", "admin"): "the admin credentials come from a Secret: set eks.grafana.adminSecret",
+        ("grafana", "adminUser"): "the admin credentials come from a Secret: set eks.grafana.adminSecret",
+        ("grafana", "adminPassword"): "the admin credentials come from a Secret: set eks.grafana.adminSecret",
+        ("grafana", "envValueFrom"): "the OpenSearch datasource credentials: set eks.opensearch.credentialsSecret",
+        ("grafana", "sidecar", "dashboards", "label"): "the RL dashboards' ConfigMaps carry this label",
+        ("grafana", "sidecar", "dashboards", "labelValue"): "the RL dashboards' ConfigMaps carry this label",
+        ("grafana", "sidecar", "datasources", "uid"): "every RL dashboard queries the datasource uid prometheus",
+        ("alertmanager", "config"): "receivers and routes come from eks.alertmanagerReceivers",
+        ("alertmanager", "alertmanagerSpec", "secrets"): "the receivers' Secrets: set eks.alertmanagerReceivers",
+        ("prometheus", "prometheusSpec", "retention"): "set eks.prometheus.retention",
+        ("prometheus", "prometheusSpec", "storageSpec"): "set eks.prometheus.storageSize and storageClass",
+        ("prometheus", "prometheusSpec", "resources"): "set eks.prometheus.requests and limits",
+        **{
+            ("prometheus", "prometheusSpec", f"{kind}{suffix}"): _SELECTOR
+            for kind in ("serviceMonitorSelector", "podMonitorSelector", "ruleSelector")
+            for suffix in ("", "NilUsesHelmValues")
+        },
+        **{
+            (component, "enabled"): "EKS does not expose it: its scrape fails and its alerts never clear"
+            for component in ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubeProxy")
+        },
+        ("crds", "enabled"): "the Prometheus Operator CRDs the RL monitors and rules need come with this chart",
+    },
+    "opentelemetry-collector": {
+        ("fullnameOverride",): _ENDPOINT,
+        ("mode",): _ENDPOINT,
+        ("ports", "prom-exporter"): _ENDPOINT,
+        ("config", "receivers", "otlp"): _ENDPOINT,
+        ("config", "exporters", "prometheus"): "Prometheus scrapes this exporter for the RL metrics",
+        ("config", "service", "pipelines", "metrics"): "the RL metrics pipeline (OTLP in, Prometheus out)",
+        ("extraEnvs",): "the OpenSearch credentials come from eks.opensearch.credentialsSecret (add your own "
+        "variables with extraEnvsFrom)",
+    },
+    "opensearch-operator": {("fullnameOverride",): "the OpenSearch objects in stack/ name this operator"},
+    "fluent-operator": {
+        ("fluentbit", "output"): "logs go to the OpenSearch ClusterOutput in stack/, whose credentials come from "
+        "eks.opensearch.credentialsSecret",
+    },
+}
+
+# A key that names a credential and holds a literal value (not the name of a Secret, a key in one, or a file).
+_SECRET_NAME = re.compile(r"(?i)(password|passwd|token|api[-_]?key|webhook[-_]?url|routing[-_]?key|credentials?)")
+# A key naming where a credential is (existingSecret, passwordKey, tokenFile, usernames), not the credential itself.
+_REFERENCE = re.compile(r"(?i)(secret(name|ref)?|ref|file|path|name|(password|passwd|token)key)$")
+
+
+@cache
+def index() -> dict[str, Any]:
+    """chart -> {version, keys}: the packaged key index of every chart the EKS bundle deploys."""
+    data: dict[str, Any] = json.loads(read_text("data", "helm_keys.json"))
+    return data
+
+
+def override_problems(mode: str, overrides: Mapping[str, Any]) -> list[ProblemAt]:
+    """Every problem of eks.helmValues; paths relative to the `eks:` section."""
+    problems = []
+    for chart, values in overrides.items():
+        at: KeyPath = ("helmValues", chart)
+        if chart not in CHARTS_BY_MODE[mode]:
+            deployed = ", ".join(CHARTS_BY_MODE[mode])
+            why = " (the reference stack deploys the others with its own values)" if mode == "ai-on-eks" else ""
+            problems.append(ProblemAt(at, f"expected a chart this bundle deploys ({deployed}){why}, got {chart!r}"))
+            continue
+        if not isinstance(values, Mapping):
+            problems.append(ProblemAt(at, "expected a mapping of the chart's values, got something else"))
+            continue
+        found = list(_walk(chart, index()[chart]["keys"], values, (), at))
+        secrets = list(_inline_secrets(values, at))
+        # One problem per key: a key rlobs owns says which profile key to use; otherwise a literal secret says
+        # how to reference a Secret, which matters more than the key's spelling.
+        owned = {f.path for f in found if f.message.startswith("expected no override")}
+        problems += [f for f in found if f.path in owned or f.path not in {s.path for s in secrets}]
+        problems += [s for s in secrets if s.path not in owned]
+    return problems
+
+
+def _inline_secrets(value: Any, at: KeyPath) -> Iterator[ProblemAt]:
+    """Literal values under credential-like keys anywhere in the overrides, lists included (remoteWrite basicAuth)."""
+    items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list | tuple) else ()
+    for key, sub in items:
+        where = (*at, key)
+        if isinstance(sub, str) and sub and isinstance(key, str) and _is_secret_name(key):
+            yield ProblemAt(
+                where,
+                "expected a reference to a Kubernetes Secret, not an inline secret (rlobs never writes credentials "
+                "to git): use the chart's existingSecret-style key naming a Secret created with kubectl, got a "
+                "literal value",
+            )
+        else:
+            yield from _inline_secrets(sub, where)
+
+
+def _is_secret_name(key: str) -> bool:
+    return bool(_SECRET_NAME.search(key)) and not _REFERENCE.search(key)
+
+
+def _walk(chart: str, node: Any, values: Mapping[str, Any], path: tuple[str, ...], at: KeyPath) -> Iterator[ProblemAt]:
+    for key, value in values.items():
+        here = (*path, str(key))
+        where = (*at, *here)
+        owned = OWNED.get(chart, {}).get(here)
+        if owned is not None:
+            yield _owned(where, owned)
+            continue
+        if node == "*" or not isinstance(node, dict):
+            # An open map takes any keys; a value (scalar or list) is replaced whole, as Helm does.
+            yield from _owned_below(chart, value, here, at) if isinstance(value, Mapping) else ()
+            continue
+        if key not in node:
+            yield _unknown(chart, node, here, where)
+            continue
+        if isinstance(value, Mapping):
+            yield from _walk(chart, node[key], value, here, at)
+
+
+def _owned_below(chart: str, value: Mapping[str, Any], path: tuple[str, ...], at: KeyPath) -> Iterator[ProblemAt]:
+    """Owned keys inside an open map (the collector's `config`) are still refused."""
+    for key, sub in value.items():
+        here = (*path, str(key))
+        owned = OWNED.get(chart, {}).get(here)
+        if owned is not None:
+            yield _owned((*at, *here), owned)
+        elif isinstance(sub, Mapping):
+            yield from _owned_below(chart, sub, here, at)
+
+
+def _owned(where: KeyPath, why: str) -> ProblemAt:
+    return ProblemAt(where, f"expected no override of a key rlobs owns ({why}), got one")
+
+
+def _unknown(chart: str, node: dict[str, Any], path: tuple[str, ...], where: KeyPath) -> ProblemAt:
+    known = sorted(node)
+    hint = difflib.get_close_matches(path[-1], known, n=1)
+    parent = ".".join(path[:-1]) or "top level"
+    chart_at = f"{chart} {index()[chart]['version']}"
+    if hint:
+        expected = f"did you mean '{hint[0]}'? expected a key of {chart_at} at {parent}"
+    else:
+        listed = ", ".join(known) if len(known) <= 12 else ", ".join(known[:12]) + f", ... ({len(known)} keys)"
+        expected = f"expected a key of {chart_at} at {parent}: {listed}"
+    return ProblemAt(where, f"unknown key: {expected}, got {path[-1]!r}")
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """`override` over `base` as Helm merges values files: maps merge key by key, anything else is replaced."""
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = _plain(value)
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """The profile holds tuples and frozen mappings; values files hold lists and dicts."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
