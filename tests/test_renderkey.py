@@ -32,7 +32,7 @@ def bundle(tmp_path: Path) -> tuple[Path, Path]:
     shutil.copy(BLUEPRINT, profile)
     out = tmp_path / "out"
     _render([profile], out)
-    assert commands._up_to_date([profile], out) is not None
+    assert commands.up_to_date([profile], out) is not None
     return profile, out
 
 
@@ -146,7 +146,7 @@ def test_every_change_to_the_inputs_or_the_bundle_runs_the_full_render(
 ) -> None:
     profile, out = bundle
     change(profile, out)
-    assert commands._up_to_date([profile], out) is None
+    assert commands.up_to_date([profile], out) is None
 
 
 @pytest.mark.parametrize("change", [_edit_file, _delete_file, _chmod_file, _leave_staging, _leave_journal])
@@ -162,13 +162,13 @@ def test_a_changed_profile_byte_rewrites_the_key(bundle: tuple[Path, Path]) -> N
     _edit_profile(profile, out)
     [r] = _render([profile], out)
     assert not r.changes.changed  # a comment: the same files, but the manifest now records the new key
-    assert commands._up_to_date([profile], out) is not None
+    assert commands.up_to_date([profile], out) is not None
 
 
 def test_a_file_added_beside_the_bundle_is_left_alone_as_before(bundle: tuple[Path, Path]) -> None:
     profile, out = bundle
     (out / "docs/mine.md").write_text("mine\n")
-    fast = commands._up_to_date([profile], out)
+    fast = commands.up_to_date([profile], out)
     assert fast is not None and "docs/mine.md" not in fast[0].changes.unchanged
     assert (out / "docs/mine.md").read_text() == "mine\n"
 
@@ -184,7 +184,7 @@ def test_the_key_changes_with_rlobs_version_libraries_and_python(
         monkeypatch.setattr(renderkey, "_libraries", lambda: ["jinja2: jinja2-9.9.9.dist-info"])
     else:
         monkeypatch.setattr(renderkey.sys, "version", sys.version + " (another build)")
-    assert commands._up_to_date([profile], out) is None
+    assert commands.up_to_date([profile], out) is None
 
 
 def test_the_key_changes_with_every_packaged_file(tmp_path: Path) -> None:
@@ -214,7 +214,7 @@ def test_the_installed_package_is_what_the_key_hashes(
     profile, out = bundle
     real = renderkey.package_digest
     monkeypatch.setattr(renderkey, "package_digest", lambda root: real(root) + "changed")
-    assert commands._up_to_date([profile], out) is None
+    assert commands.up_to_date([profile], out) is None
 
 
 def test_several_profiles_are_found_by_their_keys(tmp_path: Path) -> None:
@@ -225,8 +225,8 @@ def test_several_profiles_are_found_by_their_keys(tmp_path: Path) -> None:
         profiles[-1].write_text(text.replace("  name: rl-eks\n", f"  name: rl-{name}\n", 1))
     out = tmp_path / "out"
     _render(profiles, out)
-    fast = commands._up_to_date(profiles, out)
+    fast = commands.up_to_date(profiles, out)
     assert fast is not None and [r.out_dir for r in fast] == [out / "rl-a", out / "rl-b"]
-    assert commands._up_to_date([profiles[0], profiles[0]], out) is None  # the full load reports the shared name
+    assert commands.up_to_date([profiles[0], profiles[0]], out) is None  # the full load reports the shared name
     os.rename(out / "rl-b", out / "moved")
-    assert commands._up_to_date(profiles, out) is None
+    assert commands.up_to_date(profiles, out) is None

@@ -111,9 +111,9 @@ def _load_all(profiles: list[Path]) -> list[tuple[bytes, Profile]]:
 
 
 def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool) -> list[RenderResult]:
-    up_to_date = _up_to_date(profiles, out)
-    if up_to_date is not None:
-        return up_to_date
+    answered = up_to_date(profiles, out)
+    if answered is not None:
+        return answered
     from rlobs.bundle.check import Checker
     from rlobs.renderkey import render_key
 
@@ -128,7 +128,7 @@ def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_di
     return _apply(list(zip(profiles, keys, built, targets, strict=True)), write=write, force=force, diff=with_diff)
 
 
-def _up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
+def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
     """The results when every bundle is already exactly what its profile renders (rlobs.renderkey), found from
     the render keys in the manifests without importing the rendering stack; None when anything may differ."""
     from rlobs.bundle.write import fresh, recorded_key
