@@ -115,10 +115,12 @@ def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_di
     if answered is not None:
         return answered
     from rlobs.bundle.check import Checker
+    from rlobs.bundle.write import recorded_digests
     from rlobs.renderkey import render_key
 
-    # Made before the heavy imports below, so its parser process warms up on the other core meanwhile.
-    with Checker() as checker:
+    # Made before the heavy imports below, so its parser process warms up on the other core meanwhile; when
+    # re-rendering one bundle, only if some HCL text turns out new (the manifest's digests say what was checked).
+    with Checker(recorded_digests(out) if len(profiles) == 1 else None) as checker:
         from rlobs.pipeline import build
 
         loaded = _load_all(profiles)

@@ -15,7 +15,6 @@ regular file reached without following any link, and its content is still exactl
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 import json
 import os
@@ -426,6 +425,22 @@ def recorded_key(out_dir: Path) -> str | None:
     return key if isinstance(key, str) else None
 
 
+def recorded_digests(out_dir: Path) -> dict[str, set[str]]:
+    """Path -> the digest the manifest of `out_dir` records (unchecked: only a hint of what rlobs wrote)."""
+    try:
+        tree = Tree.open(out_dir, create=False)
+    except (OSError, RlobsError):
+        return {}
+    try:
+        raw = tree.read(MANIFEST) if tree.fd is not None else None
+        files = json.loads(raw.decode("utf-8"))["files"] if raw is not None else {}
+        return {p: {d} for p, d in files.items() if isinstance(p, str) and isinstance(d, str)}
+    except (OSError, RlobsError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    finally:
+        tree.close()
+
+
 def _fresh(tree: Tree, key: str) -> tuple[str, tuple[str, ...]] | None:
     if tree.fd is None or any(tree.kind(name) != "missing" for name in (JOURNAL, STAGING)):
         return None
@@ -450,6 +465,8 @@ def _fresh(tree: Tree, key: str) -> tuple[str, tuple[str, ...]] | None:
 
 
 def _diff(old: str, new: str, old_name: str, new_name: str) -> list[str]:
+    import difflib  # only --diff needs it; its import compiles regular expressions
+
     return list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), old_name, new_name))
 
 
