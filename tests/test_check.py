@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -72,3 +74,61 @@ def test_tfvars_escapes_pass_the_check_and_read_back_as_the_value(value: str) ->
     check([Rendered("t.tfvars", text, "hcl")])
     # python-hcl2 returns the quoted literal; its escapes are JSON's, and Terraform reads `$${` as `${`.
     assert json.loads(hcl2.loads(hcl_for_parser(text))["a"]) == value
+
+
+class _CountingWorker:
+    made: ClassVar[int] = 0
+    parsed: ClassVar[list[str]] = []
+
+    def __init__(self) -> None:
+        _CountingWorker.made += 1
+
+    def parse(self, files: dict[str, str]) -> list[str]:
+        _CountingWorker.parsed += list(files)
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def counting(monkeypatch: pytest.MonkeyPatch) -> type[_CountingWorker]:
+    monkeypatch.setattr("rlobs.bundle.check.HclWorker", _CountingWorker)
+    _CountingWorker.made, _CountingWorker.parsed = 0, []
+    return _CountingWorker
+
+
+def test_known_hcl_text_is_not_parsed_again_and_starts_no_worker(counting: type[_CountingWorker]) -> None:
+    import hashlib
+
+    text = 'x = "y"\n'
+    known = {"c.tfvars": {hashlib.sha256(text.encode()).hexdigest()}}
+    with Checker(known) as checker:
+        checker.check([Rendered("c.tfvars", text, "hcl")])
+        assert counting.made == 0
+        checker.check([Rendered("c.tfvars", 'x = "z"\n', "hcl"), Rendered("d.tfvars", text, "hcl")])
+    assert counting.made == 1 and counting.parsed == ["c.tfvars", "d.tfvars"]  # new text, or known text elsewhere
+
+
+def test_without_known_text_the_worker_starts_at_once(counting: type[_CountingWorker]) -> None:
+    with Checker({}):
+        assert counting.made == 1
+
+
+def test_a_re_render_parses_only_new_hcl_text(tmp_path: Path, counting: type[_CountingWorker]) -> None:
+    import shutil
+
+    from rlobs import commands
+    from testing.helpers import REPO
+
+    profile = tmp_path / "rlobs.yaml"
+    shutil.copy(REPO / "blueprints" / "eks-jark.yaml", profile)
+    out = tmp_path / "out"
+    commands.render([profile], out, write=True, force=False, with_diff=False)
+    assert counting.parsed == ["terraform/blueprint.tfvars"]
+    profile.write_text(profile.read_text() + "# a comment: the same bundle, a new render key\n")
+    commands.render([profile], out, write=True, force=False, with_diff=False)
+    assert counting.parsed == ["terraform/blueprint.tfvars"]
+    profile.write_text(profile.read_text().replace("name: jark-stack", "name: jark-two"))
+    commands.render([profile], out, write=True, force=False, with_diff=False)
+    assert counting.parsed == ["terraform/blueprint.tfvars"] * 2

@@ -55,3 +55,24 @@ def test_the_target_registry_the_profile_union_and_the_blueprints_agree() -> Non
     tags = {get_args(cls.model_fields["target"].annotation)[0] for cls in union}
     assert set(TARGETS) == tags == {bp.target for bp in load_blueprints().values()}
     assert all(name == t.NAME for name, t in TARGETS.items())
+
+
+def test_a_render_imports_only_its_own_target() -> None:
+    import subprocess
+    import sys
+
+    from testing.helpers import REPO
+
+    for target, other in (("eks", "gke"), ("gke", "eks")):
+        blueprint = next(p for p in sorted((REPO / "blueprints").glob("*.yaml")) if p.name.startswith(target))
+        code = (
+            "import sys\n"
+            "from rlobs.pipeline import build\n"
+            "from rlobs.profile.load import load_profile\n"
+            "from rlobs.bundle.check import Checker\n"
+            f"with Checker() as c:\n    build(load_profile({str(blueprint)!r}), c)\n"
+            f"assert not [m for m in sys.modules if m.startswith('rlobs.targets.{other}')], sorted(sys.modules)\n"
+            f"assert 'rlobs.targets.{target}.plan' in sys.modules\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]

@@ -1,50 +1,157 @@
-"""`make bench`: median wall time of `rlobs --help` and of a full render of each shipped blueprint,
-against the floor `python -c 'import typer, jinja2, yaml'`, each with its ratio to the floor."""
+"""`make bench`: every figure of the performance budget from one interleaved run, against the import floor.
+
+Each round runs every command once, in the same order, so machine noise (other builds, other test runs) spreads
+over all of them alike; the table gives the median wall time over the rounds and its ratio to the floor
+`python -c 'import typer, jinja2, yaml'`. Measured:
+
+- `rlobs --help`, piped and on a pseudo-terminal (rich help);
+- a cold render of each shipped blueprint into a fresh directory;
+- a no-op re-render and `--check` of an up-to-date bundle, and `validate`;
+- the marginal cost of one more profile: (render of 100 profiles - render of 1) / 99;
+- peak memory (max RSS of the process) of renders of 10 and 100 profiles (and 1000 with BENCH_1000=1).
+
+BENCH_ROUNDS sets the number of rounds (default 5, after one warm-up round).
+"""
 
 from __future__ import annotations
 
+import os
+import platform
+import pty
+import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-RUNS = 15
-WARMUP = 3
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+WARMUP = 1
 
 
-def _median(argv: list[str], *, fresh_dir: bool = False) -> float:
-    times = []
-    for i in range(WARMUP + RUNS):
-        with tempfile.TemporaryDirectory() as tmp:
-            cmd = [a.replace("{tmp}", tmp) for a in argv] if fresh_dir else argv
-            start = time.perf_counter()
-            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            elapsed = time.perf_counter() - start
-        if i >= WARMUP:
-            times.append(elapsed)
-    return statistics.median(times)
+@dataclass
+class Case:
+    name: str
+    argv: list[str]  # "{round}" in an argument is replaced by the round's number (a fresh output directory)
+    tty: bool = False
+    times: list[float] = field(default_factory=list)
+    rss_kib: list[int] = field(default_factory=list)
+
+
+def _run(argv: list[str], *, tty: bool) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of one run, which must exit 0; output to a pseudo-terminal or a pipe."""
+    env = {k: v for k, v in os.environ.items() if not (tty and k == "NO_COLOR")}
+    if tty:
+        env["TERM"] = "xterm-256color"
+        reader, writer = pty.openpty()
+    else:
+        reader, writer = os.pipe()
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=writer, stderr=writer, env=env)
+    os.close(writer)
+    output = []
+    while True:  # drain it, or the child blocks on a full buffer
+        try:
+            chunk = os.read(reader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        output.append(chunk)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    os.close(reader)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{b''.join(output).decode(errors='replace')}")
+    return elapsed, usage.ru_maxrss
+
+
+def _fleet(folder: Path, count: int) -> list[str]:
+    """`count` copies of the EKS blueprint, each with its own metadata.name."""
+    folder.mkdir(parents=True)
+    text = (REPO / "blueprints" / "eks-jark.yaml").read_text(encoding="utf-8")
+    paths = []
+    for i in range(count):
+        path = folder / f"p{i:04d}.yaml"
+        path.write_text(re.sub(r"(?m)^  name: rl-eks$", f"  name: rl-eks-{i:04d}", text, count=1), encoding="utf-8")
+        paths.append(str(path))
+    return paths
+
+
+def _cases(tmp: Path) -> list[Case]:
+    rlobs = str(BIN / "rlobs")
+    eks = str(REPO / "blueprints" / "eks-jark.yaml")
+    fresh = tmp / "fresh"
+    current = str(tmp / "current")
+    subprocess.run([rlobs, "render", eks, "-o", current], check=True, stdout=subprocess.DEVNULL)
+    sizes = (10, 100, *((1000,) if os.environ.get("BENCH_1000") else ()))
+    cases = [
+        Case("floor: python -c 'import typer, jinja2, yaml'", [sys.executable, "-c", "import typer, jinja2, yaml"]),
+        Case("rlobs --help (piped)", [rlobs, "--help"]),
+        Case("rlobs --help (terminal)", [rlobs, "--help"], tty=True),
+    ]
+    for bp in sorted((REPO / "blueprints").glob("*.yaml")):
+        cases.append(Case(f"render {bp.stem} (cold)", [rlobs, "render", str(bp), "-o", f"{fresh}/{bp.stem}-{{round}}"]))
+    cases += [
+        Case("render eks-jark (no-op)", [rlobs, "render", eks, "-o", current]),
+        Case("render eks-jark --check", [rlobs, "render", eks, "-o", current, "--check"]),
+        Case("validate eks-jark", [rlobs, "validate", eks]),
+    ]
+    for n in sizes:
+        paths = _fleet(tmp / f"fleet{n}", n)
+        cases.append(
+            Case(f"render {n} profiles (cold)", [rlobs, "render", *paths, "-o", f"{fresh}/fleet{n}-{{round}}"])
+        )
+    return cases
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+    )
 
 
 def main() -> int:
-    rlobs = str(BIN / "rlobs")
-    floor = _median([sys.executable, "-c", "import typer, jinja2, yaml"])
-    rows = [("floor: python -c 'import typer, jinja2, yaml'", floor)]
-    rows.append(("rlobs --help", _median([rlobs, "--help"])))
-    for bp in sorted((REPO / "blueprints").glob("*.yaml")):
-        rows.append(
-            (
-                f"rlobs render blueprints/{bp.name}",
-                _median([rlobs, "render", str(bp), "-o", "{tmp}/out"], fresh_dir=True),
-            )
-        )
-    width = max(len(name) for name, _ in rows)
-    print(f"{'command'.ljust(width)}  median ms  x floor   ({RUNS} runs after {WARMUP} warm-up)")
-    for name, t in rows:
-        print(f"{name.ljust(width)}  {t * 1000:9.1f}  {t / floor:7.2f}")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        cases = _cases(tmp)
+        for i in range(WARMUP + ROUNDS):
+            for case in cases:
+                elapsed, rss = _run([a.replace("{round}", str(i)) for a in case.argv], tty=case.tty)
+                if i >= WARMUP:
+                    case.times.append(elapsed)
+                    case.rss_kib.append(rss)
+            shutil.rmtree(tmp / "fresh", ignore_errors=True)
+    med = {c.name: statistics.median(c.times) for c in cases}
+    floor = med[cases[0].name]
+    width = max(len(c.name) for c in cases)
+    print(f"machine: {_machine()}")
+    print(
+        f"{'command'.ljust(width)}  median ms  x floor  peak RSS MiB   ({ROUNDS} interleaved rounds, {WARMUP} warm-up)"
+    )
+    for c in cases:
+        t, peak = med[c.name], max(c.rss_kib) / 1024
+        print(f"{c.name.ljust(width)}  {t * 1000:9.1f}  {t / floor:7.2f}  {peak:12.1f}")
+    one = med["render eks-jark (cold)"]
+    marginal = (med["render 100 profiles (cold)"] - one) / 99
+    print(f"{'marginal cost per profile (100)'.ljust(width)}  {marginal * 1000:9.1f}  {marginal / floor:7.2f}")
+    rss = {c.name: max(c.rss_kib) for c in cases}
+    big = "render 1000 profiles (cold)" if "render 1000 profiles (cold)" in rss else "render 100 profiles (cold)"
+    ratio = rss[big] / rss["render 10 profiles (cold)"]
+    print(f"peak memory, {big.split()[1]} profiles / 10 profiles: {ratio:.2f}x")
     return 0
 
 

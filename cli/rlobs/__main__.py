@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rlobs.main import run
+from rlobs.entry import run
 
 if __name__ == "__main__":
     run()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rlobs.bundle.write import Changes
+from rlobs.bundle.write import Changes, RenderKey
 
 if TYPE_CHECKING:
     from rlobs.bundle.spec import Rendered
@@ -91,20 +91,20 @@ def schema_text() -> str:
     return json.dumps(schema, indent=2) + "\n"
 
 
-def _load_all(profiles: list[Path]) -> list[Profile]:
-    """Load every profile before rendering any, so one bad profile writes nothing at all."""
+def _load_all(profiles: list[Path]) -> list[tuple[bytes, Profile]]:
+    """Load every profile before rendering any, so one bad profile writes nothing at all; each with its bytes."""
     from rlobs.errors import ProfileError
-    from rlobs.profile.load import load_profile
+    from rlobs.profile.load import load_source
 
     loaded, problems = [], []
     for path in profiles:
         try:
-            loaded.append(load_profile(path))
+            loaded.append(load_source(path))
         except ProfileError as exc:
             problems += exc.problems
     if problems:
         raise ProfileError(problems)
-    names = [p.metadata.name for p in loaded]
+    names = [p.metadata.name for _, p in loaded]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise RlobsError(f"profiles share metadata.name {', '.join(dupes)}: expected one bundle name per profile")
@@ -129,6 +129,9 @@ def _text(path: Path) -> str:
 
 
 def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool) -> list[RenderResult]:
+    answered = up_to_date(profiles, out)
+    if answered is not None:
+        return answered
     fleet = fleet_file(profiles)
     if fleet is not None:
         from rlobs.fleet import commands as fleets
@@ -136,19 +139,51 @@ def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_di
         name, changes = fleets.render(fleet, out, write=write, force=force, with_diff=with_diff)
         return [RenderResult(fleet, name, out, changes)]
     from rlobs.bundle.check import Checker
+    from rlobs.bundle.write import recorded_digests
+    from rlobs.renderkey import render_key
 
-    # Made before the heavy imports below, so its parser process warms up on the other core meanwhile.
-    with Checker() as checker:
+    # Made before the heavy imports below, so its parser process warms up on the other core meanwhile; when
+    # re-rendering one bundle, only if some HCL text turns out new (the manifest's digests say what was checked).
+    with Checker(recorded_digests(out) if len(profiles) == 1 else None) as checker:
         from rlobs.pipeline import build
 
         loaded = _load_all(profiles)
-        built = [build(p, checker) for p in loaded]
-    targets = [out if len(loaded) == 1 else out / p.metadata.name for p in loaded]
-    return _apply(list(zip(profiles, loaded, built, targets, strict=True)), write=write, force=force, diff=with_diff)
+        built = [build(p, checker) for _, p in loaded]
+    keys = [RenderKey(render_key(data), p.metadata.name) for data, p in loaded]
+    targets = [out if len(loaded) == 1 else out / p.metadata.name for _, p in loaded]
+    return _apply(list(zip(profiles, keys, built, targets, strict=True)), write=write, force=force, diff=with_diff)
+
+
+def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
+    """The results when every bundle is already exactly what its profile renders (rlobs.renderkey), found from
+    the render keys in the manifests without importing the rendering stack; None when anything may differ."""
+    from rlobs.bundle.write import fresh, recorded_key
+    from rlobs.profile.source import read_source
+    from rlobs.renderkey import render_key
+
+    try:
+        keys = [render_key(read_source(p)) for p in profiles]
+        if len(set(keys)) != len(keys):
+            return None  # the same profile twice: the full load reports the shared name
+        if len(profiles) == 1:
+            dirs = {keys[0]: out}
+        else:  # out/<metadata.name>: found by the key its manifest records, then checked in full by fresh()
+            subdirs = sorted(out.iterdir()) if out.is_dir() else []
+            dirs = {k: d for d in subdirs if (k := recorded_key(d)) is not None}
+    except (OSError, ValueError):
+        return None
+    results = []
+    for path, key in zip(profiles, keys, strict=True):
+        out_dir = dirs.get(key)
+        found = fresh(out_dir, key) if out_dir is not None else None
+        if out_dir is None or found is None or (len(profiles) > 1 and found[0] != out_dir.name):
+            return None
+        results.append(RenderResult(path, found[0], out_dir, Changes(unchanged=found[1])))
+    return results
 
 
 def _apply(
-    jobs: list[tuple[Path, Profile, tuple[Rendered, ...], Path]], *, write: bool, force: bool, diff: bool
+    jobs: list[tuple[Path, RenderKey, tuple[Rendered, ...], Path]], *, write: bool, force: bool, diff: bool
 ) -> list[RenderResult]:
     """Lock every bundle directory (in path order, so two renders cannot deadlock), plan all, then write all:
     one refused bundle writes nothing, and no other render can change a directory between its plan and write."""
@@ -159,13 +194,13 @@ def _apply(
         dirs = sorted({j[3] for j in jobs})
         bundles = {d: stack.enter_context(open_bundle(d, producible, write=write)) for d in dirs}
         results = []
-        for path, profile, files, out_dir in jobs:
+        for path, key, files, out_dir in jobs:
             # --check, --diff and --dry-run report foreign or edited files as differences; only a write refuses them.
-            changes = bundles[out_dir].plan(files, force=force or not write, with_diff=diff)
-            results.append(RenderResult(path, profile.metadata.name, out_dir, changes))
+            changes = bundles[out_dir].plan(files, force=force or not write, with_diff=diff, key=key)
+            results.append(RenderResult(path, key.name, out_dir, changes))
         if write:
-            for (_, _, files, out_dir), result in zip(jobs, results, strict=True):
-                bundles[out_dir].write(files, result.changes)
+            for (_, key, files, out_dir), result in zip(jobs, results, strict=True):
+                bundles[out_dir].write(files, result.changes, key=key)
     return results
 
 
@@ -183,9 +218,9 @@ def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[
         from rlobs.pipeline import build
 
         loaded = _load_all(profiles)
-        for profile in loaded:
+        for _, profile in loaded:
             build(profile, checker)
-    return [p.metadata.name for p in loaded]
+    return [p.metadata.name for _, p in loaded]
 
 
 @dataclass(frozen=True, slots=True)

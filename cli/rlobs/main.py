@@ -7,16 +7,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from rlobs import __version__
-from rlobs.errors import EXIT_DRIFT, EXIT_OK, RlobsError
-from rlobs.output import fancy
-
-if TYPE_CHECKING:
-    from rlobs.commands import RenderResult
+from rlobs.errors import EXIT_OK, RlobsError
 
 app = typer.Typer(
     name="rlobs",
@@ -25,8 +21,8 @@ app = typer.Typer(
     # --install-completion / --show-completion for bash, zsh, fish and PowerShell (shellingham, imported lazily).
     add_completion=True,
     pretty_exceptions_show_locals=False,  # never dump a profile's values in a traceback
-    # Rich help and usage errors cost ~110 ms of imports: only pay that when a person is looking at a terminal.
-    rich_markup_mode="rich" if fancy(sys.stdout) else None,
+    # Rich help and usage errors cost ~110 ms of imports, more than the rest of `--help` together: plain help.
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -205,7 +201,9 @@ def render(
             return
 
         results = commands.render(profiles, out, write=not (check or diff or dry_run), force=force, with_diff=diff)
-    code = _report_render(results, fmt, check=check, diff=diff, dry_run=dry_run)
+    from rlobs import output
+
+    code = output.report_render(results, as_json=fmt is Fmt.json, check=check, diff=diff, dry_run=dry_run)
     raise typer.Exit(code)
 
 
@@ -217,30 +215,6 @@ def _preview(paths: list[Path]) -> None:
     if fleet is None:
         raise RlobsError("--preview expands a fleet's ApplicationSets: expected a fleet file (kind: Fleet)")
     sys.stdout.write(fleets.preview_text(fleet))
-
-
-def _report_render(results: list[RenderResult], fmt: Fmt, *, check: bool, diff: bool, dry_run: bool) -> int:
-    from rlobs import output
-
-    drift = any(r.changes.changed for r in results)
-    if fmt is Fmt.json:
-        output.as_json([r.as_dict() for r in results])
-    else:
-        for r in results:
-            c = r.changes
-            if diff and c.diff:
-                sys.stdout.write(c.diff)
-            verb = "would " if (check or diff or dry_run) else ""
-            for label, paths, style in (
-                ("create", c.created, "green"),
-                ("update", c.updated, "yellow"),
-                ("delete", c.deleted, "red"),
-            ):
-                for p in paths:
-                    output.say(f"{verb}{label} {r.out_dir / p}", style=style)
-            summary = f"{r.name}: {len(c.changed)} changed, {len(c.unchanged)} unchanged in {r.out_dir}"
-            output.say(summary, style="bold")
-    return EXIT_DRIFT if check and drift else EXIT_OK
 
 
 @app.command()
@@ -343,5 +317,5 @@ def signals(
 
 
 def run() -> None:
-    """Console-script entry point."""
+    """The Typer app (the console script is rlobs.entry.run, which answers an up-to-date render first)."""
     app()

@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+from rlobs.errors import EXIT_DRIFT, EXIT_OK
+
+if TYPE_CHECKING:
+    from rlobs.commands import RenderResult
 
 
 def fancy(stream: TextIO) -> bool:
@@ -100,3 +105,25 @@ def markdown_tables(tables: list[tuple[list[str], list[list[str]], set[int]]], n
         for row in rows:
             print("| " + " | ".join(f"`{c}`" if j in code else c for j, c in enumerate(row)) + " |")
     print("\n" + "\n".join(notes))
+
+
+def report_render(results: list[RenderResult], *, as_json: bool, check: bool, diff: bool, dry_run: bool) -> int:
+    """Print what `render` did (or would do); the exit code: drift found by --check is 1."""
+    drift = any(r.changes.changed for r in results)
+    if as_json:
+        print(json.dumps([r.as_dict() for r in results], indent=2, sort_keys=False))
+        return EXIT_DRIFT if check and drift else EXIT_OK
+    for r in results:
+        c = r.changes
+        if diff and c.diff:
+            sys.stdout.write(c.diff)
+        verb = "would " if (check or diff or dry_run) else ""
+        for label, paths, style in (
+            ("create", c.created, "green"),
+            ("update", c.updated, "yellow"),
+            ("delete", c.deleted, "red"),
+        ):
+            for p in paths:
+                say(f"{verb}{label} {r.out_dir / p}", style=style)
+        say(f"{r.name}: {len(c.changed)} changed, {len(c.unchanged)} unchanged in {r.out_dir}", style="bold")
+    return EXIT_DRIFT if check and drift else EXIT_OK

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 
 import yaml
@@ -70,10 +71,21 @@ def _shell(scripts: list[Rendered]) -> list[str]:
 
 class Checker:
     """The parse-back stage. It owns a python-hcl2 worker process, started when the checker is made so that its
-    ~250 ms start-up overlaps whatever the caller does next (see hclworker.py); one checker serves many bundles."""
+    ~250 ms start-up overlaps whatever the caller does next (see hclworker.py); one checker serves many bundles.
 
-    def __init__(self) -> None:
-        self._hcl = HclWorker()
+    `known` maps bundle paths to digests (sha256) of HCL text that already passed this check: the manifest of the
+    bundle being re-rendered, as rlobs writes only checked files. HCL text with a known digest is not parsed
+    again, and with `known` given the worker is started only when some HCL text is new.
+    """
+
+    def __init__(self, known: Mapping[str, set[str]] | None = None) -> None:
+        self._known = known or {}
+        self._hcl: HclWorker | None = None if known else HclWorker()
+
+    def _worker(self) -> HclWorker:
+        if self._hcl is None:
+            self._hcl = HclWorker()
+        return self._hcl
 
     def check(self, files: Iterable[Rendered]) -> None:
         """Raise CheckError naming every file that does not parse back, and refuse any credential-shaped text."""
@@ -88,7 +100,8 @@ class Checker:
             if r.fmt == "sh":
                 scripts.append(r)
             elif r.fmt == "hcl":
-                hcl_files[r.path] = hcl_for_parser(r.text)
+                if hashlib.sha256(r.text.encode()).hexdigest() not in self._known.get(r.path, ()):
+                    hcl_files[r.path] = hcl_for_parser(r.text)
             else:
                 try:
                     _PARSERS[r.fmt](r)
@@ -96,14 +109,15 @@ class Checker:
                     failures.append(f"{r.path}: does not parse back: {type(exc).__name__}: {exc}")
         failures += _shell(scripts)
         if hcl_files:
-            failures += self._hcl.parse(hcl_files)
+            failures += self._worker().parse(hcl_files)
         if failures:
             raise CheckError(
                 "rendered bundle failed its parse-back check (a bug in rlobs):\n  " + "\n  ".join(failures)
             )
 
     def close(self) -> None:
-        self._hcl.close()
+        if self._hcl is not None:
+            self._hcl.close()
 
     def __enter__(self) -> Checker:
         return self

@@ -15,7 +15,6 @@ regular file reached without following any link, and its content is still exactl
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 import json
 import os
@@ -38,6 +37,14 @@ _HEX = re.compile(r"[0-9a-f]{64}\Z")
 LOCK_TIMEOUT = 60.0  # seconds a render waits for another one writing the same directory
 
 Producible = Callable[[str], bool]  # can an rlobs target produce this bundle-relative path?
+
+
+@dataclass(frozen=True, slots=True)
+class RenderKey:
+    """What the manifest records of the render that wrote it: the inputs' digest (rlobs.renderkey) and the name."""
+
+    digest: str
+    name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +165,14 @@ class Bundle:
 
     # -- planning ------------------------------------------------------------------------------------------------
 
-    def plan(self, rendered: Iterable[Rendered], *, force: bool = False, with_diff: bool = False) -> Changes:
+    def plan(
+        self,
+        rendered: Iterable[Rendered],
+        *,
+        force: bool = False,
+        with_diff: bool = False,
+        key: RenderKey | None = None,
+    ) -> Changes:
         """Compare the rendered bundle with the directory; raise if a file rlobs does not own would be touched."""
         rendered = tuple(rendered)
         previous = self.manifest()
@@ -170,7 +184,7 @@ class Bundle:
         for stale in sorted(set(previous) - {r.path for r in rendered}):
             self._stale(stale, previous[stale], found, force=force, with_diff=with_diff)
         _refuse(self.path, found)
-        new_manifest = manifest_text({r.path: _digest(r.text.encode()) for r in rendered})
+        new_manifest = _manifest_of(rendered, key)
         leftovers = self.leftovers([*(r.path for r in rendered), *previous])
         return Changes(
             tuple(found.created),
@@ -222,13 +236,14 @@ class Bundle:
 
     # -- writing -------------------------------------------------------------------------------------------------
 
-    def write(self, rendered: Iterable[Rendered], changes: Changes) -> None:
+    def write(self, rendered: Iterable[Rendered], changes: Changes, *, key: RenderKey | None = None) -> None:
         """Apply `changes` as one transaction: stage everything, commit the journal, then roll it forward."""
         if not (changes.manifest_changed or changes.changed):
             return
+        rendered = tuple(rendered)
         by_path = {r.path: r for r in rendered}
         to_write = [by_path[p] for p in sorted(changes.created + changes.updated)]
-        manifest = manifest_text({p: _digest(r.text.encode()) for p, r in by_path.items()})
+        manifest = _manifest_of(rendered, key)
         try:
             journal = self._stage(to_write, manifest, changes.deleted)
         except OSError as exc:
@@ -350,16 +365,108 @@ def _write_new(dir_fd: int, name: str, data: bytes, mode: int) -> None:
         os.fsync(fh.fileno())
 
 
-def manifest_text(files: dict[str, str]) -> str:
+def manifest_text(files: dict[str, str], key: RenderKey | None = None, executable: Iterable[str] = ()) -> str:
     body: dict[str, object] = {
         "generator": "rlobs",
         "note": "files rlobs generated here; do not edit",
         "files": dict(sorted(files.items())),
     }
+    if key is not None:
+        record = {"key": key.digest, "name": key.name, "executable": sorted(executable)}
+        body["render"] = {**record, "seal": _seal(record, body["files"])}
     return json.dumps(body, indent=2) + "\n"
 
 
+def _manifest_of(rendered: tuple[Rendered, ...], key: RenderKey | None) -> str:
+    files = {r.path: _digest(r.text.encode()) for r in rendered}
+    return manifest_text(files, key, (r.path for r in rendered if r.executable))
+
+
+def _seal(record: dict[str, Any], files: object) -> str:
+    """Binds the render record to the file list it was written with: a manifest edited by hand (an entry added,
+    removed or changed) no longer matches its seal, and the next render runs in full."""
+    return _digest(json.dumps([record, files], sort_keys=True).encode())
+
+
+def fresh(out_dir: Path, key: str) -> tuple[str, tuple[str, ...]] | None:
+    """(name, generated paths) when `out_dir` holds exactly the bundle whose render key is `key`, else None.
+
+    Exactly: the manifest records `key` under an intact seal, no write is unfinished (journal, staging folder or
+    old-style staging files), and every generated file is a regular file, reached without a link, with the
+    digest and executable bit rlobs wrote. Anything else, or anything unreadable, is None: the full render then
+    decides (and reports) what differs. Only reads, under the directory's shared lock.
+    """
+    try:
+        tree = Tree.open(out_dir, create=False)
+    except (OSError, RlobsError):
+        return None
+    try:
+        tree.lock(exclusive=False, timeout=LOCK_TIMEOUT)
+        return _fresh(tree, key)
+    except (OSError, RlobsError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    finally:
+        tree.close()
+
+
+def recorded_key(out_dir: Path) -> str | None:
+    """The render key `out_dir`'s manifest records, unchecked (fresh() checks it); None when there is none."""
+    try:
+        tree = Tree.open(out_dir, create=False)
+    except (OSError, RlobsError):
+        return None
+    try:
+        raw = tree.read(MANIFEST) if tree.fd is not None else None
+        key = json.loads(raw.decode("utf-8"))["render"]["key"] if raw is not None else None
+    except (OSError, RlobsError, ValueError, KeyError, TypeError):
+        return None
+    finally:
+        tree.close()
+    return key if isinstance(key, str) else None
+
+
+def recorded_digests(out_dir: Path) -> dict[str, set[str]]:
+    """Path -> the digest the manifest of `out_dir` records (unchecked: only a hint of what rlobs wrote)."""
+    try:
+        tree = Tree.open(out_dir, create=False)
+    except (OSError, RlobsError):
+        return {}
+    try:
+        raw = tree.read(MANIFEST) if tree.fd is not None else None
+        files = json.loads(raw.decode("utf-8"))["files"] if raw is not None else {}
+        return {p: {d} for p, d in files.items() if isinstance(p, str) and isinstance(d, str)}
+    except (OSError, RlobsError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    finally:
+        tree.close()
+
+
+def _fresh(tree: Tree, key: str) -> tuple[str, tuple[str, ...]] | None:
+    if tree.fd is None or any(tree.kind(name) != "missing" for name in (JOURNAL, STAGING)):
+        return None
+    raw = tree.read(MANIFEST)
+    if raw is None:
+        return None
+    data = json.loads(raw.decode("utf-8"))
+    render, files = data["render"], data["files"]
+    record = {"key": render["key"], "name": render["name"], "executable": render["executable"]}
+    if render["key"] != key or render["seal"] != _seal(record, files) or "pending" in data:
+        return None
+    executable = set(render["executable"])
+    for rel, digest in files.items():
+        old = tree.read(rel)
+        if old is None or _digest(old) != digest or bool(tree.stat(rel).st_mode & 0o100) != (rel in executable):
+            return None
+    for folder in sorted({tuple(parts(p)[:-1]) for p in files}):
+        with tree.folder(folder) as fd:
+            if fd is None or any(_LEGACY.match(n) for n in os.listdir(fd)):
+                return None
+    return str(render["name"]), tuple(sorted(files))
+
+
 def _diff(old: str, new: str, old_name: str, new_name: str) -> list[str]:
+    import difflib  # only --diff needs it; its import compiles regular expressions
+
     return list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), old_name, new_name))
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from rlobs.credentials import found_in, redact
 from rlobs.errors import Problem, ProfileError
 from rlobs.profile.problems import ProblemAt, Problems
+from rlobs.profile.source import read_source
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located
 
 if TYPE_CHECKING:
@@ -31,38 +32,21 @@ _SECRET_HINT = (
 
 def load_profile(path: FsPath) -> Profile:
     """Read and validate `path`; raise ProfileError listing every problem (file:line:col)."""
+    return load_source(path)[1]
+
+
+def load_source(path: FsPath) -> tuple[bytes, Profile]:
+    """The profile's bytes exactly as read, and the profile parsed from those same bytes."""
     display = str(path)
     try:
-        text = _read(path)
+        data = read_source(path)
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise ProfileError([Problem(display, 1, 1, "", "expected a profile file, got no such file")]) from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path, or bytes that are not UTF-8
         got = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ProfileError([Problem(display, 1, 1, "", f"expected a readable UTF-8 file, got {got}")]) from None
-    return parse_profile(text, display)
-
-
-MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kilobytes
-
-
-def _read(path: FsPath) -> str:
-    """The file's text, read with a cap; only a regular file (a FIFO or /dev/zero would never end)."""
-    import os
-    import stat
-
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fh.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            what = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket"
-            raise ValueError(f"{what}, not a regular file")
-        data = fh.read(MAX_PROFILE_BYTES + 1)
-    if len(data) > MAX_PROFILE_BYTES:
-        raise ValueError(f"a file over {MAX_PROFILE_BYTES // 1024} KiB")
-    nul = data.find(b"\0")
-    if nul >= 0:
-        raise ValueError(f"a NUL byte at offset {nul}")
-    return data.decode("utf-8")
+    return data, parse_profile(text, display)
 
 
 def parse_profile(text: str, display: str = "<profile>") -> Profile:

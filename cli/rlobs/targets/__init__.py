@@ -7,15 +7,18 @@ profile type in the profile's union (rlobs.profile.model.Profile), its blueprint
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from functools import cache
-from typing import Any, Protocol
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from rlobs.bundle.spec import Plan
-from rlobs.rl.catalog import Catalog
-from rlobs.rl.facts import RlFacts
-from rlobs.rl.naming import Pipeline
-from rlobs.targets.eks import plan as eks
-from rlobs.targets.gke import plan as gke
+if TYPE_CHECKING:
+    from rlobs.bundle.spec import Plan
+    from rlobs.rl.catalog import Catalog
+    from rlobs.rl.facts import RlFacts
+    from rlobs.rl.naming import Pipeline
+    from rlobs.targets.eks import plan as eks
+    from rlobs.targets.gke import plan as gke
 
 
 class Target(Protocol):
@@ -37,7 +40,25 @@ class Target(Protocol):
         ...
 
 
-TARGETS: dict[str, Target] = {eks.NAME: eks, gke.NAME: gke}
+_PLANS = {"eks": "rlobs.targets.eks.plan", "gke": "rlobs.targets.gke.plan"}
+
+
+class _Registry(Mapping[str, Target]):
+    """Target name -> its plan module, imported when first asked for: a render imports only its own target."""
+
+    def __getitem__(self, name: str) -> Target:
+        return cast("Target", import_module(_PLANS[name]))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_PLANS)
+
+    def __len__(self) -> int:
+        return len(_PLANS)
+
+
+TARGETS: Mapping[str, Target] = _Registry()
+if TYPE_CHECKING:  # each plan module has the Target shape
+    _TYPED: tuple[Target, ...] = (eks, gke)
 
 
 @cache
