@@ -31,11 +31,15 @@ install-dev: $(VENV)/.dev install
 run: install
 	$(BIN)/rlobs render blueprints/$(BLUEPRINT).yaml -o $(OUT)
 
+# Bytecode on for the test runs even where the environment turns it off: pytest caches its rewritten test modules
+# as bytecode, which saves a few seconds of every run.
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
+
 test: install-dev
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 test-fast: install-dev
-	$(BIN)/python -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 lint: install-dev
 	$(BIN)/ruff check cli tests tools

@@ -15,6 +15,9 @@ from rlobs.entry import _parse, _Render
 from rlobs.main import app
 from testing.helpers import REPO
 
+# Runs the installed rlobs in subprocesses; still run by make test and CI.
+pytestmark = pytest.mark.slow
+
 BLUEPRINT = REPO / "blueprints" / "eks-jark.yaml"
 
 

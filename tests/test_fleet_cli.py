@@ -14,6 +14,9 @@ from testing.bundles import build
 from testing.fleet import example, example_build, example_text
 from testing.helpers import GOOD, module, tool
 
+# Runs the installed rlobs in subprocesses; still run by make test and CI.
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import rlobs
 from testing.layers import sources, violations
 
@@ -57,6 +59,7 @@ def test_the_target_registry_the_profile_union_and_the_blueprints_agree() -> Non
     assert all(name == t.NAME for name, t in TARGETS.items())
 
 
+@pytest.mark.slow  # a subprocess render
 def test_a_render_imports_only_its_own_target() -> None:
     import subprocess
     import sys

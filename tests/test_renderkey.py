@@ -18,6 +18,9 @@ from rlobs import commands, renderkey
 from rlobs.bundle.write import JOURNAL, MANIFEST, STAGING
 from testing.helpers import REPO
 
+# Runs the installed rlobs in subprocesses; still run by make test and CI.
+pytestmark = pytest.mark.slow
+
 BLUEPRINT = REPO / "blueprints" / "eks-jark.yaml"
 EXECUTABLE = "workload/kustomization.yaml"  # any generated file: only its mode matters in that test
 

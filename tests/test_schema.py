@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import jsonschema
@@ -12,7 +13,9 @@ from rlobs.commands import schema_text
 from testing.helpers import all_profiles
 
 
+@functools.cache
 def _validator() -> jsonschema.Draft202012Validator:
+    """Built once: the schema is a pure function of the installed package."""
     schema = json.loads(schema_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
