@@ -8,7 +8,6 @@ import contextlib
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -18,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from rlobs.rl import naming
 from rlobs.rl.catalog import load_catalog
@@ -27,6 +25,7 @@ from rlobs.rl.grafana import rl_dashboard
 from testing.adapters import render_app
 from testing.bundles import facts
 from testing.helpers import profile, tool
+from testing.prom import free_port, start
 
 pytestmark = pytest.mark.slow
 
@@ -49,12 +48,6 @@ with open(sys.argv[1], "wb", buffering=0) as f:
         f.write(json.dumps({"step": step, "data": data}).encode() + b"\\n")
         time.sleep(0.2)
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _query(base: str, expr: str) -> list[Any]:
@@ -87,7 +80,7 @@ def _supplied_queries() -> tuple[list[str], list[str]]:
 def test_a_verl_run_fills_the_rl_dashboard_with_no_code(tmp_path: Path) -> None:
     prometheus = tool("prometheus", "scrapes the adapter-fed module's /metrics")
     app = render_app(tmp_path, profile(PROFILE))
-    app_port, prom_port = _free_port(), _free_port()
+    app_port, prom_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "RL_"))}
     env.update(
         {
@@ -113,18 +106,7 @@ def test_a_verl_run_fills_the_rl_dashboard_with_no_code(tmp_path: Path) -> None:
         "global": {"scrape_interval": "1s"},
         "scrape_configs": [{"job_name": job, "static_configs": [{"targets": [f"127.0.0.1:{app_port}"]}]}],
     }
-    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
-    server = subprocess.Popen(
-        [
-            prometheus,
-            f"--config.file={tmp_path / 'prometheus.yml'}",
-            f"--storage.tsdb.path={tmp_path / 'data'}",
-            f"--web.listen-address=127.0.0.1:{prom_port}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    server = start(prometheus, tmp_path, config, prom_port)
     base = f"http://127.0.0.1:{prom_port}"
     supplied, other = _supplied_queries()
     assert len(supplied) >= 10

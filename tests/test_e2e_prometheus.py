@@ -28,7 +28,7 @@ from rlobs.rl.promrules import rule_groups
 from testing.bundles import facts
 from testing.helpers import profile, tool
 from testing.otlp import render_app
-from testing.prom import free_port, get, query, wait
+from testing.prom import free_port, get, query, start, wait
 
 pytestmark = pytest.mark.slow
 
@@ -72,18 +72,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subpr
         # The job label the bundle's rules select the workload by (the PodMonitor relabels to the same value).
         "scrape_configs": [{"job_name": JOB, "static_configs": [{"targets": [f"127.0.0.1:{app_port}"]}]}],
     }
-    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
-    server = subprocess.Popen(
-        [
-            prometheus,
-            f"--config.file={tmp_path / 'prometheus.yml'}",
-            f"--storage.tsdb.path={tmp_path / 'data'}",
-            f"--web.listen-address=127.0.0.1:{prom_port}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    server = start(prometheus, tmp_path, config, prom_port)
     base = f"http://127.0.0.1:{prom_port}"
     try:
         deadline = time.monotonic() + DEADLINE

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import time
 import urllib.parse
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 
 def free_port() -> int:
@@ -41,3 +44,19 @@ def wait(what: str, check: Any, deadline: float) -> None:
             last = exc
         time.sleep(0.5)
     pytest.fail(f"timed out waiting for {what}: {last}")
+
+
+def start(prometheus: str, root: Path, config: dict[str, Any], port: int) -> subprocess.Popen[str]:
+    """A Prometheus server on 127.0.0.1:`port` with `config`, its data under `root`; the caller stops it."""
+    (root / "prometheus.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    return subprocess.Popen(
+        [
+            prometheus,
+            f"--config.file={root / 'prometheus.yml'}",
+            f"--storage.tsdb.path={root / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
