@@ -33,7 +33,7 @@ run: install
 
 # Bytecode on for the test runs even where the environment turns it off: pytest caches its rewritten test modules
 # as bytecode, which saves a few seconds of every run.
-PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
+PYTEST := env PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
 test: install-dev
 	$(PYTEST)
