@@ -150,12 +150,29 @@ def test_yaml_errors_and_duplicates_have_positions(tmp_path: Path) -> None:
     assert any("metadata.name: expected each key once" in ln for ln in _problems(text))
 
 
-def test_one_terraform_owner_per_gcp_project() -> None:
+def test_terraform_clusters_of_one_project_share_one_root() -> None:
+    """Two gke.manage: terraform clusters in one project are one Terraform root (fleet/gketf.py), so they load."""
     text = example_text().replace("project: rl-prod-project", "project: rl-dev-project")
     text = text.replace(
         "    clusterMode: existing\n    manage: scripts", "    clusterMode: existing\n    manage: terraform"
     )
+    assert [m.name for m in parse_fleet(text, "fleet.yaml").members if m.cluster.target == "gke"] == [
+        "dev-gke",
+        "prod-gke",
+    ]
+
+
+def test_one_terraform_root_needs_one_shape_per_project() -> None:
+    text = example_text().replace("project: rl-prod-project", "project: rl-dev-project")
+    text = text.replace(
+        "    clusterMode: existing\n    manage: scripts", "    clusterMode: existing\n    manage: terraform"
+    )
+    text = text.replace(
+        "      gke:\n        notificationChannels",
+        "      gke:\n        workloadIdentity: {kubernetesServiceAccount: rl}\n        notificationChannels",
+    )
     lines = _problems(text)
     assert len(lines) == 2, lines
-    assert all("expected at most one gke.manage: terraform cluster in project rl-dev-project" in ln for ln in lines)
+    assert all("terraform clusters of project rl-dev-project (one Terraform root) to share" in ln for ln in lines)
+    assert "dev-gke (existing, namespace), prod-gke (existing, ksa)" in lines[0]
     assert lines[0].startswith(f"fleet.yaml:{_line_of(text, 'project: rl-dev-project')}:")

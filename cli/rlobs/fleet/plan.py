@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from rlobs.bundle.render import make_env, render
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, Rendered, TemplateFile
 from rlobs.errors import RlobsError
-from rlobs.fleet import appsets, contract, layers
+from rlobs.fleet import appsets, contract, gketf, layers
 from rlobs.fleet.appsets import APPSETS_DIR, VALUES_DIR
-from rlobs.profile.fleet import CLUSTERS_DIR, Fleet, Member
+from rlobs.profile.fleet import CLUSTERS_DIR, Fleet, Member, terraform_projects
 from rlobs.profile.model import EksProfile
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets import TARGETS
@@ -67,8 +67,17 @@ def _values_files(fleet: Fleet) -> list[FileSpec]:
     return files
 
 
+def _replaced(member: Member) -> tuple[str, ...]:
+    if member.cluster.target == "eks":
+        return _REPLACED
+    # A gke.manage: terraform cluster's project set-up is its project's Terraform root (gke/<project>/terraform/).
+    gke = getattr(member.profile, "gke", None)
+    return ("terraform/",) if gke is not None and gke.manage == "terraform" else ()
+
+
 def _cluster_files(member: Member, single: tuple[Rendered, ...]) -> list[Rendered]:
-    keep = [r for r in single if member.cluster.target != "eks" or not r.path.startswith(_REPLACED)]
+    replaced = _replaced(member)
+    keep = [r for r in single if not replaced or not r.path.startswith(replaced)]
     return [Rendered(f"{CLUSTERS_DIR}/{member.name}/{r.path}", r.text, r.fmt, r.executable) for r in keep]
 
 
@@ -117,6 +126,7 @@ def build_fleet(fleet: Fleet) -> FleetBuild:
         for m in fleet.members
     ]
     specs += _project_scripts(fleet)
+    specs += gketf.project_files(fleet, catalog)
     specs.append(_readme(fleet, sets, contracts, specs))
     files = list(render(Plan(fleet.name, tuple(specs)), env))
     for m in fleet.members:
@@ -172,6 +182,7 @@ def _readme(
                 {k for c in contracts.values() for k in [*c.labels, *c.annotations]} - {r.key for r in refs}
             ),
             "gke_projects": gke_projects(fleet),
+            "terraform_projects": dict(sorted(terraform_projects(fleet.members).items())),
         },
     )
 
@@ -179,6 +190,8 @@ def _readme(
 # The fleet's own files; a cluster's folder holds what its target produces. The writer deletes only such paths.
 _FLEET_PATHS = re.compile(
     r"README\.md|applicationsets/[^/]+\.yaml|gke/[^/]+/setup\.sh|profiles/[^/]+\.yaml|terraform/[^/]+\.tf\.json"
+    r"|gke/[^/]+/terraform/(main\.tf|variables\.tf|terraform\.tfvars\.json|alert_policies\.tf\.json)"
+    r"|gke/[^/]+/monitoring/dashboards/[^/]+\.json"
     r"|values/(common|env/[^/]+|clusters/[^/]+)/[^/]+\.yaml"
 )
 

@@ -19,7 +19,7 @@ from rlobs.errors import Problem, ProfileError
 from rlobs.profile.eks import GitRevision, GitUrl, RepoPath
 from rlobs.profile.fields import DnsLabel, Model, matching
 from rlobs.profile.load import dotted, validate_located, validate_model
-from rlobs.profile.model import API_VERSION, Metadata, Profile
+from rlobs.profile.model import API_VERSION, GkeProfile, Metadata, Profile
 from rlobs.profile.problems import ProblemAt, raise_all
 from rlobs.profile.yamlsource import Located, Path, Pos, YamlSyntaxError, load_located, load_yaml
 
@@ -76,6 +76,16 @@ class FleetCluster(Model):
         return self
 
 
+class FleetViews(Model):
+    """How the fleet's clusters are looked at together."""
+
+    gke_dashboards: Literal["per-cluster", "per-project"] = Field(
+        "per-cluster",
+        description="gke.manage: terraform clusters: one Cloud Monitoring dashboard per cluster, or one per GCP "
+        "project with a `cluster` dashboard filter (alert policies stay per cluster: each names its workload).",
+    )
+
+
 class FleetSpec(Model):
     api_version: Literal["rlobs/v1alpha1"] = Field(description="Fleet format version.")
     kind: Literal["Fleet"]
@@ -85,6 +95,7 @@ class FleetSpec(Model):
         default_factory=dict, description="Profile keys shared by every cluster (both `eks:` and `gke:` may appear)."
     )
     clusters: tuple[FleetCluster, ...] = Field(min_length=1)
+    views: FleetViews = Field(default_factory=FleetViews, description="Fleet-wide dashboards.")
 
     @model_validator(mode="after")
     def _fleet_rules(self) -> FleetSpec:
@@ -178,24 +189,38 @@ def parse_fleet(text: str, display: str = "<fleet>") -> Fleet:
     return Fleet(spec, tuple(members))
 
 
-def _shared_project_problems(members: list[Member], located: Located, display: str) -> list[Problem]:
-    """Two Terraform roots in one project would both own its APIs and service account (one owner per object)."""
-    by_project: dict[str, list[Member]] = {}
+def terraform_projects(members: tuple[Member, ...] | list[Member]) -> dict[str, list[tuple[Member, GkeProfile]]]:
+    """project -> its gke.manage: terraform clusters, which one Terraform root per project iterates over."""
+    found: dict[str, list[tuple[Member, GkeProfile]]] = {}
     for m in members:
-        gke = getattr(m.profile, "gke", None)
-        if gke is not None and gke.manage == "terraform":
-            by_project.setdefault(gke.project, []).append(m)
+        if isinstance(m.profile, GkeProfile) and m.profile.gke.manage == "terraform":
+            found.setdefault(m.profile.gke.project, []).append((m, m.profile))
+    return found
+
+
+def identity_form(profile: GkeProfile) -> str:
+    """Which kind of principal gets the writer roles: the namespace's, one KSA's, or a Google service account."""
+    wi = profile.gke.workload_identity
+    if wi is None:
+        return "namespace"
+    return "gsa" if wi.gcp_service_account is not None else "ksa"
+
+
+def _shared_project_problems(members: list[Member], located: Located, display: str) -> list[Problem]:
+    """A project's Terraform root iterates over its clusters with one resource per kind: they must agree on the
+    shape of what it creates (whether and how a cluster is created, and which kind of principal gets the roles)."""
     problems = []
-    for project, found in by_project.items():
-        if len(found) < 2:
+    for project, found in terraform_projects(members).items():
+        shapes = {(p.gke.cluster_mode, identity_form(p)) for _, p in found}
+        if len(shapes) < 2:
             continue
-        names = ", ".join(m.name for m in found)
-        for m in found:
+        got = ", ".join(f"{m.name} ({p.gke.cluster_mode}, {identity_form(p)})" for m, p in found)
+        for m, _ in found:
             pos = located.pos(("clusters", m.index, "project"), key=True)
             message = (
-                f"expected at most one gke.manage: terraform cluster in project {project} (their Terraform would "
-                f"both own the project's APIs, service account and dashboards), got {names}: use gke.manage: "
-                "scripts for all but one"
+                f"expected the gke.manage: terraform clusters of project {project} (one Terraform root) to share "
+                f"gke.clusterMode and the workload identity form (none, kubernetesServiceAccount only, or "
+                f"gcpServiceAccount), got {got}"
             )
             problems.append(Problem(display, pos.line, pos.column, f"clusters[{m.index}].project", message))
     return problems

@@ -1,0 +1,261 @@
+"""One Terraform root per GCP project for the fleet's gke.manage: terraform clusters: every resource iterates
+(`for_each`, over maps keyed by cluster name or by workload principal) over the project's clusters, and each instance
+is what that cluster's single-cluster terraform/ would create (tests/test_fleet_gketf.py compares them)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
+from rlobs.errors import RlobsError
+from rlobs.profile.fleet import CLUSTERS_DIR, Fleet, Member, identity_form, terraform_projects
+from rlobs.profile.model import GkeProfile
+from rlobs.rl.catalog import Catalog
+from rlobs.targets.gke import monitoring, project, tfpolicy
+from rlobs.targets.gke import plan as gke_plan
+
+GKE_DIR = "gke"
+# A cluster's folder under a project's Terraform root: gke/<project>/terraform/ -> clusters/<name>/.
+_TO_CLUSTERS = "../../.."
+LOCALS = "rl_alert_policies"
+# What each variable is, in file order.
+_DESCRIPTIONS = {
+    "project_id": "GCP project ID.",
+    "services": "Google Cloud APIs to enable (every cluster's).",
+    "clusters": "The project's clusters, by name: what each cluster's own resources read.",
+    "workloads": "The workloads' Kubernetes principals (namespace, or namespace/KSA), each bound once.",
+    "service_accounts": "The Google service accounts the workloads act as, by email.",
+    "writers": "Each (writer role, principal) binding, keyed `<role> <principal>`.",
+}
+
+
+def root(project_id: str) -> str:
+    return f"{GKE_DIR}/{project_id}/terraform"
+
+
+def dashboard_path(project_id: str) -> str:
+    """The per-project dashboard (views.gkeDashboards: per-project), relative to gke/<project>/."""
+    return f"{gke_plan.DASHBOARDS_DIR}/{project_id}.json"
+
+
+def _principal(profile: GkeProfile) -> str:
+    """The key of the workload's Kubernetes principal: its namespace, or namespace/KSA."""
+    wi = profile.gke.workload_identity
+    ns = profile.workload.namespace
+    return ns if wi is None else f"{ns}/{wi.kubernetes_service_account}"
+
+
+def _clusters(fleet: Fleet, members: list[tuple[Member, GkeProfile]]) -> dict[str, dict[str, Any]]:
+    """cluster -> what its own resources read: location and deletion protection of a cluster Terraform creates, the
+    path of its dashboard (per-cluster)."""
+    clusters: dict[str, dict[str, Any]] = {}
+    for m, p in members:
+        entry: dict[str, Any] = {}
+        if p.gke.cluster_mode != "existing":
+            entry |= {"location": p.gke.location, "deletion_protection": bool(p.gke.deletion_protection)}
+        if fleet.spec.views.gke_dashboards == "per-cluster":
+            dashboard = f"{CLUSTERS_DIR}/{m.name}/{gke_plan.DASHBOARDS_DIR}/{p.metadata.name}.json"
+            entry["dashboard"] = f"{_TO_CLUSTERS}/{dashboard}"
+        clusters[m.name] = entry
+    return clusters
+
+
+def tfvars(fleet: Fleet, members: list[tuple[Member, GkeProfile]]) -> dict[str, Any]:
+    """terraform.tfvars.json of one project's root: every map a for_each iterates over, with static keys."""
+    first = members[0][1]
+    form = identity_form(first)
+    workloads: dict[str, dict[str, Any]] = {}
+    accounts: dict[str, tuple[str, list[str]]] = {}  # GSA email -> (the workload's name, its clusters)
+    roles: dict[str, set[str]] = {}  # principal (or GSA) -> the union of its clusters' writer roles
+    for m, p in members:
+        ident = project.identity(p)
+        key = _principal(p)
+        work: dict[str, Any] = {"namespace": p.workload.namespace}
+        if form != "namespace":
+            work["kubernetes_service_account"] = ident.ksa
+        if form == "gsa":
+            work["gcp_service_account"] = ident.gsa
+            accounts.setdefault(ident.gsa, (p.workload.name, []))[1].append(m.name)
+        if workloads.setdefault(key, work) != work:
+            raise RlobsError(f"project {first.gke.project}: principal {key} acts as two Google service accounts")
+        roles.setdefault(ident.gsa if form == "gsa" else key, set()).update(project.roles(p))
+    clusters = _clusters(fleet, members)
+    out: dict[str, Any] = {
+        "project_id": first.gke.project,
+        "services": sorted({api for _, p in members for api in project.apis(p)}),
+        **({"clusters": clusters} if any(clusters.values()) else {}),
+        "workloads": workloads,
+    }
+    if form == "gsa":
+        # The single-cluster display name, naming every cluster whose workload acts as the account.
+        out["service_accounts"] = {
+            email: {"display_name": f"RL workload {workload} (rlobs bundle {', '.join(names)})"}
+            for email, (workload, names) in accounts.items()
+        }
+    out["writers"] = {
+        f"{role} {holder}": {"role": role, "workload": holder} for holder, rs in roles.items() for role in sorted(rs)
+    }
+    return out
+
+
+def _type(value: Any) -> str:
+    """The Terraform type of a tfvars value (maps of objects whose attributes are all alike)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list(string)"
+    first = next(iter(value.values()))
+    fields = ", ".join(f"{k} = {_type(v)}" for k, v in first.items())
+    return f"map(object({{ {fields} }}))" if fields else "map(object({}))"
+
+
+# The repeated blocks of google_monitoring_alert_policy that rlobs sets (google-beta
+# resource_monitoring_alert_policy.go: conditions and documentation.links are TypeList blocks of Elem *schema.Resource):
+# as `dynamic` blocks, one per element of the instance's list, so clusters may have different counts.
+_REPEATED = frozenset({"conditions", "links"})
+# The string-map arguments (user_labels, labels): attributes, never blocks.
+_MAPS = frozenset(tfpolicy.snake(f) for f in tfpolicy.MAP_FIELDS)
+
+
+def _refs(value: Any, base: str, field: str = "") -> Any:
+    """Resource arguments reading each instance's value at `base` (an expression): blocks stay blocks, repeated
+    blocks become `dynamic` blocks over the instance's list, everything else an attribute `${base.key}`."""
+    if isinstance(value, dict) and field not in _MAPS:
+        body: dict[str, Any] = {}
+        for key, sub in value.items():
+            if key in _REPEATED:
+                content = _refs(sub[0], f"{key}.value", key)
+                body.setdefault("dynamic", {})[key] = {"for_each": f"${{{base}.{key}}}", "content": content}
+            else:
+                body[key] = _refs(sub, f"{base}.{key}", key)
+        return body
+    return f"${{{base}}}"
+
+
+def _shape(value: Any, field: str = "") -> Any:
+    """The keys of the blocks (not of string maps, not inside repeated blocks, whose count may differ)."""
+    if isinstance(value, dict) and field not in _MAPS:
+        return {k: _shape(v, k) for k, v in value.items()}
+    return field in _REPEATED
+
+
+def policies(by_cluster: dict[str, list[tuple[str, dict[str, Any]]]], bundles: dict[str, str]) -> dict[str, Any]:
+    """alert_policies.tf.json of a project's root: per RL alert, one google_monitoring_alert_policy iterating over
+    the clusters, its arguments read from a local map cluster -> that cluster's arguments (as tfpolicy renders them
+    for a single cluster)."""
+    per_alert: dict[str, dict[str, Any]] = {}
+    for cluster, found in by_cluster.items():
+        for stem, policy in found:
+            name = tfpolicy.resource_name(stem, bundles[cluster])
+            per_alert.setdefault(name, {})[cluster] = tfpolicy.arguments(policy)
+    if not per_alert:
+        return {}
+    resources: dict[str, Any] = {}
+    data: dict[str, dict[str, Any]] = {}
+    for name, instances in per_alert.items():
+        links = any(a["documentation"].get("links") for a in instances.values())
+        data[name] = {c: _filled(a, links=links) for c, a in instances.items()}
+        shapes = [_shape(i) for i in data[name].values()]
+        if any(s != shapes[0] for s in shapes):
+            raise RlobsError(f"alert policy {name}: the clusters' policies differ in shape, so no for_each holds them")
+        # a sample instance with every repeated block present, for the dynamic blocks' content
+        template = next(a for a in data[name].values() if not links or a["documentation"]["links"])
+        resources[name] = {
+            "provider": "google-beta",
+            "for_each": f"${{local.{LOCALS}.{name}}}",
+            "project": "${var.project_id}",
+            **_refs(template, "each.value"),
+            "depends_on": ["google_project_service.apis"],
+        }
+    return {"locals": {LOCALS: data}, "resource": {tfpolicy.RESOURCE: resources}}
+
+
+def _filled(args: dict[str, Any], *, links: bool) -> dict[str, Any]:
+    """Documentation links (which a policy without a tracker leaves out) as an empty list when another cluster's
+    policy has them, so every instance has the attribute the dynamic block reads."""
+    out = copy.deepcopy(args)
+    if links:
+        out["documentation"].setdefault("links", [])
+    return out
+
+
+def project_dashboard(fleet: Fleet, project_id: str, members: list[tuple[Member, GkeProfile]], catalog: Catalog) -> Any:
+    """The project's one dashboard: its clusters' dashboard (which must agree) with a `cluster` filter (the
+    prometheus_target resource label every OTLP point carries) instead of one per cluster."""
+    boards = []
+    for _, p in members:
+        board = monitoring.dashboard(gke_plan.facts(p, catalog), p.gke.user_labels)
+        boards.append({k: v for k, v in board.items() if k not in ("displayName", "labels")})
+    if any(b != boards[0] for b in boards):
+        names = ", ".join(m.name for m, _ in members)
+        raise RlobsError(
+            f"views.gkeDashboards is per-project, but the dashboards of {names} (project {project_id}) differ "
+            "(gke.naming, workload.tracker or the run attributes): use per-cluster"
+        )
+    body = copy.deepcopy(boards[0])
+    body["dashboardFilters"].insert(0, {"filterType": "METRIC_LABEL", "labelKey": "cluster"})
+    labels = {**(members[0][1].gke.user_labels or {}), "rlobs": "", "rlobs_fleet": fleet.name}
+    return {"displayName": f"RL golden signals ({fleet.name}, {project_id})", "labels": labels, **body}
+
+
+def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
+    """Each project's Terraform root (and its dashboard, per-project)."""
+    files: list[FileSpec] = []
+    per_project = fleet.spec.views.gke_dashboards == "per-project"
+    for project_id, members in sorted(terraform_projects(fleet.members).items()):
+        first = members[0][1]
+        values = tfvars(fleet, list(members))
+        variables = [{"name": k, "type": _type(v), "description": _DESCRIPTIONS[k]} for k, v in values.items()]
+        context = {
+            "fleet": fleet.name,
+            "project": project_id,
+            "clusters": [m.name for m, _ in members],
+            "cluster_mode": first.gke.cluster_mode,
+            "identity": identity_form(first),
+            "per_project": per_project,
+            "project_dashboard": dashboard_path(project_id),
+            "min_gke": project.MIN_GKE_VERSION,
+            "scope": project.OTEL_SCOPE,
+            "google_beta_version": project.GOOGLE_BETA_VERSION,
+            "terraform_version": project.TERRAFORM_VERSION,
+        }
+        base = root(project_id)
+        files += [
+            TemplateFile(
+                f"{base}/main.tf",
+                "hcl",
+                "fleet/gke-terraform/main.tf.j2",
+                "Per GCP project: one Terraform root whose resources iterate over its gke.manage: terraform clusters.",
+                context,
+            ),
+            TemplateFile(
+                f"{base}/variables.tf",
+                "hcl",
+                "fleet/gke-terraform/variables.tf.j2",
+                "Inputs of main.tf.",
+                {**context, "variables": variables},
+            ),
+            DataFile(
+                f"{base}/terraform.tfvars.json",
+                "json",
+                values,
+                "The project's clusters, principals and bindings: the maps main.tf iterates over.",
+            ),
+        ]
+        by_cluster = {
+            m.name: monitoring.alert_policies(gke_plan.facts(p, catalog), p.gke.channels_for, p.gke.user_labels)
+            for m, p in members
+        }
+        alert_data = policies(by_cluster, {m.name: p.metadata.name for m, p in members})
+        if alert_data:
+            what = "Per GCP project: each RL alert policy for every cluster (for_each over a local map)."
+            files.append(DataFile(f"{base}/alert_policies.tf.json", "json", alert_data, what))
+        if per_project:
+            path = f"{GKE_DIR}/{project_id}/{dashboard_path(project_id)}"
+            board = project_dashboard(fleet, project_id, list(members), catalog)
+            what = "Per GCP project: one Cloud Monitoring dashboard with a cluster filter (deployed by Terraform)."
+            files.append(DataFile(path, "json", board, what))
+    return files
