@@ -102,7 +102,8 @@ def _dashboard_queries() -> list[str]:
     p = profile(PROFILE)
     dash = rl_dashboard(facts(p))
     exprs = [t["expr"] for panel in dash["panels"] for t in panel.get("targets", [])]
-    exprs += [v["query"]["query"] for v in dash["templating"]["list"]]  # label_values(<selector>, <label>)
+    # label_values(<selector>, <label>); the `cluster` datasource variable picks the Prometheus, it queries nothing
+    exprs += [v["query"]["query"] for v in dash["templating"]["list"] if v["type"] == "query"]
     return exprs
 
 

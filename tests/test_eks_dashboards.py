@@ -74,7 +74,10 @@ def test_panels_query_the_prometheus_datasource_with_unique_ids(name: str) -> No
         assert len(ids) == len(set(ids)), key
         for panel in board["panels"]:
             if panel["type"] != "row":
-                assert panel["datasource"] == {"type": "prometheus", "uid": "prometheus"}, panel["title"]
+                assert panel["datasource"] == {"type": "prometheus", "uid": "${cluster}"}, panel["title"]
+        # every dashboard picks its cluster's Prometheus by the `cluster` variable, by default the cluster's own
+        (variable,) = [v for v in board["templating"]["list"] if v["name"] == "cluster"]
+        assert variable["type"] == "datasource" and variable["current"]["value"] == "prometheus"
 
 
 def _dcgm_collected() -> set[str]:

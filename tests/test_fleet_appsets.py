@@ -183,7 +183,7 @@ def test_values_layers_merge_back_to_each_clusters_values() -> None:
 
 def test_a_fleet_without_eks_clusters_has_no_application_sets() -> None:
     text = example_text()
-    gke_only = text[: text.index("  - name: dev-use2")] + text[text.index("  - name: dev-gke") :]
+    gke_only = text[: text.index("  - name: dev-use2")] + text[text.index("  - name: dev-gke") : text.index("views:")]
     built = build_fleet(parse_fleet(gke_only, "fleet.yaml"))
     paths = [r.path for r in built.files]
     assert not any(p.startswith(("applicationsets/", "values/", "terraform/")) for p in paths)

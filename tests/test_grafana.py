@@ -29,11 +29,12 @@ def test_dashboard_model(pipeline: naming.Pipeline) -> None:
     assert ids == list(range(1, len(ids) + 1))
     for p in dash["panels"]:
         if p["type"] != "row":
-            assert p["datasource"] == {"type": "prometheus", "uid": "prometheus"}
-            assert all(t["datasource"]["uid"] == "prometheus" for t in p["targets"])
+            assert p["datasource"] == {"type": "prometheus", "uid": "${cluster}"}
+            assert all(t["datasource"]["uid"] == "${cluster}" for t in p["targets"])
     names = [v["name"] for v in dash["templating"]["list"]]
-    assert names == ["run", "algorithm", "environment", "model"]
-    for v in dash["templating"]["list"]:
+    assert names == ["cluster", "run", "algorithm", "environment", "model"]
+    for v in dash["templating"]["list"][1:]:
+        assert v["datasource"]["uid"] == "${cluster}"
         label = naming.label_token(CATALOG.attribute({"run": "run_id"}.get(v["name"], v["name"])).name, pipeline)
         assert v["query"]["query"].endswith(f", {label})")
     assert rl_dashboard(facts(profile("eks-jark"), pipeline)) == dash  # deterministic
@@ -73,6 +74,16 @@ def test_panels_do_not_overlap() -> None:
             for y in range(g["y"], g["y"] + g["h"]):
                 assert (x, y) not in cells, p["title"]
                 cells.add((x, y))
+
+
+def test_the_cluster_variable_picks_a_prometheus_datasource_and_defaults_to_the_clusters_own() -> None:
+    """On one cluster the variable's default is kube-prometheus-stack's own datasource (uid prometheus), so every
+    panel queries what it queried before; on a fleet's hub it lists one datasource per cluster."""
+    (variable,) = [
+        v for v in rl_dashboard(facts(profile("eks-jark"))).get("templating")["list"] if v["type"] == "datasource"
+    ]
+    assert variable["name"] == "cluster" and variable["query"] == "prometheus"
+    assert variable["current"]["value"] == "prometheus" and not variable["multi"] and not variable["includeAll"]
 
 
 def test_long_names_keep_a_short_stable_uid() -> None:

@@ -9,11 +9,10 @@ from testing.fleet import example_text
 def terraform_fleet_text(*, identity: str = "", dashboards: str = "per-cluster", mode: str = "create-standard") -> str:
     """The example fleet with both GKE clusters in rl-prod-project, Terraform owning the project set-up."""
     text = example_text().replace("project: rl-dev-project", "project: rl-prod-project")
-    text = text.replace("/rl-prod-project/notificationChannels/123", "/rl-prod-project/notificationChannels/123")
     protection = "\n    deletionProtection: true" if mode != "existing" else ""
     gke = f"    clusterMode: {mode}\n    manage: terraform{protection}{identity}"
     text = text.replace("    clusterMode: existing\n    manage: scripts", gke)
-    return text + f"views:\n  gkeDashboards: {dashboards}\n"
+    return text.replace("views:\n", f"views:\n  gkeDashboards: {dashboards}\n")
 
 
 def terraform_fleet(**kwargs: str) -> Fleet:

@@ -183,8 +183,32 @@ def _readme(
             ),
             "gke_projects": gke_projects(fleet),
             "terraform_projects": dict(sorted(terraform_projects(fleet.members).items())),
+            "hub": fleet.spec.views.grafana.hub if fleet.spec.views.grafana else "",
+            "remote": _remote(fleet),
         },
     )
+
+
+def _remote(fleet: Fleet) -> list[dict[str, str]]:
+    """The hub's remote Prometheus datasources, for the README."""
+    hub = next(
+        (m.profile for m in fleet.members if fleet.spec.views.grafana and m.name == fleet.spec.views.grafana.hub), None
+    )
+    if not isinstance(hub, EksProfile):
+        return []
+    found = []
+    for r in hub.eks.grafana.remote_prometheus:
+        ref = r.bearer_token_secret or (r.basic_auth.password_secret if r.basic_auth else None)
+        kind = (
+            "bearer token"
+            if r.bearer_token_secret
+            else f"basic auth as `{r.basic_auth.username}`"
+            if r.basic_auth
+            else ""
+        )
+        auth = f"{kind}: Secret `{ref.name}`, key `{ref.key}`" if ref else "none"
+        found.append({"name": r.name, "uid": eks_values.remote_uid(r.name), "url": r.url, "auth": auth})
+    return found
 
 
 # The fleet's own files; a cluster's folder holds what its target produces. The writer deletes only such paths.

@@ -154,9 +154,57 @@ class PrometheusSettings(Model):
     limits: Resources = Resources(cpu="2", memory="8Gi")
 
 
+# How Grafana reaches another cluster's Prometheus. No userinfo, query or fragment (credentials are Secret
+# references), and no `$`: Grafana expands $VAR and ${VAR} in provisioning files
+# (https://grafana.com/docs/grafana/latest/administration/provisioning/#using-environment-variables).
+PrometheusUrl = Annotated[
+    str,
+    AfterValidator(
+        matching(
+            r"https?://[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[-A-Za-z0-9._~/]*)?",
+            "a Prometheus URL like https://prometheus.prod.example.com (no user, password, query or `$`)",
+            2048,
+        )
+    ),
+]
+BasicAuthUser = Annotated[
+    str, AfterValidator(matching(r"[A-Za-z0-9][-A-Za-z0-9._@]{0,63}", "a user name like grafana (no `$`)"))
+]
+
+
+class BasicAuth(Model):
+    username: BasicAuthUser
+    password_secret: SecretRef = Field(description="Secret key (in Grafana's namespace) holding the password.")
+
+
+class PrometheusEndpoint(Model):
+    """Where a Grafana elsewhere queries this cluster's Prometheus; credentials only as Secret references."""
+
+    url: PrometheusUrl = Field(description="The Prometheus HTTP API base URL, as the Grafana hub reaches it.")
+    bearer_token_secret: SecretRef | None = Field(
+        None, description="Secret key (in Grafana's namespace) holding a bearer token for it."
+    )
+    basic_auth: BasicAuth | None = None
+
+    @model_validator(mode="after")
+    def _one_auth(self) -> PrometheusEndpoint:
+        if self.bearer_token_secret is not None and self.basic_auth is not None:
+            raise_all([ProblemAt(("basicAuth",), "expected bearerTokenSecret or basicAuth, got both")])
+        return self
+
+
+class RemotePrometheus(PrometheusEndpoint):
+    name: DnsLabel = Field(description="The cluster it belongs to: datasource `Prometheus (<name>)`.")
+
+
 class GrafanaSettings(Model):
     admin_secret: DnsLabel = Field(
         "grafana-admin", description="Existing Secret with keys admin-user and admin-password."
+    )
+    remote_prometheus: tuple[RemotePrometheus, ...] = Field(
+        (),
+        description="Other clusters' Prometheus servers, one Grafana datasource each (a fleet sets this on its "
+        "views.grafana.hub); every RL dashboard's `cluster` variable picks one.",
     )
 
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from rlobs.errors import Problem, ProfileError
-from rlobs.profile.eks import GitRevision, GitUrl, RepoPath
+from rlobs.profile.eks import GitRevision, GitUrl, PrometheusEndpoint, RepoPath
 from rlobs.profile.fields import DnsLabel, Model, matching
 from rlobs.profile.load import dotted, validate_located, validate_model
 from rlobs.profile.model import API_VERSION, GkeProfile, Metadata, Profile
@@ -62,10 +62,22 @@ class FleetCluster(Model):
     overrides: dict[str, Any] = Field(
         default_factory=dict, description="Profile keys for this cluster only, merged over `defaults`."
     )
+    prometheus: PrometheusEndpoint | None = Field(
+        None,
+        description="eks, with views.grafana: how the hub's Grafana reaches this cluster's Prometheus (URL, and "
+        "credentials as Secret references in the hub's Grafana namespace).",
+    )
 
     @model_validator(mode="after")
     def _target_fields(self) -> FleetCluster:
         problems = []
+        if self.target == "gke" and self.prometheus is not None:
+            problems.append(
+                ProblemAt(
+                    ("prometheus",),
+                    "expected no prometheus on a gke cluster (its metrics are in Cloud Monitoring), got one",
+                )
+            )
         if self.target == "gke" and self.project is None:
             problems.append(ProblemAt(("target",), "target is gke, so expected `project:`, got none"))
         if self.target == "eks" and self.project is not None:
@@ -76,9 +88,17 @@ class FleetCluster(Model):
         return self
 
 
+class GrafanaHub(Model):
+    hub: ClusterName = Field(
+        description="The eks cluster (eks.mode: rlobs) whose Grafana gets a Prometheus datasource per other eks "
+        "cluster (from each cluster's `prometheus:`)."
+    )
+
+
 class FleetViews(Model):
     """How the fleet's clusters are looked at together."""
 
+    grafana: GrafanaHub | None = Field(None, description="One central Grafana for the eks clusters.")
     gke_dashboards: Literal["per-cluster", "per-project"] = Field(
         "per-cluster",
         description="gke.manage: terraform clusters: one Cloud Monitoring dashboard per cluster, or one per GCP "
@@ -107,8 +127,49 @@ class FleetSpec(Model):
             seen.add(c.name)
         if self.gitops is None and any(c.target == "eks" for c in self.clusters):
             problems.append(ProblemAt(("kind",), "the fleet has eks clusters, so expected a `gitops:` section"))
+        problems += self._hub_problems()
         raise_all(problems)
         return self
+
+    def _hub_problems(self) -> list[ProblemAt]:
+        hub = self.views.grafana.hub if self.views.grafana is not None else None
+        eks = {c.name for c in self.clusters if c.target == "eks"}
+        if hub is not None and hub not in eks:
+            return [
+                ProblemAt(("views", "grafana", "hub"), f"expected the name of an eks cluster of the fleet, got {hub!r}")
+            ]
+        problems = []
+        for i, c in enumerate(self.clusters):
+            if c.target != "eks":
+                continue
+            if hub is None and c.prometheus is not None:
+                problems.append(
+                    ProblemAt(
+                        ("clusters", i, "prometheus"),
+                        "expected no prometheus without views.grafana (nothing reads it), got one",
+                    )
+                )
+            if hub is not None and c.name != hub and c.prometheus is None:
+                problems.append(
+                    ProblemAt(
+                        ("clusters", i, "name"),
+                        f"views.grafana.hub is {hub}, so expected "
+                        f"`prometheus: {{url: ...}}` on cluster {c.name} (how the hub reaches it), got none",
+                    )
+                )
+        return problems
+
+
+def remote_prometheus(spec: FleetSpec, raw_clusters: list[Any]) -> list[dict[str, Any]]:
+    """eks.grafana.remotePrometheus of the hub: each other eks cluster's `prometheus:` as written, with its name."""
+    grafana = spec.views.grafana
+    if grafana is None:
+        return []
+    return [
+        {"name": c.name, **_plain(raw_clusters[i]["prometheus"])}
+        for i, c in enumerate(spec.clusters)
+        if c.target == "eks" and c.name != grafana.hub and c.prometheus is not None
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +296,7 @@ _FIXED: dict[Path, str] = {
     ("eks", "cluster", "name"): "the cluster's name",
     ("eks", "cluster", "region"): "the cluster's region",
     ("eks", "gitops"): "the fleet's gitops and the cluster's revision",
+    ("eks", "grafana", "remotePrometheus"): "views.grafana and the clusters' prometheus",
     ("gke", "project"): "the cluster's project",
     ("gke", "location"): "the cluster's region",
     ("gke", "cluster"): "the cluster's name",
@@ -306,7 +368,7 @@ def bundle_path(spec: FleetSpec, cluster: str) -> str:
     return f"{spec.gitops.path}/{CLUSTERS_DIR}/{cluster}"
 
 
-def _fleet_layer(spec: FleetSpec, i: int, c: FleetCluster) -> list[tuple[Path, Any, Path]]:
+def _fleet_layer(spec: FleetSpec, i: int, c: FleetCluster, raw: list[Any]) -> list[tuple[Path, Any, Path]]:
     """(effective path, value, fleet path it comes from) for what the fleet sets from the cluster's entry."""
     at: Path = ("clusters", i)
     layer: list[tuple[Path, Any, Path]] = [
@@ -329,6 +391,9 @@ def _fleet_layer(spec: FleetSpec, i: int, c: FleetCluster) -> list[tuple[Path, A
             ),
             (("eks", "gitops", "path"), bundle_path(spec, c.name), ("gitops", "path")),
         ]
+        if spec.views.grafana is not None and spec.views.grafana.hub == c.name:
+            remote = remote_prometheus(spec, raw)
+            layer.append((("eks", "grafana", "remotePrometheus"), remote, ("views", "grafana", "hub")))
     else:
         layer += [
             (("gke", "project"), c.project, (*at, "project")),
@@ -389,7 +454,7 @@ def _plain(value: Any) -> Any:
 
 def _member(spec: FleetSpec, i: int, c: FleetCluster, fleet: Located, display: str) -> Member:
     merged = _Merged()
-    for path, value, source in _fleet_layer(spec, i, c):
+    for path, value, source in _fleet_layer(spec, i, c, fleet.data["clusters"]):
         merged.set(path, value, source)
     other = "gke" if c.target == "eks" else "eks"
     raw_defaults = fleet.data.get("defaults") or {}

@@ -11,8 +11,12 @@ from rlobs.rl.facts import RlFacts
 from rlobs.rl.naming import Part
 from rlobs.rl.panels import SECTIONS, panels, rows_height, two_per_row
 
-# kube-prometheus-stack's default Prometheus datasource (grafana sidecar `datasources.uid`), on every panel.
-DATASOURCE = {"type": "prometheus", "uid": "prometheus"}
+# kube-prometheus-stack's default Prometheus datasource (grafana sidecar `datasources.uid`): the cluster's own.
+DEFAULT_DATASOURCE_UID = "prometheus"
+# Every panel and query variable reads the datasource the `cluster` variable picks: on one cluster only its own
+# Prometheus (the default), on a fleet's central Grafana one datasource per cluster (eks.grafana.remotePrometheus).
+CLUSTER_VARIABLE = "cluster"
+DATASOURCE = {"type": "prometheus", "uid": "${" + CLUSTER_VARIABLE + "}"}
 WIDTH = 24  # Grafana's grid is 24 columns wide
 PANEL_HEIGHT = 8
 SCHEMA_VERSION = 39  # Grafana 10.4/11.x dashboards; kube-prometheus-stack 76 ships Grafana 12, which migrates it.
@@ -71,6 +75,24 @@ def timeseries(
     }
 
 
+def cluster_variable() -> dict[str, Any]:
+    """A datasource variable over the Prometheus datasources, defaulting to the cluster's own. Its value is the
+    datasource uid (Grafana 10.3 changed datasource variables from names to uids: grafana/grafana#78949)."""
+    return {
+        "name": CLUSTER_VARIABLE,
+        "label": "Cluster",
+        "type": "datasource",
+        "query": "prometheus",
+        "regex": "",
+        "refresh": 1,
+        "includeAll": False,
+        "multi": False,
+        "current": {"selected": True, "text": "Prometheus", "value": DEFAULT_DATASOURCE_UID},
+        "hide": 0,
+        "options": [],
+    }
+
+
 def _variable(name: str, label: str, probe: str) -> dict[str, Any]:
     query = f"label_values({probe}, {label})"
     return {
@@ -107,7 +129,7 @@ def _tracker_links(facts: RlFacts, run_label: str) -> tuple[list[dict[str, Any]]
 
 
 def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
-    """The RL golden-signals dashboard (Grafana JSON model), datasource uid `prometheus`."""
+    """The RL golden-signals dashboard (Grafana JSON model), on the datasource its `cluster` variable picks."""
     catalog, pipeline = facts.catalog, facts.pipeline
     regex = {catalog.attribute(key).name: f"${name}" for name, key in VARIABLES}
 
@@ -118,7 +140,7 @@ def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
     legend_run = "{{" + run_label + "}}"
     # Variables list values from the step counter: every run that trains has it.
     probe = naming.selector(catalog.metric("train_steps"), pipeline)
-    variables = [
+    variables = [cluster_variable()] + [
         _variable(name, naming.label_token(catalog.attribute(key).name, pipeline), probe) for name, key in VARIABLES
     ]
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from rlobs.profile.model import EksProfile
-from rlobs.rl.grafana import DATASOURCE, PANEL_HEIGHT, SCHEMA_VERSION, WIDTH, dashboard_uid, row, timeseries
+from rlobs.rl.grafana import (
+    DATASOURCE,
+    PANEL_HEIGHT,
+    SCHEMA_VERSION,
+    WIDTH,
+    cluster_variable,
+    dashboard_uid,
+    row,
+    timeseries,
+)
 from rlobs.rl.panels import rows_height, two_per_row
 
 
@@ -44,7 +53,7 @@ def _dashboard(
         "refresh": "30s",
         "time": {"from": "now-6h", "to": "now"},
         "timezone": "browser",
-        "templating": {"list": variables},
+        "templating": {"list": [cluster_variable(), *variables]},
         "panels": panels,
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from rlobs.profile.eks import EksSpec
@@ -73,6 +74,10 @@ def kube_prometheus_stack(profile: EksProfile) -> dict[str, Any]:
                         }
                     }
                 },
+                # Every series this Prometheus sends elsewhere (alerts, remote write, federation) says which cluster
+                # it came from; a fleet's central Grafana tells clusters apart by datasource instead (each query goes
+                # to one cluster's Prometheus, where external labels are not on the series).
+                "externalLabels": {"cluster": eks.cluster.name},
                 # Spelled out (the chart's default with *SelectorNilUsesHelmValues: true is the same): every
                 # ServiceMonitor, PodMonitor and PrometheusRule rlobs renders carries this label.
                 "serviceMonitorSelector": selector,
@@ -83,9 +88,56 @@ def kube_prometheus_stack(profile: EksProfile) -> dict[str, Any]:
     }
 
 
+_DATASOURCE_UID_MAX = 40  # Grafana rejects longer datasource uids (pkg/util/shortid_generator.go MaxUIDLength)
+
+
+def remote_uid(name: str) -> str:
+    """The datasource uid of another cluster's Prometheus: prometheus-<cluster>, shortened with a hash past 40."""
+    uid = f"prometheus-{name}"
+    if len(uid) <= _DATASOURCE_UID_MAX:
+        return uid
+    return f"{uid[: _DATASOURCE_UID_MAX - 9]}-{hashlib.sha256(uid.encode()).hexdigest()[:8]}"
+
+
+def _env_name(name: str, what: str) -> str:
+    return f"RLOBS_PROMETHEUS_{name.upper().replace('-', '_')}_{what}"
+
+
+def remote_datasources(eks: EksSpec) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(Grafana datasources, env from Secrets) for eks.grafana.remotePrometheus: one Prometheus datasource per
+    cluster, its credentials read from a Secret into Grafana's env and referenced as ${VAR} (Grafana expands env
+    variables in provisioning files), never written into the values."""
+    sources: list[dict[str, Any]] = []
+    env: dict[str, Any] = {}
+    for remote in eks.grafana.remote_prometheus:
+        source: dict[str, Any] = {
+            "name": f"Prometheus ({remote.name})",
+            "uid": remote_uid(remote.name),
+            "type": "prometheus",
+            "access": "proxy",
+            "url": remote.url,
+            "editable": False,
+        }
+        if remote.bearer_token_secret is not None:
+            var = _env_name(remote.name, "TOKEN")
+            ref = remote.bearer_token_secret
+            source["jsonData"] = {"httpHeaderName1": "Authorization"}
+            source["secureJsonData"] = {"httpHeaderValue1": f"Bearer ${{{var}}}"}
+            env[var] = {"secretKeyRef": {"name": ref.name, "key": ref.key}}
+        elif remote.basic_auth is not None:
+            var = _env_name(remote.name, "PASSWORD")
+            ref = remote.basic_auth.password_secret
+            source |= {"basicAuth": True, "basicAuthUser": remote.basic_auth.username}
+            source["secureJsonData"] = {"basicAuthPassword": f"${{{var}}}"}
+            env[var] = {"secretKeyRef": {"name": ref.name, "key": ref.key}}
+        sources.append(source)
+    return sources, env
+
+
 def _grafana(eks: EksSpec) -> dict[str, Any]:
     st = stack(eks)
     secret = st.opensearch_secret
+    remote, remote_env = remote_datasources(eks)
     return {
         # grafana chart 9.3.2 `admin.existingSecret`: the admin user/password come from this Secret, so the
         # chart's default password is never used (helm-charts#4558).
@@ -99,6 +151,7 @@ def _grafana(eks: EksSpec) -> dict[str, Any]:
         "envValueFrom": {
             "OPENSEARCH_USERNAME": {"secretKeyRef": {"name": secret, "key": "username"}},
             "OPENSEARCH_PASSWORD": {"secretKeyRef": {"name": secret, "key": "password"}},
+            **remote_env,
         },
         "sidecar": {
             "dashboards": {
@@ -131,7 +184,8 @@ def _grafana(eks: EksSpec) -> dict[str, Any]:
                     "tlsSkipVerify": True,
                 },
                 "secureJsonData": {"basicAuthPassword": "${OPENSEARCH_PASSWORD}"},
-            }
+            },
+            *remote,
         ],
     }
 
