@@ -171,3 +171,26 @@ def test_the_real_chart_renders_the_hubs_datasources(tmp_path: Path) -> None:
     }
     prom = next(d for d in docs if d["kind"] == "Prometheus")
     assert prom["spec"]["externalLabels"] == {"cluster": HUB}
+
+
+def test_the_hubs_readme_creates_each_datasource_secret_from_a_prompt() -> None:
+    from testing.bundles import build
+
+    hub = next(m.profile for m in example().members if m.name == HUB)
+    readme = next(r.text for r in build(hub) if r.path == "README.md").replace("\\\n", " ")
+    for name, key in (("fleet-prometheus-dev-use2", "token"), ("fleet-prometheus-prod-usw2-b", "password")):
+        (line,) = [ln for ln in readme.splitlines() if f"create secret generic {name} " in ln]
+        assert f'--from-literal={key}="$PROMETHEUS_CREDENTIAL"' in line, line
+        assert line.rstrip().endswith("--dry-run=client -o yaml | kubectl apply -f -"), line
+
+
+@pytest.mark.parametrize("crd", ["v3.0.6", "latest"])
+def test_the_fleet_readme_is_right_that_the_pinned_crds_have_flat_list(crd: str) -> None:
+    """The fleet README says why the datasource list is generated although the cluster generator has flatList."""
+    from testing.helpers import shared
+
+    doc = yaml.safe_load(shared(f"upstream/argo-cd/applicationset-crd.{crd}.yaml").read_text(encoding="utf-8"))
+    spec = doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    clusters = spec["generators"]["items"]["properties"]["clusters"]["properties"]
+    assert clusters["flatList"] == {"type": "boolean"}
+    assert "flatList" in {r.text for r in example_build().files if r.path == "README.md"}.pop()
