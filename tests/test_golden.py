@@ -95,8 +95,27 @@ def test_fleet_bundle_matches_its_golden_tree() -> None:
     assert not problems, "run `make golden` if the change is intended:\n" + problems
 
 
+# Two gke.manage: terraform clusters in one project (one Terraform root), one dashboard per project: a patch of the
+# fleet's own files against the example fleet's.
+FLEET_VARIANT = "fleet-gke-terraform"
+
+
+def test_fleet_variant_differs_from_the_example_fleet_as_recorded() -> None:
+    from rlobs.fleet.plan import build_fleet
+    from testing.fleet_gke import terraform_fleet
+
+    built = build_fleet(terraform_fleet(dashboards="per-project"))
+    rendered = {r.path: r.text for r in built.files if not r.path.startswith("clusters/")}
+    expected = patch(FLEET, _tree(GOLDEN / FLEET), FLEET_VARIANT, rendered)
+    path = GOLDEN / f"{FLEET_VARIANT}.patch"
+    if UPDATE:
+        path.write_text(expected, encoding="utf-8")
+    recorded = path.read_text(encoding="utf-8") if path.exists() else ""
+    assert recorded == expected, "run `make golden` if the change is intended"
+
+
 def test_golden_holds_nothing_else() -> None:
-    expected = set(BLUEPRINTS) | {f"{v}.patch" for v in VARIANTS} | {FLEET}
+    expected = set(BLUEPRINTS) | {f"{v}.patch" for v in VARIANTS} | {FLEET, f"{FLEET_VARIANT}.patch"}
     assert {p.name for p in GOLDEN.iterdir()} == expected
 
 

@@ -235,7 +235,7 @@ def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
                 f"{base}/variables.tf",
                 "hcl",
                 "fleet/gke-terraform/variables.tf.j2",
-                "Inputs of main.tf.",
+                "Inputs of main.tf (the maps its resources iterate over).",
                 {**context, "variables": variables},
             ),
             DataFile(

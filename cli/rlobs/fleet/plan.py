@@ -158,10 +158,19 @@ def _project_scripts(fleet: Fleet) -> list[FileSpec]:
     ]
 
 
+def _folder(path: str) -> str:
+    """The README's name for where a fleet file lies: its top folder, or under gke/ its path in any project."""
+    head, _, rest = path.partition("/")
+    if head == GKE_DIR:
+        project, _, inner = rest.partition("/")
+        return f"{GKE_DIR}/<project>/{inner.replace(project, '<project>')}"
+    return head + "/"
+
+
 def _readme(
     fleet: Fleet, sets: appsets.AppSets, contracts: dict[str, contract.SecretMetadata], specs: list[FileSpec]
 ) -> TemplateFile:
-    tables = sorted({(f.path.split("/")[0] + "/", f.description) for f in specs})
+    tables = sorted({(_folder(f.path), f.description) for f in specs})
     refs = {r for component, s in sets.sets.items() for r in contract.references(component, s)}
     return TemplateFile(
         README,
