@@ -309,6 +309,29 @@ def test_per_project_is_one_dashboard_with_a_cluster_filter() -> None:
     assert "dashboard" not in json.dumps(json.loads(fleet_files[f"{ROOT}/terraform.tfvars.json"]).get("clusters", {}))
 
 
+def test_the_project_dashboard_parses_as_monitoring_v1() -> None:
+    module("google.cloud.monitoring_dashboard_v1", "parses the dashboards with Google's client library")
+    from google.cloud.monitoring_dashboard_v1 import Dashboard
+
+    fleet_files, _ = _build("namespace-standard", dashboards="per-project")
+    text = fleet_files[f"gke/rl-prod-project/{gketf.dashboard_path('rl-prod-project')}"]
+    parsed = Dashboard.from_json(text)  # unknown fields raise
+    assert parsed.display_name == "RL golden signals (rl-fleet, rl-prod-project)"
+    assert parsed.dashboard_filters[0].label_key == "cluster"
+
+
+def test_per_project_needs_a_terraform_managed_cluster() -> None:
+    from rlobs.errors import ProfileError
+    from rlobs.profile.fleet import parse_fleet
+    from testing.fleet import example_text
+
+    text = example_text().replace("views:\n", "views:\n  gkeDashboards: per-project\n")
+    with pytest.raises(ProfileError) as exc:
+        parse_fleet(text, "fleet.yaml")
+    (line,) = exc.value.lines()
+    assert "views.gkeDashboards: expected per-cluster: no gke cluster has gke.manage: terraform" in line
+
+
 def _fmt(terraform: str, root: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TF_CLI_CONFIG_FILE": os.devnull}
     cmd = [terraform, "fmt", "-check", "-diff", "-recursive", str(root)]

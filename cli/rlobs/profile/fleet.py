@@ -245,6 +245,12 @@ def parse_fleet(text: str, display: str = "<fleet>") -> Fleet:
         except ProfileError as exc:
             problems += exc.problems
     problems += _shared_project_problems(members, located, display)
+    if spec.views.gke_dashboards == "per-project" and members and not terraform_projects(members):
+        # Only a project's Terraform root deploys the per-project dashboard: the setting would change nothing.
+        pos = located.pos(("views", "gkeDashboards"))
+        message = "expected per-cluster: no gke cluster has gke.manage: terraform (only its project's root deploys "
+        message += "a per-project dashboard), got per-project"
+        problems.append(Problem(display, pos.line, pos.column, "views.gkeDashboards", message))
     if problems:
         raise ProfileError(_unique(problems))
     return Fleet(spec, tuple(members))
