@@ -194,3 +194,21 @@ def test_the_fleet_readme_is_right_that_the_pinned_crds_have_flat_list(crd: str)
     clusters = spec["generators"]["items"]["properties"]["clusters"]["properties"]
     assert clusters["flatList"] == {"type": "boolean"}
     assert "flatList" in {r.text for r in example_build().files if r.path == "README.md"}.pop()
+
+
+def test_a_single_profile_may_list_remote_prometheus_once_per_cluster() -> None:
+    from rlobs.profile.load import parse_profile
+    from testing.helpers import all_profiles
+
+    base = all_profiles()["eks-jark"]
+    anchor = "\n  grafana:\n"
+    assert anchor in base
+    entry = "      - {name: other, url: https://prometheus.other.example.com}\n"
+    text = base.replace(anchor, anchor + "    remotePrometheus:\n" + entry + entry, 1)
+    with pytest.raises(ProfileError) as exc:
+        parse_profile(text, "p.yaml")
+    assert any("eks.grafana.remotePrometheus[1].name: expected each cluster once" in ln for ln in exc.value.lines())
+    once = parse_profile(base.replace(anchor, anchor + "    remotePrometheus:\n" + entry, 1), "p.yaml")
+    assert isinstance(once, EksProfile) and [r.url for r in once.eks.grafana.remote_prometheus] == [
+        "https://prometheus.other.example.com"
+    ]

@@ -207,6 +207,18 @@ class GrafanaSettings(Model):
         "views.grafana.hub); every RL dashboard's `cluster` variable picks one.",
     )
 
+    @model_validator(mode="after")
+    def _one_datasource_per_cluster(self) -> GrafanaSettings:
+        seen: set[str] = set()
+        problems = []
+        for i, remote in enumerate(self.remote_prometheus):
+            if remote.name in seen:
+                message = f"expected each cluster once (one datasource uid each), got {remote.name!r} again"
+                problems.append(ProblemAt(("remotePrometheus", i, "name"), message))
+            seen.add(remote.name)
+        raise_all(problems)
+        return self
+
 
 class OpenSearchSettings(Model):
     credentials_secret: DnsLabel = Field(
