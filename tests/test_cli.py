@@ -362,3 +362,10 @@ def test_signals_on_an_80_column_terminal_never_cuts_a_name(monkeypatch: pytest.
     report = commands.signals()
     names = {row[i] for t in report.tables for row in t.rows for i in t.code_columns}
     assert names and sorted(n for n in names if n not in words) == []
+
+
+@pytest.mark.parametrize("argv", [["signals", "--format", "yaml"], ["validate", "--format", "yaml", "p.yaml"]])
+def test_a_bad_choice_is_a_usage_error_without_pydantic_words(argv: list[str]) -> None:
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 2
+    assert "'yaml' is not one of" in result.output and "Value error" not in result.output

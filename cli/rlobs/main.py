@@ -48,6 +48,24 @@ def _help_without_python_types() -> None:
 _help_without_python_types()
 
 
+def _usage_errors_without_pydantic_words() -> None:
+    """typer 0.29 converts option values through pydantic and prints its first error message as is, so a bad
+    choice reads `Invalid value for '--format': Value error, 'yaml' is not one of ...`; drop pydantic's prefix."""
+    from typer import _coercion, _display, _param_types
+
+    plain = _display.get_error_msg
+
+    def error_msg(exc: object) -> str:
+        return plain(exc).removeprefix("Value error, ")
+
+    # Both modules bound the function by name at import (`from ._display import get_error_msg`).
+    _coercion.get_error_msg = error_msg  # type: ignore[attr-defined]
+    _param_types.get_error_msg = error_msg  # type: ignore[attr-defined]
+
+
+_usage_errors_without_pydantic_words()
+
+
 class Fmt(StrEnum):
     text = "text"
     json = "json"

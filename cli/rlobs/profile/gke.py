@@ -28,7 +28,12 @@ def _project_id(value: str) -> str:
 
 # The same rule for editors: no restricted word anywhere, not exactly undefined or null.
 ProjectId = Annotated[
-    str, AfterValidator(with_json_pattern(_project_id, r"(?!.*(google|ssl))(?!(undefined|null)$)" + _PROJECT.pattern))
+    str,
+    AfterValidator(
+        with_json_pattern(
+            _project_id, r"(?!.*(google|ssl))(?!(undefined|null)$)" + _PROJECT.pattern, expected=_PROJECT_EXPECTED
+        )
+    ),
 ]
 
 # Regions (us-central1, northamerica-northeast1) and zones (us-central1-a):
