@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +13,7 @@ from rlobs.bundle.write import Changes, RenderKey
 if TYPE_CHECKING:
     from rlobs.bundle.spec import Rendered
     from rlobs.profile.model import Profile
-from rlobs.errors import RlobsError
+from rlobs.errors import Problem, RlobsError
 
 SCHEMA_FILE = "rlobs.schema.json"
 _MODELINE = f"# yaml-language-server: $schema=./{SCHEMA_FILE}\n"
@@ -25,6 +25,7 @@ class RenderResult:
     name: str
     out_dir: Path
     changes: Changes
+    warnings: tuple[Problem, ...] = ()  # the profile's (profile.warnings): printed, never a refusal
 
     def as_dict(self) -> dict[str, object]:
         c = self.changes
@@ -36,6 +37,7 @@ class RenderResult:
             "updated": list(c.updated),
             "deleted": list(c.deleted),
             "unchanged": len(c.unchanged),
+            "warnings": [w.as_dict() for w in self.warnings],
         }
 
 
@@ -128,10 +130,25 @@ def _text(path: Path) -> str:
         return ""  # the loader reports it
 
 
+def warnings(profiles: list[Path]) -> list[tuple[Problem, ...]]:
+    """Each profile's warnings (a blueprint placeholder left in, alerts that notify nobody), in argument order."""
+    from rlobs.profile.warnings import load_warnings
+
+    return [tuple(load_warnings(p)) for p in profiles]
+
+
 def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool) -> list[RenderResult]:
+    """What rendering does (or would do) to each bundle; a bundle rendered from its profile carries the profile's
+    warnings. An up-to-date one is answered from its render key without reading YAML (rlobs.entry's fast path, where
+    importing a YAML parser alone would cost more than the answer), so its warnings were given when it was rendered."""
     answered = up_to_date(profiles, out)
     if answered is not None:
         return answered
+    results = _render(profiles, out, write=write, force=force, with_diff=with_diff)
+    return [replace(r, warnings=w) for r, w in zip(results, warnings([r.profile for r in results]), strict=True)]
+
+
+def _render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool) -> list[RenderResult]:
     fleet = fleet_file(profiles)
     if fleet is not None:
         from rlobs.fleet import commands as fleets

@@ -221,6 +221,8 @@ def render(
         results = commands.render(profiles, out, write=not (check or diff or dry_run), force=force, with_diff=diff)
     from rlobs import output
 
+    if fmt is Fmt.text:
+        output.report_warnings([w for r in results for w in r.warnings])
     code = output.report_render(results, as_json=fmt is Fmt.json, check=check, diff=diff, dry_run=dry_run)
     raise typer.Exit(code)
 
@@ -256,9 +258,16 @@ def validate(
         from rlobs import commands, output
 
         names = commands.validate(profiles, cluster_secrets)
+        warned = commands.warnings(profiles)
     if fmt is Fmt.json:
-        output.as_json([{"profile": str(p), "name": n, "valid": True} for p, n in zip(profiles, names, strict=True)])
+        output.as_json(
+            [
+                {"profile": str(p), "name": n, "valid": True, "warnings": [w.as_dict() for w in ws]}
+                for p, n, ws in zip(profiles, names, warned, strict=True)
+            ]
+        )
     else:
+        output.report_warnings([w for ws in warned for w in ws])
         for p, n in zip(profiles, names, strict=True):
             output.say(f"{p}: ok ({n})", style="green")
 
