@@ -202,14 +202,6 @@ def test_installed_console_script(tmp_path: Path) -> None:
     assert check.returncode == 0, check.stdout
 
 
-def test_init_asks_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("rlobs.main._interactive", lambda: True)
-    result = runner.invoke(app, ["init", "-o", str(tmp_path / "p.yaml")], input="gke-managed-otel\n")
-    assert result.exit_code == 0, result.output
-    assert "gke-managed-otel" in result.stdout  # the choices were listed
-    assert "target: gke" in (tmp_path / "p.yaml").read_text()
-
-
 def test_errors_as_json_for_machines(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(GOOD.replace("location: us-central1", "location: nowhere"))

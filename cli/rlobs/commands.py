@@ -41,8 +41,9 @@ class RenderResult:
         }
 
 
-def init(blueprint: str | None, target: str | None, out: Path, *, force: bool) -> list[Path]:
-    """Write the blueprint (or the target's default blueprint) as a new profile, and the schema beside it."""
+def init(blueprint: str | None, target: str | None, out: Path, *, force: bool, text: str | None = None) -> list[Path]:
+    """Write the blueprint (or the target's default blueprint, or `text`: that blueprint with interactive init's
+    answers in it) as a new profile, and the schema beside it."""
     from rlobs.blueprints import default_blueprint, load_blueprints
 
     found = load_blueprints()
@@ -54,7 +55,7 @@ def init(blueprint: str | None, target: str | None, out: Path, *, force: bool) -
     if target is not None and bp.target != target:
         raise RlobsError(f"blueprint {blueprint} is for target {bp.target}, not {target}")
     schema_path = out.parent / SCHEMA_FILE
-    write_file(out, _MODELINE + bp.text, force=force)
+    write_file(out, _MODELINE + (bp.text if text is None else text), force=force)
     written = [out]
     # The schema is rlobs's own output: refresh it when absent or when --force is given.
     if not schema_path.exists() or force:
@@ -63,12 +64,17 @@ def init(blueprint: str | None, target: str | None, out: Path, *, force: bool) -
     return written
 
 
-def write_file(path: Path, text: str, *, force: bool) -> None:
-    """Write one file the user named: a new one, or with `force` a replacement (never a folder, never half)."""
+def ensure_new(path: Path, *, force: bool) -> None:
+    """Refuse a path write_file would refuse, before anything is asked or built for it."""
     if path.is_dir():
         raise RlobsError(f"{path}: expected a file name, got a folder")
     if path.exists() and not force:
         raise RlobsError(f"{path} exists: expected a new file (pass --force to overwrite it)")
+
+
+def write_file(path: Path, text: str, *, force: bool) -> None:
+    """Write one file the user named: a new one, or with `force` a replacement (never a folder, never half)."""
+    ensure_new(path, force=force)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.rlobs-tmp")
     try:
