@@ -9,6 +9,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from rlobs.errors import Problem
+from rlobs.profile.gitweb import link_problem
 from rlobs.profile.source import read_source
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located, load_yaml
 from rlobs.resources import package_dir
@@ -65,6 +66,7 @@ def find(located: Located, display: str) -> list[Problem]:
         for path, text, own in _placeholders_in(located.data)
     ]
     found += [_at(located, display, path, message) for path, message in _unrouted(located.data)]
+    found += [_at(located, display, path, message) for path, message in _unlinked(located.data)]
     found.sort(key=lambda p: (p.line, p.column, p.path))
     return found
 
@@ -98,6 +100,14 @@ def _unrouted(data: Any) -> Iterator[tuple[Path, str]]:
             "expected a notification channel, got none: every alert policy fires but notifies nobody (add one, or "
             "set alerts.enabled: false)",
         )
+
+
+def _unlinked(data: Any) -> Iterator[tuple[Path, str]]:
+    """A GitOps repository on a host whose web links rlobs does not know: the alerts' runbook links may not open."""
+    path = ("eks", "gitops", "repoUrl")
+    url = _get(data, path) if isinstance(data, dict) and data.get("target") == "eks" else None
+    if isinstance(url, str) and (problem := link_problem(url)) is not None:
+        yield path, problem
 
 
 def _at(located: Located, display: str, path: Path, message: str) -> Problem:
