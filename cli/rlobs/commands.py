@@ -89,8 +89,9 @@ def schema_text() -> str:
 
     from rlobs.profile.fields import ProfileJsonSchema
     from rlobs.profile.model import Profile
+    from rlobs.profile.schema import add_cross_field_rules
 
-    schema = TypeAdapter(Profile).json_schema(by_alias=True, schema_generator=ProfileJsonSchema)
+    schema = add_cross_field_rules(TypeAdapter(Profile).json_schema(by_alias=True, schema_generator=ProfileJsonSchema))
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://rlobs.dev/schema/rlobs.v1alpha1.profile.json",

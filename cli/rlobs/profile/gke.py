@@ -38,11 +38,11 @@ ProjectId = Annotated[
 
 # Regions (us-central1, northamerica-northeast1) and zones (us-central1-a):
 # https://cloud.google.com/compute/docs/regions-zones (a zone is its region plus "-" and one letter).
-_REGION = r"[a-z]+(-[a-z]+)+[0-9]{1,2}"
+REGION = r"[a-z]+(-[a-z]+)+[0-9]{1,2}"
 Location = Annotated[
     str,
     AfterValidator(
-        matching(f"{_REGION}(-[a-z])?", "a GCP region or zone like us-central1 or us-central1-a", max_len=40)
+        matching(f"{REGION}(-[a-z])?", "a GCP region or zone like us-central1 or us-central1-a", max_len=40)
     ),
 ]
 # https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster.FIELDS.name:
@@ -108,8 +108,8 @@ OtlpEndpoint = Annotated[
 # Cloud Monitoring user labels (AlertPolicy.userLabels, Dashboard.labels): at most 64; keys and values at most 63
 # lowercase letters, digits, '_' and '-', keys starting with a letter
 # (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.alertPolicies, field userLabels).
-_LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
-_LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
+LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
 MAX_USER_LABELS = 64
 # Labels rlobs puts on every dashboard and policy (targets/gke/monitoring.py): the scripts find and prune by them.
 OWNED_LABELS = {
@@ -129,7 +129,7 @@ def _label_problems(labels: dict[str, str]) -> list[ProblemAt]:
                     f"expected a label of your own, not one rlobs sets ({OWNED_LABELS[key]}), got {key!r}",
                 )
             )
-        elif not _LABEL_KEY.fullmatch(key):
+        elif not LABEL_KEY.fullmatch(key):
             problems.append(
                 ProblemAt(
                     ("userLabels", key),
@@ -137,7 +137,7 @@ def _label_problems(labels: dict[str, str]) -> list[ProblemAt]:
                     f"lowercase letters, digits, '_' and '-', starting with a letter), got {key!r}",
                 )
             )
-        if not isinstance(value, str) or not _LABEL_VALUE.fullmatch(value):
+        if not isinstance(value, str) or not LABEL_VALUE.fullmatch(value):
             problems.append(
                 ProblemAt(
                     ("userLabels", key),
@@ -259,7 +259,7 @@ class GkeSpec(Model):
     def _cluster_rules(self) -> GkeSpec:
         problems = []
         # Autopilot clusters are always regional: https://cloud.google.com/kubernetes-engine/docs/concepts/autopilot-overview
-        if self.cluster_mode == "create-autopilot" and not re.fullmatch(_REGION, self.location):
+        if self.cluster_mode == "create-autopilot" and not re.fullmatch(REGION, self.location):
             problems.append(
                 ProblemAt(
                     ("location",),

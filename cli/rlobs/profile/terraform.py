@@ -65,6 +65,16 @@ def type_problem(tf_type: str, value: Any) -> str | None:
     return None if ok(value) else f"expected {_TF_EXPECTED[tf_type]} (Terraform type {tf_type})"
 
 
+def settable() -> dict[str, tuple[str, tuple[Any, ...] | None]]:
+    """name -> (Terraform type, the values its validation rule allows or None) of every variable a profile may set:
+    declared, not sensitive, not owned by rlobs, of a type rlobs writes (the editor schema lists exactly these)."""
+    return {
+        key: (spec["type"], tuple(sorted(_VALIDATIONS[key][0])) if key in _VALIDATIONS else None)
+        for key, spec in declared().items()
+        if not spec["sensitive"] and key not in _OWNED and key != "enable_argocd" and spec["type"] in _TF_EXPECTED
+    }
+
+
 def entry_problems(variables: Any) -> list[ProblemAt]:
     """Every eks.terraformVariables entry that is undeclared, sensitive, owned by rlobs or mistyped, checked before
     the model's own types so that each is reported once, in Terraform's words; paths relative to the field."""
