@@ -361,3 +361,26 @@ def test_a_bad_choice_is_a_usage_error_without_pydantic_words(argv: list[str]) -
     result = runner.invoke(app, argv)
     assert result.exit_code == 2
     assert "'yaml' is not one of" in result.output and "Value error" not in result.output
+
+
+@pytest.mark.parametrize("command", ["render", "validate"])
+def test_a_bundle_refused_after_rendering_names_its_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    import rlobs.pipeline
+    from rlobs.errors import CheckError
+
+    real = rlobs.pipeline.build
+
+    def build(profile: object, checker: object) -> object:
+        if profile.metadata.name == "rl-gke":  # type: ignore[attr-defined]
+            raise CheckError("rendered bundle failed its parse-back check (a bug in rlobs):\n  x.json: bad")
+        return real(profile, checker)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rlobs.pipeline, "build", build)
+    eks, gke = _blueprint_file(tmp_path, "eks-jark"), _blueprint_file(tmp_path, "gke-managed-otel")
+    argv = [command, str(eks), str(gke), *(["-o", str(tmp_path / "out")] if command == "render" else [])]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 1
+    assert f"error: {gke} (rl-gke): rendered bundle failed its parse-back check" in result.stderr
+    assert not (tmp_path / "out").exists()

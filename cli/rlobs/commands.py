@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rlobs.bundle.write import Changes, RenderKey
 
 if TYPE_CHECKING:
+    from rlobs.bundle.check import Checker
     from rlobs.bundle.spec import Rendered
     from rlobs.profile.model import Profile
 from rlobs.errors import Problem, RlobsError
@@ -169,10 +170,8 @@ def _render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_d
     # Made before the heavy imports below, so its parser process warms up on the other core meanwhile; when
     # re-rendering one bundle, only if some HCL text turns out new (the manifest's digests say what was checked).
     with Checker(recorded_digests(out) if len(profiles) == 1 else None) as checker:
-        from rlobs.pipeline import build
-
         loaded = _load_all(profiles)
-        built = [build(p, checker) for _, p in loaded]
+        built = [_build(path, p, checker) for path, (_, p) in zip(profiles, loaded, strict=True)]
     keys = [RenderKey(render_key(data), p.metadata.name) for data, p in loaded]
     targets = [out if len(loaded) == 1 else out / p.metadata.name for _, p in loaded]
     return _apply(list(zip(profiles, keys, built, targets, strict=True)), write=write, force=force, diff=with_diff)
@@ -228,6 +227,19 @@ def _apply(
     return results
 
 
+def _build(path: Path, profile: Profile, checker: Checker) -> tuple[Rendered, ...]:
+    """The profile's bundle; a refusal of what it renders (parse-back, credential shapes) names the profile."""
+    from rlobs.errors import CheckError
+    from rlobs.pipeline import build
+
+    try:
+        return build(profile, checker)
+    except (CheckError, RlobsError) as exc:
+        if type(exc) not in (CheckError, RlobsError):
+            raise
+        raise type(exc)(f"{path} ({profile.metadata.name}): {exc}") from None
+
+
 def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[str]:
     fleet = fleet_file(profiles)
     if fleet is not None:
@@ -239,11 +251,9 @@ def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[
     from rlobs.bundle.check import Checker
 
     with Checker() as checker:
-        from rlobs.pipeline import build
-
         loaded = _load_all(profiles)
-        for _, profile in loaded:
-            build(profile, checker)
+        for path, (_, profile) in zip(profiles, loaded, strict=True):
+            _build(path, profile, checker)
     return [p.metadata.name for _, p in loaded]
 
 
