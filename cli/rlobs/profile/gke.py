@@ -7,7 +7,15 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema, model_validator
 
-from rlobs.profile.fields import DEFAULT_SEVERITIES, DnsLabel, Model, Severity, matching, with_json_pattern
+from rlobs.profile.fields import (
+    DEFAULT_SEVERITIES,
+    AttrValue,
+    DnsLabel,
+    Model,
+    Severity,
+    matching,
+    with_json_pattern,
+)
 from rlobs.profile.problems import ProblemAt, raise_all
 
 _PROJECT = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
@@ -194,6 +202,30 @@ Channel = Annotated[
 ]
 
 
+# DashboardFilter.labelKey (monitoring v1): a metric label (PromQL names, or the dotted OpenTelemetry attribute names
+# the telemetry-api path keeps) or a label of the monitored resource (prometheus_target: cluster, namespace, ...).
+FilterLabel = Annotated[
+    str,
+    AfterValidator(
+        matching(r"[A-Za-z_][A-Za-z0-9_.]{0,99}", "a label key like namespace or team (letters, digits, '_' and '.')")
+    ),
+]
+# What a filter filters on, as the profile says it; targets/gke/monitoring.py maps each to DashboardFilter.filterType.
+FilterType = Literal["metric", "resource", "user-metadata", "system-metadata"]
+
+
+class DashboardFilter(Model):
+    """A filter on the bundle's dashboard beside rlobs' own rl.* ones, e.g. a cluster's namespace or a team label."""
+
+    label: FilterLabel = Field(description="The label key to filter by.")
+    type: FilterType = Field(
+        "metric",
+        description="metric: a metric label; resource: a monitored-resource label (cluster, namespace, ...); "
+        "user-metadata or system-metadata: a metadata label.",
+    )
+    value: AttrValue | None = Field(None, description="The value the filter starts at; unset: every value.")
+
+
 class WorkloadIdentity(Model):
     kubernetes_service_account: DnsLabel = Field(description="The Kubernetes ServiceAccount the workload runs as.")
     gcp_service_account: ServiceAccountEmail | None = Field(
@@ -234,6 +266,11 @@ class GkeSpec(Model):
         description="Cloud Monitoring user labels on the dashboard and every alert policy (e.g. team: rl-research), "
         "for routing and search; lowercase keys and values.",
     )
+    dashboard_filters: tuple[DashboardFilter, ...] = Field(
+        (),
+        description="More filters on the dashboard, after rlobs' own (run, algorithm, environment, model, system, "
+        "system version), each `{label, type, value}`.",
+    )
     manage: Literal["scripts", "terraform"] = Field(
         "scripts",
         description="Who owns the project set-up (APIs, managed OTel, IAM, dashboards, alert policies): the numbered "
@@ -249,6 +286,22 @@ class GkeSpec(Model):
     def channels_for(self, severity: str) -> list[str]:
         """The channels a policy of `severity` notifies, in profile order."""
         return [c.name for c in self.notification_channels if severity in c.severities]
+
+    @model_validator(mode="after")
+    def _filters_once(self) -> GkeSpec:
+        # Two filters on one label would each narrow the same widgets: the dashboard keeps one per label and type.
+        seen: set[tuple[str, str]] = set()
+        problems = []
+        for i, f in enumerate(self.dashboard_filters):
+            if (f.label, f.type) in seen:
+                problems.append(
+                    ProblemAt(
+                        ("dashboardFilters", i, "label"), f"expected each {f.type} label once, got {f.label!r} again"
+                    )
+                )
+            seen.add((f.label, f.type))
+        raise_all(problems)
+        return self
 
     @model_validator(mode="after")
     def _user_labels(self) -> GkeSpec:
