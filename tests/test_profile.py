@@ -391,3 +391,30 @@ def test_a_nul_byte_is_one_problem_at_its_line_and_column(tmp_path: Path) -> Non
     with pytest.raises(ProfileError) as info:
         load_profile(path)
     assert info.value.lines() == [f"{path}:3:11: expected text, got a NUL byte"]
+
+
+def _unions(annotation: Any) -> Iterator[Any]:
+    """Every union of two or more non-None types inside an annotation (Optional[X] is not one: no member tags)."""
+    import types
+    import typing
+
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(set(args) - {type(None)}) > 1:
+        yield annotation
+    for arg in args:
+        yield from _unions(arg)
+
+
+# Fields whose union type is checked first by a validator that reports one problem per value (pydantic would report a
+# bad value once per union member, under key paths the profile does not have).
+_CHECKED_UNIONS = {("EksSpec", "terraform_variables")}
+
+
+def test_every_union_typed_field_reports_one_problem_per_bad_value() -> None:
+    found = set()
+    for root in (EksProfile, GkeProfile):
+        for _, model in _sections(root):
+            for name, field in model.model_fields.items():
+                if name != "target" and any(True for _ in _unions(field.annotation)):
+                    found.add((model.__name__, name))
+    assert found == _CHECKED_UNIONS
