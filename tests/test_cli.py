@@ -202,14 +202,6 @@ def test_installed_console_script(tmp_path: Path) -> None:
     assert check.returncode == 0, check.stdout
 
 
-def test_init_asks_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("rlobs.main._interactive", lambda: True)
-    result = runner.invoke(app, ["init", "-o", str(tmp_path / "p.yaml")], input="gke-managed-otel\n")
-    assert result.exit_code == 0, result.output
-    assert "gke-managed-otel" in result.stdout  # the choices were listed
-    assert "target: gke" in (tmp_path / "p.yaml").read_text()
-
-
 def test_errors_as_json_for_machines(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(GOOD.replace("location: us-central1", "location: nowhere"))
@@ -362,3 +354,33 @@ def test_signals_on_an_80_column_terminal_never_cuts_a_name(monkeypatch: pytest.
     report = commands.signals()
     names = {row[i] for t in report.tables for row in t.rows for i in t.code_columns}
     assert names and sorted(n for n in names if n not in words) == []
+
+
+@pytest.mark.parametrize("argv", [["signals", "--format", "yaml"], ["validate", "--format", "yaml", "p.yaml"]])
+def test_a_bad_choice_is_a_usage_error_without_pydantic_words(argv: list[str]) -> None:
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 2
+    assert "'yaml' is not one of" in result.output and "Value error" not in result.output
+
+
+@pytest.mark.parametrize("command", ["render", "validate"])
+def test_a_bundle_refused_after_rendering_names_its_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    import rlobs.pipeline
+    from rlobs.errors import CheckError
+
+    real = rlobs.pipeline.build
+
+    def build(profile: object, checker: object) -> object:
+        if profile.metadata.name == "rl-gke":  # type: ignore[attr-defined]
+            raise CheckError("rendered bundle failed its parse-back check (a bug in rlobs):\n  x.json: bad")
+        return real(profile, checker)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rlobs.pipeline, "build", build)
+    eks, gke = _blueprint_file(tmp_path, "eks-jark"), _blueprint_file(tmp_path, "gke-managed-otel")
+    argv = [command, str(eks), str(gke), *(["-o", str(tmp_path / "out")] if command == "render" else [])]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 1
+    assert f"error: {gke} (rl-gke): rendered bundle failed its parse-back check" in result.stderr
+    assert not (tmp_path / "out").exists()

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from rlobs.profile.gke import ChannelRoute
+from rlobs.profile.gke import ChannelRoute, DashboardFilter
 from rlobs.profile.model import GkeProfile
 from rlobs.rl import naming
 from rlobs.rl.catalog import load_catalog
@@ -231,3 +231,51 @@ def test_channels_get_only_the_severities_they_ask_for() -> None:
         expected = [pager.name, chat.name] if policy["severity"] == "CRITICAL" else [chat.name]
         assert policy["notificationChannels"] == expected, policy["displayName"]
     assert {pol["severity"] for _, pol in _policies(routed)} == {"CRITICAL", "WARNING"}
+
+
+def _with_filters(p: GkeProfile, *filters: DashboardFilter) -> GkeProfile:
+    return p.model_copy(update={"gke": p.gke.model_copy(update={"dashboard_filters": filters})})
+
+
+def test_profile_dashboard_filters_follow_rlobs_own_in_the_dashboard() -> None:
+    extra = (DashboardFilter(label="namespace", type="resource", value="rl"), DashboardFilter(label="team"))
+    dash = monitoring.dashboard(facts(_with_filters(profile("gke-managed-otel"), *extra)), extra=extra)
+    assert dash["dashboardFilters"][6:] == [
+        {"filterType": "RESOURCE_LABEL", "labelKey": "namespace", "stringValue": "rl"},
+        {"filterType": "METRIC_LABEL", "labelKey": "team"},
+    ]
+    assert [f["labelKey"] for f in dash["dashboardFilters"][:6]] == [
+        naming.label(CATALOG.attribute(k).name, "gke-telemetry-api") for k in monitoring.FILTERS
+    ]
+
+
+def test_the_rendered_dashboard_carries_the_profiles_filters() -> None:
+    from rlobs.pipeline import plan_bundle
+
+    plan = plan_bundle(gke_profile("gke-standard-rayjob"))
+    (dash,) = [f.data for f in plan.files if getattr(f, "path", "").startswith("monitoring/dashboards/")]
+    assert {"filterType": "RESOURCE_LABEL", "labelKey": "namespace", "stringValue": "rl"} in dash["dashboardFilters"]
+
+
+def test_a_profile_filter_on_one_of_rlobs_own_labels_is_refused() -> None:
+    from rlobs.errors import RlobsError
+
+    extra = (DashboardFilter(label="rl.run.id"),)
+    with pytest.raises(RlobsError, match=r"gke.dashboardFilters\[0\].label: expected a label rlobs does not filter on"):
+        monitoring.dashboard(facts(profile("gke-managed-otel")), extra=extra)
+    # A resource label of the same name is another filter.
+    monitoring.dashboard(
+        facts(profile("gke-managed-otel")), extra=(DashboardFilter(label="rl.run.id", type="resource"),)
+    )
+
+
+def test_google_client_libraries_accept_the_profiles_filters() -> None:
+    module("google.cloud.monitoring_dashboard_v1", "Google's Dashboard message parses the dashboard JSON")
+    from google.cloud.monitoring_dashboard_v1.types import Dashboard
+
+    extra = tuple(DashboardFilter(label="x", type=t, value="v") for t in monitoring.FILTER_TYPES)  # type: ignore[arg-type]
+    dash = Dashboard.from_json(
+        json.dumps(monitoring.dashboard(facts(profile("gke-managed-otel")), extra=extra)), ignore_unknown_fields=False
+    )
+    assert [f.filter_type.name for f in dash.dashboard_filters][6:] == list(monitoring.FILTER_TYPES.values())
+    assert dash.dashboard_filters[6].string_value == "v"

@@ -173,3 +173,26 @@ def test_user_labels_within_the_limit() -> None:
     assert (
         _load("project: my-rl-project", "project: my-rl-project\n  userLabels: {team: rl, cost-center: '4711'}") == []
     )
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ("[{label: namespace, type: resource, value: rl}, {label: team}]", None),
+        (
+            "[{label: team}, {label: team}]",
+            "p.yaml:28:38: gke.dashboardFilters[1].label: expected each metric label once",
+        ),
+        ("[{label: team}, {label: team, type: resource}]", None),
+        ("[{label: 'team name'}]", "gke.dashboardFilters[0].label: expected a label key like namespace or team"),
+        ("[{label: team, type: metadata}]", "gke.dashboardFilters[0].type: expected one of 'metric', 'resource'"),
+        ("[{label: team, value: 'a b'}]", "gke.dashboardFilters[0].value: expected a short identifier"),
+    ],
+)
+def test_dashboard_filters_are_checked(filters: str, expected: str | None) -> None:
+    lines = _load("  logs: false", f"  dashboardFilters: {filters}\n  logs: false")
+    if expected is None:
+        assert lines == []
+    else:
+        (line,) = lines
+        assert expected in line, line

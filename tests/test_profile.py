@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import ast
+import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import rlobs.profile.load
 from rlobs.errors import ProfileError
 from rlobs.profile.load import load_profile, parse_profile
-from rlobs.profile.model import GkeProfile
+from rlobs.profile.model import EksProfile, GkeProfile
 from testing.helpers import GOOD, all_profiles, write_tree
 
 
@@ -47,7 +52,9 @@ def test_unknown_key_with_did_you_mean() -> None:
 def test_wrong_type_and_bad_value_are_all_reported() -> None:
     text = GOOD.replace("location: us-central1", "location: us central 1").replace("namespace: rl", "namespace: 42")
     assert _errors(text) == [
-        "p.yaml:9:14: workload.namespace: expected a string, got 42",
+        "p.yaml:9:14: workload.namespace: expected a Kubernetes name (RFC 1123 label: at most 63 lowercase letters, "
+        "digits and '-', starting and ending with a letter or digit) like rl-trainer, got the number 42 "
+        '(quote it: "42")',
         "p.yaml:14:13: gke.location: expected a GCP region or zone like us-central1 or us-central1-a, "
         "got 'us central 1'",
     ]
@@ -117,7 +124,9 @@ def test_unknown_target_still_reports_the_common_keys() -> None:
     text = GOOD.replace("target: gke", "target: aks").replace("namespace: rl", "namespace: 42")
     assert _errors(text) == [
         "p.yaml:6:9: target: expected one of eks, gke, got 'aks'",
-        "p.yaml:9:14: workload.namespace: expected a string, got 42",
+        "p.yaml:9:14: workload.namespace: expected a Kubernetes name (RFC 1123 label: at most 63 lowercase letters, "
+        "digits and '-', starting and ending with a letter or digit) like rl-trainer, got the number 42 "
+        '(quote it: "42")',
     ]
 
 
@@ -233,3 +242,179 @@ def test_durations_beyond_what_prometheus_accepts_are_refused(value: str) -> Non
             ),
             "p.yaml",
         )
+
+
+def test_an_inline_grafana_password_suggests_the_key_grafana_has() -> None:
+    (line,) = _errors(_eks_with("    adminSecret: grafana-admin", "    adminPassword: hunter2"))
+    assert "eks.grafana.adminPassword:" in line and "`adminSecret: grafana-admin`" in line
+    assert "secretRef" not in line and "hunter2" not in line
+
+
+def test_an_inline_secret_in_a_receiver_suggests_its_secret_ref() -> None:
+    (line,) = _errors(_eks_with("      type: slack\n", "      type: slack\n      webhookUrl: hunter2\n"))
+    assert "eks.alertmanagerReceivers[0].webhookUrl:" in line
+    assert "`secretRef: {name: my-secret, key: password}`" in line
+
+
+def test_a_section_without_secret_references_says_so() -> None:
+    (line,) = _errors(GOOD.replace("  cluster: rl-cluster", "  cluster: rl-cluster\n  apiToken: hunter2"))
+    assert "`gke:` takes no Secret reference" in line
+
+
+def _sections(model: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every object in the profile model and its key path (list items under their list's key)."""
+    from rlobs.profile.load import _model_of
+
+    yield path, model
+    for name, field in model.model_fields.items():
+        sub = _model_of(field.annotation)
+        if sub is not None:
+            yield from _sections(sub, (*path, field.alias or name))
+
+
+@pytest.mark.parametrize(("root", "refs"), [(EksProfile, 5), (GkeProfile, 0)], ids=["eks", "gke"])
+def test_every_secret_hint_names_a_key_of_its_own_section(root: Any, refs: int) -> None:
+    from rlobs.profile.load import secret_hint
+
+    checked = 0
+    for path, model in _sections(root):
+        hint = secret_hint(model, (*path, "password"))
+        keys = {f.alias or n for n, f in model.model_fields.items()}
+        named = re.findall(r"`(\w+): ", hint)
+        assert set(named) <= keys, (path, hint)
+        assert named or "takes no Secret reference" in hint, (path, hint)
+        checked += len(named)
+    assert checked == refs  # eks: grafana's, opensearch's three, a receiver's secretRef
+
+
+# Words in backticks that are not profile keys: YAML's own `key: value`, the helm chart field `release:`.
+_NOT_PROFILE_KEYS = {"key", "release"}
+
+
+def test_every_key_a_message_names_exists_in_the_model() -> None:
+    """Walk every string in the profile package's messages: each dotted profile path (eks.cluster.name) resolves in
+    the model, and each `key:` in backticks is a key of some section."""
+    from rlobs.profile.load import _model_at
+
+    keys = {"eks", "gke"} | {
+        f.alias or n for root in (EksProfile, GkeProfile) for _, m in _sections(root) for n, f in m.model_fields.items()
+    }
+    named: list[tuple[str, str]] = []
+    for source in sorted((Path(rlobs.profile.load.__file__).parent).glob("*.py")):
+        if source.name == "fleet.py":  # the fleet file's own keys (tests/test_fleet.py)
+            continue
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                named += [(source.name, m) for m in _DOTTED.findall(node.value)]
+                named += [(source.name, f"`{m}") for m in re.findall(r"`(\w+):", node.value)]
+    assert len(named) > 20
+    for where, name in named:
+        if name.startswith("`"):
+            assert name[1:] in keys | _NOT_PROFILE_KEYS, (where, name)
+            continue
+        root = EksProfile if name.startswith("eks.") else GkeProfile
+        *parents, leaf = name.split(".")
+        model = _model_at(root, tuple(parents))
+        assert model is not None and leaf in {f.alias for f in model.model_fields.values()}, (where, name)
+
+
+_DOTTED = re.compile(r"(?<![\w/.-])(?:workload|eks|gke|alerts|metadata)\.[A-Za-z][A-Za-z.]*[A-Za-z]")
+
+
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        ('availability_zones_count: "three"', "expected a number (Terraform type number), got 'three'"),
+        ("availability_zones_count: [1, 2]", "expected a number (Terraform type number), got a list"),
+        ("enable_nvidia_gpu_operator: null", "expected true or false (Terraform type bool), got null"),
+    ],
+)
+def test_a_terraform_variable_of_the_wrong_type_is_one_line_at_its_own_key(block: str, expected: str) -> None:
+    text = all_profiles()["eks-jark"].replace("eks:\n", f"eks:\n  terraformVariables:\n    {block}\n", 1)
+    (line,) = _errors(text)
+    assert line.split(": ", 1)[1] == f"eks.terraformVariables.{block.split(':')[0]}: {expected}"
+
+
+def test_every_bad_terraform_variable_is_reported_with_a_union_typed_value_among_them() -> None:
+    block = "    availability_zones_count: [1]\n    ami_family: ubuntu\n    no_such_var: 1\n"
+    lines = _errors(all_profiles()["eks-jark"].replace("eks:\n", f"eks:\n  terraformVariables:\n{block}", 1))
+    assert [line.split(": ")[1] for line in lines] == [
+        "eks.terraformVariables.availability_zones_count",
+        "eks.terraformVariables.ami_family",
+        "eks.terraformVariables.no_such_var",
+    ]
+
+
+def test_a_number_for_a_duration_says_which_unit_to_add() -> None:
+    (line,) = _errors(GOOD.replace("  container: trainer", "  container: trainer\n  exportInterval: 15"))
+    assert line == (
+        "p.yaml:11:19: workload.exportInterval: expected a duration like 15s (a number and a unit), got the number 15"
+    )
+
+
+def test_an_unquoted_version_says_what_yaml_made_of_it_and_to_quote_it() -> None:
+    (line,) = _errors(_eks_with('kubernetesVersion: "1.34"', "kubernetesVersion: 1.30"))
+    assert line.endswith(
+        "eks.cluster.kubernetesVersion: expected a Kubernetes minor version like 1.34, got the number 1.3 "
+        '(an unquoted 1.30 is a number in YAML: quote it, "1.30")'
+    )
+
+
+def test_an_unquoted_yes_is_named_as_yaml_reads_it() -> None:
+    (line,) = _errors(GOOD.replace("system: verl", "system: yes"))
+    assert line.endswith('got true (an unquoted yes is a boolean in YAML: quote it, "yes")'), line
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "kind: Profile\nmetadata:\n\tname: x\n",
+            "p.yaml:3:1: invalid YAML: a tab character: YAML indents with spaces",
+        ),
+        ("metadata:\n  name: x\n   description: y\n", "p.yaml:3:15: invalid YAML: unexpected ':' here: a key indented"),
+        ("metadata:\n  name: x\n description: y\n", "p.yaml:3:2: invalid YAML: this line is indented less than"),
+        ("metadata:\n  - x\n  name: y\n", "p.yaml:3:3: invalid YAML: a key among list items"),
+        ("metadata:\n  name: x\n  descr\n", "p.yaml:3:3: invalid YAML: expected `key: value`"),
+        ('metadata:\n  name: "x\n', "p.yaml:2:9: invalid YAML: a quoted value without its closing quote"),
+    ],
+)
+def test_yaml_syntax_errors_get_a_hint_at_their_position(text: str, expected: str) -> None:
+    (line,) = _errors(text)
+    assert line.startswith(expected), line
+    assert "while " not in line and "token" not in line
+
+
+def test_a_nul_byte_is_one_problem_at_its_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_bytes(b"kind: Profile\nmetadata:\n  name: \xc3\xa9x\0\n")
+    with pytest.raises(ProfileError) as info:
+        load_profile(path)
+    assert info.value.lines() == [f"{path}:3:11: expected text, got a NUL byte"]
+
+
+def _unions(annotation: Any) -> Iterator[Any]:
+    """Every union of two or more non-None types inside an annotation (Optional[X] is not one: no member tags)."""
+    import types
+    import typing
+
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(set(args) - {type(None)}) > 1:
+        yield annotation
+    for arg in args:
+        yield from _unions(arg)
+
+
+# Fields whose union type is checked first by a validator that reports one problem per value (pydantic would report a
+# bad value once per union member, under key paths the profile does not have).
+_CHECKED_UNIONS = {("EksSpec", "terraform_variables")}
+
+
+def test_every_union_typed_field_reports_one_problem_per_bad_value() -> None:
+    found = set()
+    for root in (EksProfile, GkeProfile):
+        for _, model in _sections(root):
+            for name, field in model.model_fields.items():
+                if name != "target" and any(True for _ in _unions(field.annotation)):
+                    found.add((model.__name__, name))
+    assert found == _CHECKED_UNIONS

@@ -33,6 +33,10 @@ def test_schema_rejects_unknown_keys() -> None:
     assert any("contianer" in e.message for e in _validator().iter_errors(data))
 
 
+_RUN = "    model: Qwen2.5-7B-Instruct"
+_ZONE = "location: us-central1\n  cluster: rl-cluster\n  clusterMode: existing"
+_MODE = "clusterMode: existing     # or create-standard / create-autopilot\n  manage: scripts"
+
 # (profile, text to replace, replacement): field rules the editor must flag exactly as `validate` does.
 CORPUS = [
     ("eks-jark", "region: us-west-2", "region: eu-central-1"),
@@ -62,6 +66,81 @@ CORPUS = [
     ("gke-managed-otel", "naming: telemetry-api", "naming: otlp"),
     ("gke-managed-otel", "target: gke", "target: eks"),
     ("gke-managed-otel", "gke:", "gcp:"),
+    # Cross-field rules (rlobs.profile.schema): the target's own section, then each validator across keys.
+    ("gke-managed-otel", "target: gke", "target: gke\neks: {}"),
+    ("eks-jark", "  kind: RayJob", "  kind: JobSet"),
+    ("eks-jark", "  kind: RayJob", "  kind: JobSet\n  replicatedJobs: [trainer, {name: rollout, container: vllm}]"),
+    ("eks-jark", "  kind: RayJob", "  kind: JobSet\n  replicatedJobs: []"),
+    ("eks-jark", "  kind: RayJob", "  kind: RayJob\n  replicatedJobs: [trainer]"),
+    ("eks-jark", "  kind: RayJob", "  kind: RayJob\n  replicatedJobs: []"),
+    ("eks-jark", _RUN, _RUN + "\n  tracker: {kind: wandb, entity: rl}"),
+    ("eks-jark", _RUN, _RUN + "\n  tracker: {kind: wandb, entity: rl, project: grpo}"),
+    ("eks-jark", _RUN, _RUN + "\n  tracker: {kind: wandb, entity: rl, project: grpo, experiment: '1'}"),
+    ("eks-jark", _RUN, _RUN + "\n    id: run:7\n  tracker: {kind: wandb, entity: rl, project: grpo}"),
+    (
+        "eks-jark",
+        _RUN,
+        _RUN + "\n    id: run:7\n  tracker: {kind: mlflow, url: 'https://ml.example.com', experiment: '3'}",
+    ),
+    ("eks-jark", _RUN, _RUN + "\n  tracker: {kind: mlflow, experiment: '3'}"),
+    ("eks-jark", _RUN, _RUN + "\n  tracker: {kind: mlflow, url: 'https://ml.example.com', experiment: '3', entity: x}"),
+    ("eks-jark", "    - name: rl-oncall", "    - name: 'null'"),
+    (
+        "eks-jark",
+        "  alertmanagerReceivers:",
+        "  terraformVariables: {observability_mcp_enabled: true}\n  alertmanagerReceivers:",
+    ),
+    (
+        "eks-jark",
+        "  alertmanagerReceivers:",
+        "  terraformVariables: {observability_mcp_enabled: false}\n  alertmanagerReceivers:",
+    ),
+    ("eks-ai-on-eks", "  metricsPipeline:", "  prometheus: {retention: 7d}\n  metricsPipeline:"),
+    ("eks-ai-on-eks", "  metricsPipeline:", "  prometheus: {}\n  metricsPipeline:"),
+    ("eks-ai-on-eks", "  metricsPipeline:", "  opensearch: {logWriterSecret: writer}\n  metricsPipeline:"),
+    ("eks-ai-on-eks", "  metricsPipeline:", "  grafana: {adminSecret: g}\n  metricsPipeline:"),
+    ("eks-ai-on-eks", "      type: webhook", "      type: webhook\n      alerts: cluster"),
+    ("eks-ai-on-eks", "observability_mcp_enabled: false", "observability_mcp_enabled: true"),
+    ("eks-ai-on-eks", "  mode: ai-on-eks", "  mode: rlobs"),
+    ("eks-ai-on-eks", "  mode: ai-on-eks", "  mode: rlobs\n  dcgmExporter: false"),
+    (
+        "eks-ai-on-eks",
+        "enable_nvidia_gpu_operator_dcgm_exporter: false",
+        "enable_nvidia_gpu_operator_dcgm_exporter: true",
+    ),
+    ("eks-ai-on-eks", "enable_nvidia_gpu_operator_dcgm_exporter: false", "enable_kube_prometheus_stack: false"),
+    ("eks-ai-on-eks", "availability_zones_count: 3", "availability_zones_count: 5"),
+    ("eks-ai-on-eks", "availability_zones_count: 3", "availability_zones_count: '3'"),
+    ("eks-ai-on-eks", "availability_zones_count: 3", "enable_kube_prometheus_stack: true"),
+    ("eks-ai-on-eks", "availability_zones_count: 3", "enable_argocd: true"),
+    ("eks-ai-on-eks", "availability_zones_count: 3", "region: eu-west-1"),
+    ("eks-ai-on-eks", "availability_zones_count: 3", "huggingface_token: x"),
+    ("eks-ai-on-eks", "availability_zones_count: 3", "no_such_variable: 1"),
+    ("eks-ai-on-eks", "availability_zones_count: 3", "enable_cluster_addons: {metrics-server: false}"),
+    ("eks-ai-on-eks", "availability_zones_count: 3", "enable_cluster_addons: {metrics-server: true, coredns: true}"),
+    ("gke-managed-otel", "exportInterval: 30s", "exportInterval: 2s"),
+    ("gke-managed-otel", "exportInterval: 30s", "exportInterval: 300s"),
+    ("gke-managed-otel", "exportInterval: 30s", "exportInterval: 301s"),
+    ("gke-managed-otel", "exportInterval: 30s", "exportInterval: 5m"),
+    ("gke-managed-otel", "exportInterval: 30s", "exportInterval: 6m"),
+    ("gke-managed-otel", "exportInterval: 30s", "exportInterval: 1h"),
+    ("gke-managed-otel", "  namespace: rl", "  namespace: kube-rl"),
+    ("gke-managed-otel", "  namespace: rl", "  namespace: gmp-public"),
+    ("gke-managed-otel", "  namespace: rl", "  namespace: gmp-rl"),
+    ("gke-managed-otel", "clusterMode: existing", "clusterMode: create-autopilot"),
+    ("gke-managed-otel", "location: us-central1", "location: us-central1-a"),
+    ("gke-managed-otel", _ZONE, _ZONE.replace("us-central1", "us-central1-a").replace("existing", "create-autopilot")),
+    ("gke-managed-otel", _MODE, "clusterMode: create-standard\n  manage: terraform"),
+    ("gke-managed-otel", _MODE, "clusterMode: create-standard\n  manage: terraform\n  deletionProtection: true"),
+    ("gke-managed-otel", _MODE, "clusterMode: existing\n  manage: terraform\n  deletionProtection: false"),
+    ("gke-managed-otel", _MODE, "clusterMode: create-autopilot\n  manage: scripts\n  deletionProtection: null"),
+    ("gke-managed-otel", "naming: telemetry-api", "naming: gmp-collector"),
+    ("gke-managed-otel", "naming: telemetry-api", "naming: gmp-collector\n  collectorEndpoint: http://otel.obs:4317"),
+    ("gke-managed-otel", "naming: telemetry-api", "naming: telemetry-api\n  collectorEndpoint: http://otel.obs:4317"),
+    ("gke-managed-otel", "logs: false", "logs: false\n  userLabels: {team: rl-research, cost_center: '42'}"),
+    ("gke-managed-otel", "logs: false", "logs: false\n  userLabels: {rlobs_bundle: x}"),
+    ("gke-managed-otel", "logs: false", "logs: false\n  userLabels: {Team: rl}"),
+    ("gke-managed-otel", "logs: false", "logs: false\n  userLabels: {team: RL}"),
 ]
 
 
@@ -95,3 +174,15 @@ def test_corpus_has_both_verdicts() -> None:
         except ProfileError:
             verdicts.add(False)
     assert verdicts == {True, False}
+
+
+def test_the_gke_export_interval_pattern_is_the_validators_range() -> None:
+    import re
+
+    from rlobs.profile.fields import duration_seconds
+    from rlobs.profile.gke import MAX_EXPORT_SECONDS, MIN_EXPORT_SECONDS
+    from rlobs.profile.schema import GKE_EXPORT_INTERVAL
+
+    for value in [f"{n}{unit}" for unit in "smhd" for n in range(1, 400)]:
+        in_range = MIN_EXPORT_SECONDS <= duration_seconds(value) <= MAX_EXPORT_SECONDS
+        assert bool(re.fullmatch(GKE_EXPORT_INTERVAL, value)) == in_range, value

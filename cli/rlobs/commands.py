@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlobs.bundle.write import Changes, RenderKey
 
 if TYPE_CHECKING:
+    from rlobs.bundle.check import Checker
     from rlobs.bundle.spec import Rendered
     from rlobs.profile.model import Profile
-from rlobs.errors import RlobsError
+from rlobs.errors import Problem, RlobsError
 
 SCHEMA_FILE = "rlobs.schema.json"
 _MODELINE = f"# yaml-language-server: $schema=./{SCHEMA_FILE}\n"
@@ -25,6 +26,7 @@ class RenderResult:
     name: str
     out_dir: Path
     changes: Changes
+    warnings: tuple[Problem, ...] = ()  # the profile's (profile.warnings): printed, never a refusal
 
     def as_dict(self) -> dict[str, object]:
         c = self.changes
@@ -36,11 +38,13 @@ class RenderResult:
             "updated": list(c.updated),
             "deleted": list(c.deleted),
             "unchanged": len(c.unchanged),
+            "warnings": [w.as_dict() for w in self.warnings],
         }
 
 
-def init(blueprint: str | None, target: str | None, out: Path, *, force: bool) -> list[Path]:
-    """Write the blueprint (or the target's default blueprint) as a new profile, and the schema beside it."""
+def init(blueprint: str | None, target: str | None, out: Path, *, force: bool, text: str | None = None) -> list[Path]:
+    """Write the blueprint (or the target's default blueprint, or `text`: that blueprint with interactive init's
+    answers in it) as a new profile, and the schema beside it."""
     from rlobs.blueprints import default_blueprint, load_blueprints
 
     found = load_blueprints()
@@ -52,7 +56,7 @@ def init(blueprint: str | None, target: str | None, out: Path, *, force: bool) -
     if target is not None and bp.target != target:
         raise RlobsError(f"blueprint {blueprint} is for target {bp.target}, not {target}")
     schema_path = out.parent / SCHEMA_FILE
-    write_file(out, _MODELINE + bp.text, force=force)
+    write_file(out, _MODELINE + (bp.text if text is None else text), force=force)
     written = [out]
     # The schema is rlobs's own output: refresh it when absent or when --force is given.
     if not schema_path.exists() or force:
@@ -61,12 +65,17 @@ def init(blueprint: str | None, target: str | None, out: Path, *, force: bool) -
     return written
 
 
-def write_file(path: Path, text: str, *, force: bool) -> None:
-    """Write one file the user named: a new one, or with `force` a replacement (never a folder, never half)."""
+def ensure_new(path: Path, *, force: bool) -> None:
+    """Refuse a path write_file would refuse, before anything is asked or built for it."""
     if path.is_dir():
         raise RlobsError(f"{path}: expected a file name, got a folder")
     if path.exists() and not force:
         raise RlobsError(f"{path} exists: expected a new file (pass --force to overwrite it)")
+
+
+def write_file(path: Path, text: str, *, force: bool) -> None:
+    """Write one file the user named: a new one, or with `force` a replacement (never a folder, never half)."""
+    ensure_new(path, force=force)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.rlobs-tmp")
     try:
@@ -81,8 +90,9 @@ def schema_text() -> str:
 
     from rlobs.profile.fields import ProfileJsonSchema
     from rlobs.profile.model import Profile
+    from rlobs.profile.schema import add_cross_field_rules
 
-    schema = TypeAdapter(Profile).json_schema(by_alias=True, schema_generator=ProfileJsonSchema)
+    schema = add_cross_field_rules(TypeAdapter(Profile).json_schema(by_alias=True, schema_generator=ProfileJsonSchema))
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://rlobs.dev/schema/rlobs.v1alpha1.profile.json",
@@ -128,10 +138,25 @@ def _text(path: Path) -> str:
         return ""  # the loader reports it
 
 
+def warnings(profiles: list[Path]) -> list[tuple[Problem, ...]]:
+    """Each profile's warnings (a blueprint placeholder left in, alerts that notify nobody), in argument order."""
+    from rlobs.profile.warnings import load_warnings
+
+    return [tuple(load_warnings(p)) for p in profiles]
+
+
 def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool) -> list[RenderResult]:
+    """What rendering does (or would do) to each bundle; a bundle rendered from its profile carries the profile's
+    warnings. An up-to-date one is answered from its render key without reading YAML (rlobs.entry's fast path, where
+    importing a YAML parser alone would cost more than the answer), so its warnings were given when it was rendered."""
     answered = up_to_date(profiles, out)
     if answered is not None:
         return answered
+    results = _render(profiles, out, write=write, force=force, with_diff=with_diff)
+    return [replace(r, warnings=w) for r, w in zip(results, warnings([r.profile for r in results]), strict=True)]
+
+
+def _render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool) -> list[RenderResult]:
     fleet = fleet_file(profiles)
     if fleet is not None:
         from rlobs.fleet import commands as fleets
@@ -145,10 +170,8 @@ def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_di
     # Made before the heavy imports below, so its parser process warms up on the other core meanwhile; when
     # re-rendering one bundle, only if some HCL text turns out new (the manifest's digests say what was checked).
     with Checker(recorded_digests(out) if len(profiles) == 1 else None) as checker:
-        from rlobs.pipeline import build
-
         loaded = _load_all(profiles)
-        built = [build(p, checker) for _, p in loaded]
+        built = [_build(path, p, checker) for path, (_, p) in zip(profiles, loaded, strict=True)]
     keys = [RenderKey(render_key(data), p.metadata.name) for data, p in loaded]
     targets = [out if len(loaded) == 1 else out / p.metadata.name for _, p in loaded]
     return _apply(list(zip(profiles, keys, built, targets, strict=True)), write=write, force=force, diff=with_diff)
@@ -204,6 +227,19 @@ def _apply(
     return results
 
 
+def _build(path: Path, profile: Profile, checker: Checker) -> tuple[Rendered, ...]:
+    """The profile's bundle; a refusal of what it renders (parse-back, credential shapes) names the profile."""
+    from rlobs.errors import CheckError
+    from rlobs.pipeline import build
+
+    try:
+        return build(profile, checker)
+    except (CheckError, RlobsError) as exc:
+        if type(exc) not in (CheckError, RlobsError):
+            raise
+        raise type(exc)(f"{path} ({profile.metadata.name}): {exc}") from None
+
+
 def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[str]:
     fleet = fleet_file(profiles)
     if fleet is not None:
@@ -215,11 +251,9 @@ def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[
     from rlobs.bundle.check import Checker
 
     with Checker() as checker:
-        from rlobs.pipeline import build
-
         loaded = _load_all(profiles)
-        for _, profile in loaded:
-            build(profile, checker)
+        for path, (_, profile) in zip(profiles, loaded, strict=True):
+            _build(path, profile, checker)
     return [p.metadata.name for _, p in loaded]
 
 

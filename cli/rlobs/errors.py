@@ -35,6 +35,9 @@ class Problem:
         where = f"{self.file}:{self.line}:{self.column}"
         return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
 
+    def as_dict(self) -> dict[str, object]:
+        return {"file": self.file, "line": self.line, "column": self.column, "path": self.path, "message": self.message}
+
 
 class ProfileError(RlobsError):
     """A profile failed to load; carries every problem found, not just the first."""
@@ -47,10 +50,7 @@ class ProfileError(RlobsError):
         return [str(p) for p in self.problems]
 
     def as_dicts(self) -> list[dict[str, object]]:
-        return [
-            {"file": p.file, "line": p.line, "column": p.column, "path": p.path, "message": p.message}
-            for p in self.problems
-        ]
+        return [p.as_dict() for p in self.problems]
 
 
 class OutputConflictError(RlobsError):

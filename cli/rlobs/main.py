@@ -7,12 +7,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rlobs import __version__
 from rlobs.errors import EXIT_OK, RlobsError
+
+if TYPE_CHECKING:
+    from rlobs import questions
 
 app = typer.Typer(
     name="rlobs",
@@ -46,6 +49,24 @@ def _help_without_python_types() -> None:
 
 
 _help_without_python_types()
+
+
+def _usage_errors_without_pydantic_words() -> None:
+    """typer 0.29 converts option values through pydantic and prints its first error message as is, so a bad
+    choice reads `Invalid value for '--format': Value error, 'yaml' is not one of ...`; drop pydantic's prefix."""
+    from typer import _coercion, _display, _param_types
+
+    plain = _display.get_error_msg
+
+    def error_msg(exc: object) -> str:
+        return plain(exc).removeprefix("Value error, ")
+
+    # Both modules bound the function by name at import (`from ._display import get_error_msg`).
+    _coercion.get_error_msg = error_msg  # type: ignore[attr-defined]
+    _param_types.get_error_msg = error_msg  # type: ignore[attr-defined]
+
+
+_usage_errors_without_pydantic_words()
 
 
 class Fmt(StrEnum):
@@ -124,7 +145,8 @@ def init(
 ) -> None:
     """Write a starter profile from a blueprint.
 
-    Asks on a terminal; takes --blueprint or --target otherwise. Also writes rlobs.schema.json beside it.
+    Without --blueprint or --target, asks on a terminal: target, cluster, region or project, namespace, workload
+    and (eks) GitOps repository, each checked as `validate` checks it. Also writes rlobs.schema.json beside it.
     """
     from rlobs import commands, output
 
@@ -137,9 +159,11 @@ def init(
                 output.say(f"wrote {path}", style="green")
             output.say(f"next: edit {target_file}, then run `rlobs render {target_file} -o out`")
             return
+        text = None
         if blueprint is None and target is None:
-            blueprint = _ask_blueprint(interactive=_interactive())
-        written = commands.init(blueprint, target, out, force=force)
+            commands.ensure_new(out, force=force)  # before asking anything
+            target, text = _ask_profile(interactive=_interactive())
+        written = commands.init(blueprint, target, out, force=force, text=text)
         for path in written:
             output.say(f"wrote {path}", style="green")
         output.say(f"next: edit {out}, then run `rlobs render {out} -o out`")
@@ -149,19 +173,51 @@ def _interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def _ask_blueprint(*, interactive: bool) -> str:
+def _ask_profile(*, interactive: bool) -> tuple[str, str]:
+    """Ask what a profile needs from its user (rlobs.questions), each answer checked as `validate` checks it and
+    asked again until it passes; the target and the profile text with the answers in it."""
+    from rlobs import questions
     from rlobs.blueprints import load_blueprints
 
     found = load_blueprints()
+    targets = questions.targets(found)
     if not interactive:
-        targets = "|".join(sorted({bp.target for bp in found.values()}))
-        raise RlobsError(f"no terminal to ask on: pass --blueprint NAME or --target {targets}")
-    for name, bp in found.items():
-        print(f"  {name:<20} {bp.description}")
-    choice: str = typer.prompt("Blueprint", default=next(iter(found)))
-    if choice not in found:
-        raise RlobsError(f"unknown blueprint {choice!r}: expected one of {', '.join(found)}")
-    return choice
+        raise RlobsError(f"no terminal to ask on: pass --blueprint NAME or --target {'|'.join(targets)}")
+    for i, name in enumerate(targets, 1):
+        print(f"  {i}  {name}")
+    target = None
+    while target is None:
+        raw: str = typer.prompt("Target (name or number)")
+        target = questions.choose(raw, targets)
+        if target is None:
+            _say_error(f"expected one of {', '.join(targets)} or 1-{len(targets)}, got {raw!r}")
+    text = questions.start(found, target)
+    for question in questions.QUESTIONS[target]:
+        if question.when(text):
+            text = _ask(question, text)
+    return target, text
+
+
+def _ask(question: questions.Question, text: str) -> str:
+    """The profile text with the answer to `question` in it, asked until the loader accepts it."""
+    from rlobs import questions
+
+    if question.choices:
+        print("  " + "  ".join(f"{i} {c}" for i, c in enumerate(question.choices, 1)))
+    while True:
+        suggested = questions.default(text, question)
+        raw: str = typer.prompt(question.prompt, default=suggested) if suggested else typer.prompt(question.prompt)
+        new, problems = questions.answer(text, question, raw)
+        if not problems:
+            return new
+        for problem in problems:
+            _say_error(problem)
+
+
+def _say_error(message: str) -> None:
+    from rlobs import output
+
+    output.say(f"error: {message}", err=True, style="red")
 
 
 ProfilesArg = Annotated[list[Path], typer.Argument(help="Profile YAML files.", show_default=False, metavar="PROFILE")]
@@ -203,6 +259,8 @@ def render(
         results = commands.render(profiles, out, write=not (check or diff or dry_run), force=force, with_diff=diff)
     from rlobs import output
 
+    if fmt is Fmt.text:
+        output.report_warnings([w for r in results for w in r.warnings])
     code = output.report_render(results, as_json=fmt is Fmt.json, check=check, diff=diff, dry_run=dry_run)
     raise typer.Exit(code)
 
@@ -238,9 +296,16 @@ def validate(
         from rlobs import commands, output
 
         names = commands.validate(profiles, cluster_secrets)
+        warned = commands.warnings(profiles)
     if fmt is Fmt.json:
-        output.as_json([{"profile": str(p), "name": n, "valid": True} for p, n in zip(profiles, names, strict=True)])
+        output.as_json(
+            [
+                {"profile": str(p), "name": n, "valid": True, "warnings": [w.as_dict() for w in ws]}
+                for p, n, ws in zip(profiles, names, warned, strict=True)
+            ]
+        )
     else:
+        output.report_warnings([w for ws in warned for w in ws])
         for p, n in zip(profiles, names, strict=True):
             output.say(f"{p}: ok ({n})", style="green")
 

@@ -11,6 +11,7 @@ from rlobs.errors import EXIT_DRIFT, EXIT_OK
 
 if TYPE_CHECKING:
     from rlobs.commands import RenderResult
+    from rlobs.errors import Problem
 
 
 def fancy(stream: TextIO) -> bool:
@@ -127,3 +128,10 @@ def report_render(results: list[RenderResult], *, as_json: bool, check: bool, di
                 say(f"{verb}{label} {r.out_dir / p}", style=style)
         say(f"{r.name}: {len(c.changed)} changed, {len(c.unchanged)} unchanged in {r.out_dir}", style="bold")
     return EXIT_DRIFT if check and drift else EXIT_OK
+
+
+def report_warnings(warnings: list[Problem]) -> None:
+    """Text output's warnings, on stderr: `file:line:col: warning: key.path: ...` (JSON carries them as data)."""
+    for w in warnings:
+        where = f"{w.file}:{w.line}:{w.column}: warning: "
+        say(where + (f"{w.path}: {w.message}" if w.path else w.message), err=True, style="yellow")

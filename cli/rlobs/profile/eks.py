@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from rlobs.profile.fields import (
@@ -20,7 +20,7 @@ from rlobs.profile.fields import (
 )
 from rlobs.profile.helmvalues import override_problems
 from rlobs.profile.problems import ProblemAt, raise_all
-from rlobs.profile.terraform import variable_problems
+from rlobs.profile.terraform import entry_problems, variable_problems
 
 AwsRegion = Annotated[
     str, AfterValidator(matching(r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]", "an AWS region like us-west-2"))
@@ -69,7 +69,14 @@ _GIT_URL = re.compile(
     rf"|ssh://([A-Za-z0-9._-]+@)?{_HOST}(:[0-9]{{1,5}})?/{_PATH}"
     rf"|[A-Za-z0-9._-]+@{_HOST}:{_PATH}"
 )
-GitUrl = Annotated[str, AfterValidator(with_json_pattern(_git_url, _GIT_URL.pattern, 2048))]
+GitUrl = Annotated[
+    str,
+    AfterValidator(
+        with_json_pattern(
+            _git_url, _GIT_URL.pattern, 2048, expected="a Git repository URL like https://github.com/acme/gitops.git"
+        )
+    ),
+]
 # HEAD follows whatever the repository's default branch is at sync time: the unpinned revision the issue is about.
 GitRevision = Annotated[
     str,
@@ -120,6 +127,16 @@ SlackChannel = Annotated[
 
 # The HCL values a blueprint.tfvars variable can take here (bool, number, string, list(string), map(bool)).
 TfValue = bool | int | float | str | tuple[str, ...] | dict[str, bool | int | float | str]
+
+
+def _declared_variables(value: Any) -> Any:
+    # Each entry is checked against the variable's declared Terraform type first: the union above would report a
+    # bad value once per member, at key paths the profile does not have, and stop the other entries' checks.
+    raise_all(entry_problems(value))
+    return value
+
+
+TerraformVariables = Annotated[dict[str, TfValue], BeforeValidator(_declared_variables)]
 
 
 class SecretRef(Model):
@@ -278,7 +295,7 @@ class EksSpec(Model):
     ray_logs: bool = Field(
         default=True, description="Ship Ray session logs with a FluentBit sidecar (Ray workload kinds)."
     )
-    terraform_variables: dict[str, TfValue] = Field(
+    terraform_variables: TerraformVariables = Field(
         default_factory=dict,
         description="More ai-on-eks variables for blueprint.tfvars (declared, non-sensitive ones only), "
         "e.g. enable_nvidia_gpu_operator: true.",

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
 from pydantic import BaseModel as _BaseModel
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
@@ -35,14 +35,18 @@ def matching(pattern: str, expected: str, max_len: int | None = None) -> Callabl
             raise ValueError(f"expected {expected}")
         return value
 
-    return with_json_pattern(check, pattern, max_len)
+    return with_json_pattern(check, pattern, max_len, expected=expected)
 
 
-def with_json_pattern(check: Callable[[str], str], pattern: str, max_len: int | None = None) -> Callable[[str], str]:
+def with_json_pattern(
+    check: Callable[[str], str], pattern: str, max_len: int | None = None, *, expected: str | None = None
+) -> Callable[[str], str]:
     """Mark a string validator with the regex it enforces, so the editor schema carries the same rule
-    (ProfileJsonSchema); the patterns use only syntax JSON Schema's ECMA-262 regexes share with Python's."""
+    (ProfileJsonSchema); the patterns use only syntax JSON Schema's ECMA-262 regexes share with Python's. `expected`
+    is what it expects in words: the loader says it when the value is not a string at all (a number, true)."""
     check.json_pattern = f"^(?:{pattern})$"  # type: ignore[attr-defined]
     check.json_max_length = max_len  # type: ignore[attr-defined]
+    check.expected = expected  # type: ignore[attr-defined]
     return check
 
 
@@ -88,7 +92,19 @@ def _duration(value: str) -> str:
     return value
 
 
-Duration = Annotated[str, AfterValidator(with_json_pattern(_duration, _DURATION.pattern))]
+def _not_a_number(value: object) -> object:
+    # `exportInterval: 15` reads as the number 15: say which unit to add rather than "expected a string".
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        like = f"{value:.0f}s" if value == int(value) and 0 < value < 10**9 else "30s, 15m, 6h or 1d"
+        raise ValueError(f"expected a duration like {like} (a number and a unit), got the number {value:g}")
+    return value
+
+
+Duration = Annotated[
+    str,
+    BeforeValidator(_not_a_number),
+    AfterValidator(with_json_pattern(_duration, _DURATION.pattern, expected="a duration like 30s, 15m, 6h or 1d")),
+]
 
 NonEmpty = Annotated[str, Field(min_length=1, max_length=255)]
 

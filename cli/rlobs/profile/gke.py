@@ -7,7 +7,15 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema, model_validator
 
-from rlobs.profile.fields import DEFAULT_SEVERITIES, DnsLabel, Model, Severity, matching, with_json_pattern
+from rlobs.profile.fields import (
+    DEFAULT_SEVERITIES,
+    AttrValue,
+    DnsLabel,
+    Model,
+    Severity,
+    matching,
+    with_json_pattern,
+)
 from rlobs.profile.problems import ProblemAt, raise_all
 
 _PROJECT = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
@@ -28,16 +36,21 @@ def _project_id(value: str) -> str:
 
 # The same rule for editors: no restricted word anywhere, not exactly undefined or null.
 ProjectId = Annotated[
-    str, AfterValidator(with_json_pattern(_project_id, r"(?!.*(google|ssl))(?!(undefined|null)$)" + _PROJECT.pattern))
+    str,
+    AfterValidator(
+        with_json_pattern(
+            _project_id, r"(?!.*(google|ssl))(?!(undefined|null)$)" + _PROJECT.pattern, expected=_PROJECT_EXPECTED
+        )
+    ),
 ]
 
 # Regions (us-central1, northamerica-northeast1) and zones (us-central1-a):
 # https://cloud.google.com/compute/docs/regions-zones (a zone is its region plus "-" and one letter).
-_REGION = r"[a-z]+(-[a-z]+)+[0-9]{1,2}"
+REGION = r"[a-z]+(-[a-z]+)+[0-9]{1,2}"
 Location = Annotated[
     str,
     AfterValidator(
-        matching(f"{_REGION}(-[a-z])?", "a GCP region or zone like us-central1 or us-central1-a", max_len=40)
+        matching(f"{REGION}(-[a-z])?", "a GCP region or zone like us-central1 or us-central1-a", max_len=40)
     ),
 ]
 # https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster.FIELDS.name:
@@ -103,8 +116,8 @@ OtlpEndpoint = Annotated[
 # Cloud Monitoring user labels (AlertPolicy.userLabels, Dashboard.labels): at most 64; keys and values at most 63
 # lowercase letters, digits, '_' and '-', keys starting with a letter
 # (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.alertPolicies, field userLabels).
-_LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
-_LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
+LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
 MAX_USER_LABELS = 64
 # Labels rlobs puts on every dashboard and policy (targets/gke/monitoring.py): the scripts find and prune by them.
 OWNED_LABELS = {
@@ -124,7 +137,7 @@ def _label_problems(labels: dict[str, str]) -> list[ProblemAt]:
                     f"expected a label of your own, not one rlobs sets ({OWNED_LABELS[key]}), got {key!r}",
                 )
             )
-        elif not _LABEL_KEY.fullmatch(key):
+        elif not LABEL_KEY.fullmatch(key):
             problems.append(
                 ProblemAt(
                     ("userLabels", key),
@@ -132,7 +145,7 @@ def _label_problems(labels: dict[str, str]) -> list[ProblemAt]:
                     f"lowercase letters, digits, '_' and '-', starting with a letter), got {key!r}",
                 )
             )
-        if not isinstance(value, str) or not _LABEL_VALUE.fullmatch(value):
+        if not isinstance(value, str) or not LABEL_VALUE.fullmatch(value):
             problems.append(
                 ProblemAt(
                     ("userLabels", key),
@@ -189,6 +202,30 @@ Channel = Annotated[
 ]
 
 
+# DashboardFilter.labelKey (monitoring v1): a metric label (PromQL names, or the dotted OpenTelemetry attribute names
+# the telemetry-api path keeps) or a label of the monitored resource (prometheus_target: cluster, namespace, ...).
+FilterLabel = Annotated[
+    str,
+    AfterValidator(
+        matching(r"[A-Za-z_][A-Za-z0-9_.]{0,99}", "a label key like namespace or team (letters, digits, '_' and '.')")
+    ),
+]
+# What a filter filters on, as the profile says it; targets/gke/monitoring.py maps each to DashboardFilter.filterType.
+FilterType = Literal["metric", "resource", "user-metadata", "system-metadata"]
+
+
+class DashboardFilter(Model):
+    """A filter on the bundle's dashboard beside rlobs' own rl.* ones, e.g. a cluster's namespace or a team label."""
+
+    label: FilterLabel = Field(description="The label key to filter by.")
+    type: FilterType = Field(
+        "metric",
+        description="metric: a metric label; resource: a monitored-resource label (cluster, namespace, ...); "
+        "user-metadata or system-metadata: a metadata label.",
+    )
+    value: AttrValue | None = Field(None, description="The value the filter starts at; unset: every value.")
+
+
 class WorkloadIdentity(Model):
     kubernetes_service_account: DnsLabel = Field(description="The Kubernetes ServiceAccount the workload runs as.")
     gcp_service_account: ServiceAccountEmail | None = Field(
@@ -229,6 +266,11 @@ class GkeSpec(Model):
         description="Cloud Monitoring user labels on the dashboard and every alert policy (e.g. team: rl-research), "
         "for routing and search; lowercase keys and values.",
     )
+    dashboard_filters: tuple[DashboardFilter, ...] = Field(
+        (),
+        description="More filters on the dashboard, after rlobs' own (run, algorithm, environment, model, system, "
+        "system version), each `{label, type, value}`.",
+    )
     manage: Literal["scripts", "terraform"] = Field(
         "scripts",
         description="Who owns the project set-up (APIs, managed OTel, IAM, dashboards, alert policies): the numbered "
@@ -246,6 +288,22 @@ class GkeSpec(Model):
         return [c.name for c in self.notification_channels if severity in c.severities]
 
     @model_validator(mode="after")
+    def _filters_once(self) -> GkeSpec:
+        # Two filters on one label would each narrow the same widgets: the dashboard keeps one per label and type.
+        seen: set[tuple[str, str]] = set()
+        problems = []
+        for i, f in enumerate(self.dashboard_filters):
+            if (f.label, f.type) in seen:
+                problems.append(
+                    ProblemAt(
+                        ("dashboardFilters", i, "label"), f"expected each {f.type} label once, got {f.label!r} again"
+                    )
+                )
+            seen.add((f.label, f.type))
+        raise_all(problems)
+        return self
+
+    @model_validator(mode="after")
     def _user_labels(self) -> GkeSpec:
         raise_all(_label_problems(self.user_labels))
         return self
@@ -254,7 +312,7 @@ class GkeSpec(Model):
     def _cluster_rules(self) -> GkeSpec:
         problems = []
         # Autopilot clusters are always regional: https://cloud.google.com/kubernetes-engine/docs/concepts/autopilot-overview
-        if self.cluster_mode == "create-autopilot" and not re.fullmatch(_REGION, self.location):
+        if self.cluster_mode == "create-autopilot" and not re.fullmatch(REGION, self.location):
             problems.append(
                 ProblemAt(
                     ("location",),

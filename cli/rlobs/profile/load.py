@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from rlobs.credentials import found_in, redact
 from rlobs.errors import Problem, ProfileError
 from rlobs.profile.problems import ProblemAt, Problems
-from rlobs.profile.source import read_source
+from rlobs.profile.source import NulByteError, read_source
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located
 
 if TYPE_CHECKING:
@@ -25,8 +25,7 @@ if TYPE_CHECKING:
 # writes credentials into git; every credential in the model is a Secret name or a SecretRef).
 _SECRET_KEY = re.compile(r"(?i)(password|passwd|secret|token|api[-_]?key|webhook[-_]?url|credentials?|routing[-_]?key)")
 _SECRET_HINT = (
-    "expected a reference to a Kubernetes Secret, not an inline secret (rlobs never writes credentials to "
-    "git): create the Secret with kubectl and name it here, e.g. `secretRef: {name: my-secret, key: password}`"
+    "expected a reference to a Kubernetes Secret, not an inline secret (rlobs never writes credentials to git)"
 )
 
 
@@ -43,6 +42,8 @@ def load_source(path: FsPath) -> tuple[bytes, Profile]:
         text = data.decode("utf-8")
     except FileNotFoundError:
         raise ProfileError([Problem(display, 1, 1, "", "expected a profile file, got no such file")]) from None
+    except NulByteError as exc:
+        raise ProfileError([Problem(display, exc.line, exc.column, "", "expected text, got a NUL byte")]) from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path, or bytes that are not UTF-8
         got = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ProfileError([Problem(display, 1, 1, "", f"expected a readable UTF-8 file, got {got}")]) from None
@@ -87,9 +88,44 @@ def _credentials(located: Located, display: str) -> list[Problem]:
         shapes = found_in(value)
         if shapes:
             pos = located.pos(path)
-            message = f"{_SECRET_HINT}, got what looks like {' and '.join(shapes)} (not shown)"
+            hint = secret_hint(_model_at(_root(located.data), path[:-1]), path)
+            message = f"{hint}, got what looks like {' and '.join(shapes)} (not shown)"
             found.append(Problem(display, pos.line, pos.column, _dotted(path), message))
     return found
+
+
+def _root(data: Any) -> Any:
+    """The profile class a document's keys are checked against: its target's, else the keys every profile has."""
+    from rlobs.profile.model import ProfileBase
+
+    tag = data.get("target") if isinstance(data, dict) else None
+    return _members().get(tag, ProfileBase) if isinstance(tag, str) else ProfileBase
+
+
+def secret_hint(model: Any, path: Path) -> str:
+    """What to write instead of an inline credential at `path`: the Secret-reference keys of the section it is in,
+    each with the form the model takes (a Secret's name, or `{name, key}`), or that the section takes none."""
+    from pydantic import BaseModel
+
+    fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
+    refs = [(f.alias or name, f) for name, f in fields.items() if _is_secret_ref(f.alias or name, f.annotation)]
+    if not refs:
+        where = f"`{_dotted(path[:-1])}:`" if len(path) > 1 else "a profile"
+        return f"{_SECRET_HINT}: {where} takes no Secret reference, so expected no credential here"
+    forms = []
+    for key, f in refs:
+        if _model_of(f.annotation) is not None:
+            forms.append(f"`{key}: {{name: my-secret, key: password}}`")
+        else:
+            example = f.default if isinstance(f.default, str) else "my-secret"
+            what = f" ({f.description.rstrip('.')})" if f.description else ""
+            forms.append(f"`{key}: {example}`{what}")
+    return f"{_SECRET_HINT}: create the Secret with kubectl and name it here, e.g. " + " or ".join(forms)
+
+
+def _is_secret_ref(key: str, annotation: Any) -> bool:
+    model = _model_of(annotation)
+    return (model is not None and model.__name__ == "SecretRef") or key.endswith("Secret")
 
 
 def _strings(data: Any, path: Path) -> Any:
@@ -175,16 +211,30 @@ def _problems(
     loc: Path = tuple(err["loc"])
     cause = (err.get("ctx") or {}).get("error")
     if isinstance(cause, Problems):
-        return [_at(located, display, (*loc, *p.path), p.message, err) for p in cause.problems]
+        return [_at(located, display, (*loc, *p.path), p.message) for p in cause.problems]
     if isinstance(cause, ProblemAt):
-        return [_at(located, display, (*loc, *cause.path), cause.message, err)]
+        return [_at(located, display, (*loc, *cause.path), cause.message)]
     section = _section_problem(err, loc, located, display, target, sections)
     return [section] if section is not None else [_problem(err, located, display, root)]
 
 
-def _at(located: Located, display: str, loc: Path, message: str, err: Any) -> Problem:
+def _at(located: Located, display: str, loc: Path, message: str) -> Problem:
     pos = located.pos(loc, key=True)
-    return Problem(display, pos.line, pos.column, _dotted(loc), _with_got(message, err))
+    # The value the problem is about is the one at its own path, not the whole object whose validator found it.
+    found, value = _value_at(located.data, loc)
+    if found and ", got " not in message:
+        message = f"{message}, got {_got(value)}"
+    return Problem(display, pos.line, pos.column, _dotted(loc), message)
+
+
+def _value_at(data: Any, path: Path) -> tuple[bool, Any]:
+    for part in path:
+        listed = isinstance(data, list | tuple) and isinstance(part, int) and 0 <= part < len(data)
+        if listed or (isinstance(data, dict) and part in data):
+            data = data[part]
+        else:
+            return False, None
+    return True, data
 
 
 def _section_problem(
@@ -217,7 +267,8 @@ def _problem(err: Any, located: Located, display: str, root: Any) -> Problem:
     if kind == "extra_forbidden":
         pos = located.pos(loc, key=True)
         if _SECRET_KEY.search(str(loc[-1])) and not isinstance(err["input"], dict | tuple):
-            return Problem(display, pos.line, pos.column, _dotted(loc), _SECRET_HINT + ", got a literal value")
+            secret = secret_hint(_model_at(root, loc[:-1]), loc)
+            return Problem(display, pos.line, pos.column, _dotted(loc), secret + ", got a literal value")
         allowed = _allowed_keys(root, loc[:-1])
         hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
@@ -227,8 +278,57 @@ def _problem(err: Any, located: Located, display: str, root: Any) -> Problem:
         pos = located.pos(loc[:-1])
         return Problem(display, pos.line, pos.column, _dotted(loc), "expected this required key, got nothing")
     pos = located.pos(loc)
+    value = err["input"]
+    if kind == "string_type" and isinstance(value, bool | int | float):
+        return Problem(display, pos.line, pos.column, _dotted(loc), _not_text(root, loc, value, located.plain.get(loc)))
     expected = _EXPECTED.get(kind) or _from_message(message, err)
-    return Problem(display, pos.line, pos.column, _dotted(loc), f"expected {expected}, got {_got(err['input'])}")
+    return Problem(display, pos.line, pos.column, _dotted(loc), f"expected {expected}, got {_got(value)}")
+
+
+def _not_text(root: Any, loc: Path, value: float, typed: str | None) -> str:
+    """A number or boolean where text belongs: what the key expects, what YAML made of what was typed, and to
+    quote it (`kubernetesVersion: 1.30` is the number 1.3; `namespace: yes` is true in YAML 1.1)."""
+    expected = _expected_text(root, loc) or "a string"
+    what = ("true" if value else "false") if isinstance(value, bool) else f"the number {value!r}"
+    if typed is None:
+        return f"expected {expected}, got {what}"
+    typed = _key(typed)
+    if typed in (repr(value), what):
+        return f'expected {expected}, got {what} (quote it: "{typed}")'
+    kind = "a boolean" if isinstance(value, bool) else "a number"
+    return f'expected {expected}, got {what} (an unquoted {typed} is {kind} in YAML: quote it, "{typed}")'
+
+
+def _expected_text(root: Any, loc: Path) -> str | None:
+    """What the string validator at `loc` expects, in words (fields.with_json_pattern), if it says."""
+    from typing import Annotated, get_args, get_origin
+
+    from pydantic import BaseModel
+
+    field = None
+    model: Any = root
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None
+        field = next((f for f in model.model_fields.values() if (f.alias or "") == part), None)
+        if field is None:
+            return None
+        model = _model_of(field.annotation)
+    if field is None:
+        return None
+    todo: list[Any] = [*field.metadata, field.annotation]
+    while todo:
+        item = todo.pop(0)
+        expected = getattr(getattr(item, "func", None), "expected", None)
+        if isinstance(expected, str):
+            return expected
+        if get_origin(item) is Annotated:
+            todo += list(item.__metadata__)
+        else:
+            todo += list(get_args(item))
+    return None
 
 
 _EXPECTED = {
@@ -298,21 +398,25 @@ def _tuples(data: Any) -> Any:
 
 def _allowed_keys(root: Any, path: Path) -> list[str]:
     """camelCase keys accepted at `path`, found by walking the model classes along it."""
-    from pydantic import BaseModel
+    model = _model_at(root, path)
+    if model is None:
+        return []
+    return [f.alias or name for name, f in model.model_fields.items()]
 
+
+def _model_at(root: Any, path: Path) -> Any:
+    """The model class of the object at `path` (list indexes skipped), or None when it is not an object."""
     model: Any = root
     for part in path:
         if isinstance(part, int):
             continue
-        field = next((f for f in model.model_fields.values() if f.alias == part), None)
+        field = next((f for f in model.model_fields.values() if (f.alias or "") == part), None)
         if field is None:
-            return []
+            return None
         model = _model_of(field.annotation)
         if model is None:
-            return []
-    if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        return []
-    return [f.alias or name for name, f in model.model_fields.items()]
+            return None
+    return model
 
 
 def _model_of(annotation: Any) -> Any:

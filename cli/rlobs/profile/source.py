@@ -10,6 +10,16 @@ from pathlib import Path
 MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kilobytes
 
 
+class NulByteError(ValueError):
+    """A NUL byte in the file (YAML allows none), at 1-based `line` and `column` (counted in bytes)."""
+
+    def __init__(self, data: bytes, offset: int) -> None:
+        start = data.rfind(b"\n", 0, offset) + 1
+        self.line = data.count(b"\n", 0, offset) + 1
+        self.column = len(data[start:offset].decode("utf-8", "replace")) + 1
+        super().__init__(f"a NUL byte at line {self.line}, column {self.column}")
+
+
 def read_source(path: Path) -> bytes:
     """The file's bytes, read with a cap; only a regular file (a FIFO or /dev/zero would never end)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -23,5 +33,5 @@ def read_source(path: Path) -> bytes:
         raise ValueError(f"a file over {MAX_PROFILE_BYTES // 1024} KiB")
     nul = data.find(b"\0")
     if nul >= 0:
-        raise ValueError(f"a NUL byte at offset {nul}")
+        raise NulByteError(data, nul)
     return data

@@ -41,6 +41,16 @@ def declared() -> dict[str, dict[str, Any]]:
     return variables
 
 
+# What each Terraform type a profile may set looks like in YAML.
+_TF_EXPECTED = {
+    "bool": "true or false",
+    "number": "a number",
+    "string": "a string",
+    "list(string)": "a list of strings",
+    "map(bool)": "a mapping of names to true or false",
+}
+
+
 def type_problem(tf_type: str, value: Any) -> str | None:
     """Why `value` does not fit the Terraform type `tf_type`, or None."""
     ok = {
@@ -52,20 +62,35 @@ def type_problem(tf_type: str, value: Any) -> str | None:
     }.get(tf_type)
     if ok is None:
         return f"expected a variable rlobs can write (its type {tf_type} is not supported; edit the tfvars by hand)"
-    return None if ok(value) else f"expected a value of Terraform type {tf_type}"
+    return None if ok(value) else f"expected {_TF_EXPECTED[tf_type]} (Terraform type {tf_type})"
+
+
+def settable() -> dict[str, tuple[str, tuple[Any, ...] | None]]:
+    """name -> (Terraform type, the values its validation rule allows or None) of every variable a profile may set:
+    declared, not sensitive, not owned by rlobs, of a type rlobs writes (the editor schema lists exactly these)."""
+    return {
+        key: (spec["type"], tuple(sorted(_VALIDATIONS[key][0])) if key in _VALIDATIONS else None)
+        for key, spec in declared().items()
+        if not spec["sensitive"] and key not in _OWNED and key != "enable_argocd" and spec["type"] in _TF_EXPECTED
+    }
+
+
+def entry_problems(variables: Any) -> list[ProblemAt]:
+    """Every eks.terraformVariables entry that is undeclared, sensitive, owned by rlobs or mistyped, checked before
+    the model's own types so that each is reported once, in Terraform's words; paths relative to the field."""
+    if not isinstance(variables, dict):
+        return []  # the model says it expected a mapping
+    known = declared()
+    return [
+        ProblemAt((str(key),), problem)
+        for key, value in variables.items()
+        if (problem := _variable_problem(known, str(key), value)) is not None
+    ]
 
 
 def variable_problems(mode: str, *, dcgm: bool, variables: dict[str, Any]) -> list[ProblemAt]:
-    """Every eks.terraformVariables entry that is undeclared, sensitive, owned by rlobs, mistyped or conflicting;
-    paths are relative to the `eks:` section."""
-    known = declared()
-    problems = [
-        ProblemAt(_at(key), problem)
-        for key, value in variables.items()
-        if (problem := _variable_problem(known, key, value)) is not None
-    ]
-    problems += [ProblemAt(_at(key), problem) for key, problem in flag_problems(mode, dcgm=dcgm, values=variables)]
-    return problems
+    """The cross-flag rules over eks.terraformVariables that need the rest of the `eks:` section."""
+    return [ProblemAt(_at(key), problem) for key, problem in flag_problems(mode, dcgm=dcgm, values=variables)]
 
 
 def _at(key: str) -> KeyPath:
@@ -78,11 +103,11 @@ def _variable_problem(known: dict[str, dict[str, Any]], key: str, value: Any) ->
     if key not in known:
         hint = difflib.get_close_matches(key, known, n=1)
         mean = f" (did you mean '{hint[0]}'?)" if hint else ""
-        return f"expected a variable that infra/base/terraform/variables.tf declares{mean}"
+        return f"expected a variable that infra/base/terraform/variables.tf declares{mean}, got one it does not"
     if known[key]["sensitive"]:
         return (
             "expected no sensitive variable: rlobs never writes credentials to git; pass it as "
-            f"TF_VAR_{key} from your shell or a secret store when you run terraform"
+            f"TF_VAR_{key} from your shell or a secret store when you run terraform, got a value (not shown)"
         )
     if key in _OWNED:
         return f"expected no {key}: rlobs sets it from {_OWNED[key]}"

@@ -28,6 +28,9 @@ class Located:
     values: dict[Path, Pos] = field(default_factory=dict)
     keys: dict[Path, Pos] = field(default_factory=dict)
     duplicates: list[tuple[Path, Pos]] = field(default_factory=list)
+    # The source text of each unquoted scalar YAML read as something other than a string (1.30 -> 1.3), so a
+    # problem can show what was typed and say to quote it.
+    plain: dict[Path, str] = field(default_factory=dict)
 
     def pos(self, path: Path, *, key: bool = False) -> Pos:
         """Best position for path: the key (or value), else the nearest ancestor that exists."""
@@ -73,6 +76,73 @@ def _walk(node: yaml.Node, path: Path, out: Located) -> None:
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             _walk(item, (*path, index), out)
+    # A plain scalar's style is None in PyYAML and "" in libyaml.
+    elif isinstance(node, yaml.ScalarNode) and not node.style and node.tag != _STR_TAG:
+        out.plain[path] = node.value
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+
+# What PyYAML (pure or libyaml, whose words differ) says, and what a person needs to hear instead: the pattern, the
+# hint, and whether the position to show is where the construct started (context_mark) rather than where parsing
+# gave up. Tabs are found by the character at the position instead (libyaml does not name it).
+_SYNTAX_HINTS: tuple[tuple[re.Pattern[str], str, bool], ...] = (
+    (
+        re.compile(r"mapping values are not allowed"),
+        "unexpected ':' here: a key indented deeper than the key above it (line it up), or a value containing "
+        "': ' (quote the value)",
+        False,
+    ),
+    (
+        re.compile(
+            r"block mapping, (did not find expected key|expected <block end>, but found '<block mapping start>')"
+        ),
+        "this line is indented less than the keys above it but more than their parent: line it up with one of them",
+        False,
+    ),
+    (
+        re.compile(r"block collection, (did not find expected '-' indicator|expected <block end>, but found '\?')"),
+        "a key among list items: indent it like the key above the list, or start it with '- ' as a new item",
+        False,
+    ),
+    (
+        re.compile(r"could not find expected ':'"),
+        "expected `key: value` (a colon and a space after the key), got a line without ':'",
+        True,
+    ),
+    (
+        re.compile(r"found unexpected end of stream"),
+        "a quoted value without its closing quote",
+        True,
+    ),
+)
+_TAB_HINT = "a tab character: YAML indents with spaces only (replace the tab with spaces)"
+
+
+def _syntax_error(text: str, exc: yaml.MarkedYAMLError) -> YamlSyntaxError:
+    """One line a person can act on, at file:line:col, for a YAML syntax error."""
+    mark = exc.problem_mark or exc.context_mark
+    raw = exc.problem or exc.context or "invalid YAML"
+    if exc.context and exc.problem:
+        raw = f"{exc.context}, {exc.problem}"
+    if _char_at(text, mark) == "\t" or "tab character" in raw or "'\\t'" in raw:
+        return YamlSyntaxError(_pos(mark), f"invalid YAML: {_TAB_HINT}")
+    for pattern, hint, at_start in _SYNTAX_HINTS:
+        if pattern.search(raw):
+            where = exc.context_mark if at_start and exc.context_mark is not None else mark
+            return YamlSyntaxError(_pos(where), f"invalid YAML: {hint}")
+    return YamlSyntaxError(_pos(mark), f"invalid YAML: {raw}")
+
+
+def _char_at(text: str, mark: yaml.Mark | None) -> str:
+    lines = text.split("\n")
+    if mark is None or mark.line >= len(lines):
+        return ""
+    return lines[mark.line][mark.column : mark.column + 1]
+
+
+def _pos(mark: yaml.Mark | None) -> Pos:
+    return Pos(mark.line + 1, mark.column + 1) if mark is not None else Pos(1, 1)
 
 
 # A profile is a few hundred nodes a few levels deep. These caps are checked on the event stream, before any node is
@@ -123,12 +193,7 @@ def load_located(text: str) -> Located:
         data = yaml.load(text, Loader=_Loader)
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        pos = Pos(mark.line + 1, mark.column + 1) if mark else Pos(1, 1)
-        problem = exc.problem or exc.context or "invalid YAML"
-        if exc.context and exc.problem:
-            problem = f"{exc.context}, {exc.problem}"
-        raise YamlSyntaxError(pos, f"invalid YAML: {problem}") from None
+        raise _syntax_error(text, exc) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (a NUL, other control characters)
         before = text[: exc.position]
         pos = Pos(before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1)

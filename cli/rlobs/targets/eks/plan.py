@@ -7,6 +7,7 @@ from typing import Any
 from rlobs.bundle.filters import to_json
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
 from rlobs.profile.eks import GitOps
+from rlobs.profile.gitweb import file_link
 from rlobs.profile.model import EksProfile
 from rlobs.profile.terraform import ARGOCD_NOTE
 from rlobs.rl import adapters, app, workloads
@@ -53,12 +54,10 @@ def pipeline(profile: EksProfile) -> Pipeline:
 
 
 def runbook(gitops: GitOps) -> str:
-    """Where alerts link the runbook: docs/runbook.md in the GitOps repository when it is served over https."""
-    if not gitops.repo_url.startswith("https://"):
-        return RUNBOOK_PATH
-    # GitHub and GitLab both serve <repo>/blob/<rev>/<path> (GitLab redirects to /-/blob/).
-    repo = gitops.repo_url.removesuffix(".git").rstrip("/")
-    return f"{repo}/blob/{gitops.target_revision}/{gitops.path}/{RUNBOOK_PATH}"
+    """Where alerts link the runbook: docs/runbook.md on the GitOps repository's web pages (https, ssh or scp-like
+    URLs of a forge rlobs knows, profile.gitweb), else relative to the bundle (profile.warnings says so)."""
+    link = file_link(gitops.repo_url, gitops.target_revision, f"{gitops.path}/{RUNBOOK_PATH}")
+    return RUNBOOK_PATH if link is None else link
 
 
 def facts(profile: EksProfile, catalog: Catalog) -> RlFacts:

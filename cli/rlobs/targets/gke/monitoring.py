@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from rlobs.errors import RlobsError
 from rlobs.profile.fields import duration_seconds
+from rlobs.profile.gke import DashboardFilter, FilterType
 from rlobs.rl import naming, tracker
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.facts import RlFacts
@@ -22,6 +24,13 @@ COLUMNS = 48  # MosaicLayout allows 1..48 (monitoring v1 discovery)
 # queries carry no `${Var}`: none of Google's samples expands a template variable on a dotted key. No valueType:
 # unset means unspecified, and google-cloud-monitoring-dashboards 3.2.0 does not know the field yet.
 FILTERS = ("run_id", "algorithm", "environment", "model", "system", "system_version")
+# gke.dashboardFilters[].type -> DashboardFilter.filterType (monitoring v1 discovery, revision 20260903).
+FILTER_TYPES: dict[FilterType, str] = {
+    "metric": "METRIC_LABEL",
+    "resource": "RESOURCE_LABEL",
+    "user-metadata": "USER_METADATA_LABEL",
+    "system-metadata": "SYSTEM_METADATA_LABEL",
+}
 RATE_WINDOW = "5m"  # fixed: Cloud Monitoring charts step at >= 60s, so rate() always sees several samples
 EVALUATION_INTERVAL = "60s"  # a positive multiple of 30s (AlertPolicy PrometheusQueryLanguageCondition)
 AUTO_CLOSE = "1800s"
@@ -81,9 +90,11 @@ def _chart(panel: Panel, run_label: str) -> dict[str, Any]:
     return chart
 
 
-def dashboard(facts: RlFacts, user_labels: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """A Cloud Monitoring Dashboard (monitoring v1) with PromQL tiles and pinned dashboard filters; `user_labels`
-    (gke.userLabels) beside rlobs' own labels."""
+def dashboard(
+    facts: RlFacts, user_labels: Mapping[str, str] | None = None, extra: Sequence[DashboardFilter] = ()
+) -> dict[str, Any]:
+    """A Cloud Monitoring Dashboard (monitoring v1) with PromQL tiles and pinned dashboard filters, `extra`
+    (gke.dashboardFilters) after rlobs' own; `user_labels` (gke.userLabels) beside rlobs' own labels."""
     catalog, pipeline = facts.catalog, facts.pipeline
     run_label = naming.label(catalog.attribute("run_id").name, pipeline)
 
@@ -112,15 +123,23 @@ def dashboard(facts: RlFacts, user_labels: Mapping[str, str] | None = None) -> d
     return {
         "displayName": display_name(facts.name),
         "labels": {**(user_labels or {}), "rlobs": "", BUNDLE_LABEL: facts.name},
-        "dashboardFilters": [
-            {
-                "filterType": "METRIC_LABEL",
-                "labelKey": naming.label(catalog.attribute(key).name, pipeline),
-            }
-            for key in FILTERS
-        ],
+        "dashboardFilters": _filters(facts, extra),
         "mosaicLayout": {"columns": COLUMNS, "tiles": tiles},
     }
+
+
+def _filters(facts: RlFacts, extra: Sequence[DashboardFilter]) -> list[dict[str, Any]]:
+    own = [naming.label(facts.catalog.attribute(key).name, facts.pipeline) for key in FILTERS]
+    filters: list[dict[str, Any]] = [{"filterType": "METRIC_LABEL", "labelKey": label} for label in own]
+    for i, f in enumerate(extra):
+        if f.type == "metric" and f.label in own:
+            raise RlobsError(
+                f"gke.dashboardFilters[{i}].label: expected a label rlobs does not filter on already "
+                f"({', '.join(own)}), got {f.label!r}"
+            )
+        value = {"stringValue": f.value} if f.value is not None else {}
+        filters.append({"filterType": FILTER_TYPES[f.type], "labelKey": f.label, **value})
+    return filters
 
 
 def _kebab(name: str) -> str:

@@ -75,7 +75,7 @@ def _monitoring(
     rl: RlFacts, gke: GkeSpec, policy_data: list[tuple[str, dict[str, Any]]]
 ) -> tuple[list[FileSpec], list[Deployable], list[Deployable]]:
     by = _DEPLOYED_BY[gke.manage]
-    dashboard = monitoring.dashboard(rl, gke.user_labels)
+    dashboard = monitoring.dashboard(rl, gke.user_labels, gke.dashboard_filters)
     path = f"{DASHBOARDS_DIR}/{rl.name}.json"
     files: list[FileSpec] = [DataFile(path, "json", dashboard, f"Cloud Monitoring dashboard (deployed by {by}).")]
     dashboards = [Deployable(path, dashboard["displayName"], equals("displayName", dashboard["displayName"]))]

@@ -1,0 +1,187 @@
+"""The questions interactive `init` asks, and how each answer lands in the starter profile: the answer is written
+into the blueprint's own text (its comments kept) and that text is checked by the real loader, so `init` accepts
+exactly what `validate` accepts, and says why not in the same words."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, get_args
+
+import yaml
+
+from rlobs.blueprints import Blueprint, default_blueprint
+from rlobs.errors import ProfileError
+from rlobs.profile.load import dotted, parse_profile
+from rlobs.profile.model import WorkloadKind
+from rlobs.profile.warnings import placeholders
+from rlobs.profile.yamlsource import Path, load_yaml
+
+KINDS: tuple[str, ...] = get_args(WorkloadKind)
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    path: Path  # the profile key the answer sets
+    prompt: str
+    choices: tuple[str, ...] = ()  # answered by name or by number
+    many: bool = False  # a comma-separated list
+    after: str | None = None  # where the key goes when the blueprint lacks it: the line after this sibling key
+    when: Callable[[str], bool] = lambda _text: True  # asked only when the profile so far says so
+
+
+def _is_jobset(text: str) -> bool:
+    return bool(_get(load_yaml(text), ("workload", "kind")) == "JobSet")
+
+
+_WORKLOAD = (
+    Question(("workload", "namespace"), "Namespace of the workload"),
+    Question(("workload", "kind"), "Kind of the workload that runs the RL loop", choices=KINDS),
+    # A JobSet names the replicated jobs whose pods run the loop (profile.model.Workload); their containers default to
+    # workload.container.
+    Question(
+        ("workload", "replicatedJobs"),
+        "Replicated jobs of the JobSet that run the RL loop (comma-separated)",
+        many=True,
+        after="kind",
+        when=_is_jobset,
+    ),
+    Question(("workload", "name"), "Name of that workload object"),
+)
+
+# What a user must answer per target; everything else keeps the blueprint's value (edit the file afterwards).
+QUESTIONS: dict[str, tuple[Question, ...]] = {
+    "eks": (
+        Question(("eks", "cluster", "name"), "EKS cluster name"),
+        Question(("eks", "cluster", "region"), "AWS region"),
+        *_WORKLOAD,
+        Question(("eks", "gitops", "repoUrl"), "Git repository Argo CD syncs the bundle from"),
+    ),
+    "gke": (
+        Question(("gke", "project"), "GCP project ID"),
+        Question(("gke", "cluster"), "GKE cluster name"),
+        *_WORKLOAD,
+    ),
+}
+
+
+def targets(found: dict[str, Blueprint]) -> tuple[str, ...]:
+    """The targets to choose from, numbered in this order."""
+    return tuple(sorted({bp.target for bp in found.values()}))
+
+
+def choose(raw: str, choices: tuple[str, ...]) -> str | None:
+    """A choice by its name or its 1-based number; None when it is neither."""
+    text = raw.strip()
+    if text.isdigit() and 1 <= int(text) <= len(choices):
+        return choices[int(text) - 1]
+    return text if text in choices else None
+
+
+def start(found: dict[str, Blueprint], target: str) -> str:
+    """The profile text the answers go into: the target's default blueprint."""
+    return found[default_blueprint(found, target)].text
+
+
+def default(text: str, question: Question) -> str | None:
+    """The blueprint's value as the suggested answer, except a placeholder (the user must give their own)."""
+    value = _get(load_yaml(text), question.path)
+    if question.many and isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if not isinstance(value, str) or value in placeholders():
+        return None
+    return value
+
+
+def answer(text: str, question: Question, raw: str) -> tuple[str, list[str]]:
+    """The profile text with the answer in it, and the loader's problems at the question's key (none: accepted)."""
+    value: Any = raw.strip()
+    if question.choices:
+        value = choose(raw, question.choices)
+        if value is None:
+            numbered = ", ".join(f"{i} {c}" for i, c in enumerate(question.choices, 1))
+            return text, [f"{dotted(question.path)}: expected one of {numbered}, got {raw.strip()!r}"]
+    elif question.many:
+        value = [v.strip() for v in raw.split(",") if v.strip()]
+    new = set_value(text, question.path, value, after=question.after)
+    if question.path == ("workload", "kind") and value == "JobSet" and _get(load_yaml(new), _JOBS) is None:
+        # Asked next; until then the JobSet runs the loop in its workload.container's job.
+        new = set_value(new, _JOBS, [_get(load_yaml(new), ("workload", "container"))], after="kind")
+    return (new, []) if not (problems := problems_at(new, question.path)) else (text, problems)
+
+
+_JOBS = ("workload", "replicatedJobs")
+
+
+def problems_at(text: str, path: Path) -> list[str]:
+    """The loader's problems at `path` or below it, as `key.path: message` lines."""
+    try:
+        parse_profile(text, "profile")
+    except ProfileError as exc:
+        key = dotted(path)
+        return [
+            f"{p.path}: {p.message}" for p in exc.problems if p.path == key or p.path.startswith((key + ".", key + "["))
+        ]
+    return []
+
+
+def set_value(text: str, path: Path, value: Any, *, after: str | None = None) -> str:
+    """`text` with the value at `path` replaced (or added after the sibling key `after`), everything else, comments
+    included, as it was."""
+    lines = text.split("\n")
+    parent, node = _node(text, path)
+    rendered = _yaml_value(value)
+    if node is not None:
+        start, end = node.start_mark, node.end_mark
+        if start.line != end.line:  # a block value: replaced by a one-line flow value
+            return "\n".join([*lines[: start.line], lines[start.line][: start.column] + rendered, *lines[end.line :]])
+        line = lines[start.line]
+        rest = line[end.column :]
+        if rest.lstrip().startswith("#"):  # keep the comment in its column where the new value leaves room
+            width = len(rest) - len(rest.lstrip()) + end.column - start.column
+            rest = " " * max(1, width - len(rendered)) + rest.lstrip()
+        lines[start.line] = line[: start.column] + rendered + rest
+        return "\n".join(lines)
+    siblings = {k.value: (k, v) for k, v in parent.value} if isinstance(parent, yaml.MappingNode) else {}
+    if after not in siblings:
+        raise ValueError(f"{dotted(path)}: no place for it in the blueprint")  # a bug in QUESTIONS, not user input
+    key_node, value_node = siblings[after]
+    indent = " " * key_node.start_mark.column
+    at = value_node.end_mark.line + (0 if value_node.end_mark.column == 0 else 1)
+    lines.insert(at, f"{indent}{path[-1]}: {rendered}")
+    return "\n".join(lines)
+
+
+def _yaml_value(value: Any) -> str:
+    """One line of YAML that reads back as `value` (quoted only when it must be)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_yaml_value(v) for v in value) + "]"
+    plain = str(value)
+    try:
+        if plain and load_yaml(f"k: {plain}") == {"k": plain}:
+            return plain
+    except yaml.YAMLError:
+        pass
+    return yaml.safe_dump(plain, default_style='"', width=10**6).strip().removesuffix("...").strip()
+
+
+def _node(text: str, path: Path) -> tuple[yaml.Node | None, yaml.Node | None]:
+    """The mapping holding `path`'s key and the value node at `path` (None when absent)."""
+    node: yaml.Node | None = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    parent = None
+    for part in path:
+        parent = node
+        if not isinstance(node, yaml.MappingNode):
+            return parent, None
+        node = next((v for k, v in node.value if k.value == part), None)
+        if node is None:
+            return parent, None
+    return parent, node
+
+
+def _get(data: Any, path: Path) -> Any:
+    for part in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data
