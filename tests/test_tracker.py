@@ -14,9 +14,11 @@ import yaml
 
 from rlobs.profile.model import Profile, Tracker
 from rlobs.rl import promrules, tracker
+from rlobs.rl.catalog import load_catalog
 from testing.bundles import build, facts
 from testing.helpers import module, profile, tool
 
+CATALOG = load_catalog()
 WANDB = {"kind": "wandb", "entity": "rl-team", "project": "grpo"}
 MLFLOW = {"kind": "mlflow", "url": "https://mlflow.example.com", "experiment": "42"}
 # Variables the bundle may leave for Grafana or Prometheus to expand; anything else `${...}`/`{{...}}` is a bug.
@@ -181,3 +183,63 @@ def test_gke_tracker_tile_survives_the_apis_round_trip() -> None:
     )
     assert api == config
     assert any("text" in t["widget"] for t in api["mosaicLayout"]["tiles"])
+
+
+def _mlflow_stub(run_id: str | None) -> Any:
+    """Stands in for an imported mlflow: mlflow.active_run() is None or a Run whose info.run_id is set
+    (mlflow/tracking/fluent.py active_run; mlflow/entities/run_info.py RunInfo.run_id)."""
+    from types import SimpleNamespace
+
+    run = None if run_id is None else SimpleNamespace(info=SimpleNamespace(run_id=run_id))
+    return SimpleNamespace(active_run=lambda: run)
+
+
+@pytest.mark.parametrize(
+    ("env", "active", "expected"),
+    [
+        ("3f2a9c0d5e6b4a1f8c7d6e5f4a3b2c1d", "unset", "3f2a9c0d5e6b4a1f8c7d6e5f4a3b2c1d"),  # MLFLOW_RUN_ID only
+        ("from-env", "active-run-id", "active-run-id"),  # the active run wins: it is the one being logged to
+        ("from-env", None, "from-env"),  # mlflow imported, no active run
+        (None, "unset", None),  # no MLflow at all: no attribute
+    ],
+    ids=["env", "active-run-wins", "imported-no-run", "no-mlflow"],
+)
+def test_the_mlflow_run_id_is_on_the_loop_span_and_never_on_a_metric_point(
+    env: str | None, active: str | None, expected: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from testing.adapters import load_app
+
+    app = load_app(tmp_path, "verl", monkeypatch)
+    spans = InMemorySpanExporter()
+    monkeypatch.setattr(app.telemetry, "_span_exporters", lambda: [spans])
+    if env is None:
+        monkeypatch.delenv("MLFLOW_RUN_ID", raising=False)
+    else:
+        monkeypatch.setenv("MLFLOW_RUN_ID", env)
+    if active == "unset":
+        monkeypatch.delitem(sys.modules, "mlflow", raising=False)
+    else:
+        monkeypatch.setitem(sys.modules, "mlflow", _mlflow_stub(active))
+    t = app.telemetry
+    for i in range(2):
+        with t.loop(i), t.phase("train"):
+            t.record_train_step(tokens=100, duration_ms=5.0)
+            t.record_loss(0.5)
+    t.flush()
+    if active == "unset":
+        assert "mlflow" not in sys.modules  # asked, never imported
+    key = CATALOG.attribute("tracker_run_id").name
+    finished = spans.get_finished_spans()
+    loops = [s for s in finished if s.name == CATALOG.span("loop").name]
+    assert len(loops) == 2
+    assert all(s.attributes.get(key) == expected for s in loops)
+    assert all(key not in s.attributes for s in finished if s not in loops)  # the loop span only
+    points = [p for ps in app.points().values() for p in ps]
+    assert points
+    for p in points:
+        assert key not in p.attributes
+        assert expected is None or expected not in {str(v) for v in p.attributes.values()}
