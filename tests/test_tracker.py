@@ -243,3 +243,65 @@ def test_the_mlflow_run_id_is_on_the_loop_span_and_never_on_a_metric_point(
     for p in points:
         assert key not in p.attributes
         assert expected is None or expected not in {str(v) for v in p.attributes.values()}
+
+
+# Grafana's own data-link variables, and the formats rlobs may apply to a dashboard variable.
+GRAFANA_BUILTIN = re.compile(r"^__field\.labels(\.[a-z_]+|\[\"[a-z.]+\"\])$")
+VARIABLE_REF = re.compile(r"\$\{([^}]*)\}")
+# The longest rl.run.id the profile accepts (AttrValue: 128 characters), with the characters that need encoding.
+LONGEST_RUN = ("a+b@c" * 26)[:128]
+
+
+def _expand(text: str, variables: set[str]) -> str:
+    """Grafana's expansion of the dashboard variables rlobs defines in a link (the run id, percent-encoded where the
+    link asks for it); a Grafana built-in is left; anything else is a bug."""
+    from urllib.parse import quote
+
+    def one(match: re.Match[str]) -> str:
+        name, _, fmt = match.group(1).partition(":")
+        if GRAFANA_BUILTIN.match(match.group(1)):
+            return LONGEST_RUN
+        assert name in variables, f"unexpanded variable ${{{match.group(1)}}} in {text}"
+        assert fmt in ("", "percentencode"), fmt
+        return quote(LONGEST_RUN, safe="") if fmt else LONGEST_RUN
+
+    return VARIABLE_REF.sub(one, text)
+
+
+@pytest.mark.parametrize("spec", [WANDB, MLFLOW], ids=["wandb", "mlflow"])
+@pytest.mark.parametrize("key", ["training", "inference", "rl"])
+def test_every_eks_dashboard_links_to_the_tracker_with_nothing_left_unexpanded(spec: dict[str, Any], key: str) -> None:
+    from urllib.parse import urlsplit
+
+    from rlobs.rl.tracker import MAX_URL
+
+    files = _files(_with_tracker("eks-jark", spec))
+    [text] = yaml.safe_load(files[f"rl-layer/dashboard-{key}.yaml"])["data"].values()
+    board = json.loads(text)
+    variables = {v["name"] for v in board["templating"]["list"]}
+    links = list(board["links"])
+    series = [p for p in board["panels"] if p["type"] == "timeseries"]
+    data_links = [link for p in series for link in p["fieldConfig"]["defaults"].get("links", [])]
+    assert links and data_links
+    if key != "rl":
+        assert all(p["fieldConfig"]["defaults"].get("links") for p in series)  # every panel, not some
+    home = "https://wandb.ai/rl-team/grpo" if spec is WANDB else "https://mlflow.example.com/#/experiments/42"
+    assert home in {link["url"] for link in links}
+    for link in links + data_links:
+        url = _expand(link["url"], variables)
+        _expand(link["title"], variables)
+        assert len(url) <= MAX_URL and "{" not in url and " " not in url, url
+        parts = urlsplit(url)
+        assert parts.scheme == "https" and parts.netloc
+        if spec is WANDB and key != "rl":
+            assert link["url"].endswith("${run:percentencode}") or link["url"] == home
+    if spec is WANDB and key != "rl":
+        [run] = [v for v in board["templating"]["list"] if v["name"] == "run"]
+        assert run["definition"] == "label_values(rl_train_steps_total, rl_run_id)"
+        assert not run["includeAll"] and not run["multi"]  # a link names one run
+        assert _expand("${run:percentencode}", variables).startswith("a%2Bb%40c")  # `+` and `@` encoded
+
+
+def test_the_expansion_check_catches_an_unknown_variable() -> None:
+    with pytest.raises(AssertionError, match="unexpanded"):
+        _expand("https://wandb.ai/x/runs/${job}", {"run"})

@@ -6,13 +6,19 @@ from typing import Any
 
 from rlobs.profile.model import EksProfile
 from rlobs.rl.engines import load_engines
-from rlobs.rl.grafana import DATASOURCE, PANEL_HEIGHT, SCHEMA_VERSION, WIDTH, dashboard_uid, row, timeseries
+from rlobs.rl.grafana import DATASOURCE, PANEL_HEIGHT, SCHEMA_VERSION, WIDTH, BoardLinks, dashboard_uid, row, timeseries
 from rlobs.rl.panels import rows_height, two_per_row
 
+NO_LINKS = BoardLinks((), (), ())
 
-def _grid(panels: list[tuple[str, list[tuple[str, str]], str]], y: int) -> list[dict[str, Any]]:
-    """Two panels per row from y on (ids are numbered by _dashboard)."""
-    return [timeseries(0, t, u, q, two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)) for i, (t, q, u) in enumerate(panels)]
+
+def _grid(panels: list[tuple[str, list[tuple[str, str]], str]], y: int, links: BoardLinks) -> list[dict[str, Any]]:
+    """Two panels per row from y on (ids are numbered by _dashboard), each with the tracker's data links."""
+    data = [dict(link) for link in links.data]
+    return [
+        timeseries(0, t, u, q, two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT), links=data)
+        for i, (t, q, u) in enumerate(panels)
+    ]
 
 
 def _query_var(name: str, label: str, query: str, *, include_all: bool) -> dict[str, Any]:
@@ -32,10 +38,11 @@ def _query_var(name: str, label: str, query: str, *, include_all: bool) -> dict[
 
 
 def _dashboard(
-    uid: str, title: str, tags: list[str], variables: list[dict[str, Any]], panels: list[Any]
+    uid: str, title: str, tags: list[str], variables: list[dict[str, Any]], panels: list[Any], links: BoardLinks
 ) -> dict[str, Any]:
     for i, p in enumerate(panels, start=1):
         p["id"] = i
+    extra = {"links": [dict(link) for link in links.dashboard]} if links.dashboard else {}
     return {
         "uid": uid,
         "title": title,
@@ -45,12 +52,13 @@ def _dashboard(
         "refresh": "30s",
         "time": {"from": "now-6h", "to": "now"},
         "timezone": "browser",
-        "templating": {"list": variables},
+        "templating": {"list": variables + [dict(v) for v in links.variables]},
         "panels": panels,
+        **extra,
     }
 
 
-def training_dashboard(profile: EksProfile) -> dict[str, Any]:
+def training_dashboard(profile: EksProfile, links: BoardLinks = NO_LINKS) -> dict[str, Any]:
     """Ray cluster (KubeRay metrics, `ray_io_cluster` from the monitors) and DCGM GPU panels."""
     ns = profile.workload.namespace
     ray = 'ray_io_cluster=~"$ray_cluster"'
@@ -120,9 +128,9 @@ def training_dashboard(profile: EksProfile) -> dict[str, Any]:
             "short",
         ),
     ]
-    panels: list[Any] = [row(0, "Ray cluster", 0), *_grid(ray_panels, 1)]
+    panels: list[Any] = [row(0, "Ray cluster", 0), *_grid(ray_panels, 1, links)]
     y = 1 + rows_height(len(ray_panels), PANEL_HEIGHT)
-    panels += [row(0, f"GPUs (DCGM) of pods in namespace {ns}", y), *_grid(gpu_panels, y + 1)]
+    panels += [row(0, f"GPUs (DCGM) of pods in namespace {ns}", y), *_grid(gpu_panels, y + 1, links)]
     variables = [
         _query_var(
             "ray_cluster", "Ray cluster", "label_values(ray_node_cpu_utilization, ray_io_cluster)", include_all=True
@@ -134,6 +142,7 @@ def training_dashboard(profile: EksProfile) -> dict[str, Any]:
         ["ray", "gpu", "dcgm"],
         variables,
         panels,
+        links,
     )
 
 
@@ -173,7 +182,7 @@ _INFERENCE_PANELS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...]
 _FALLBACK = {"inter_token_latency": "inter_token_latency_before_0_11"}
 
 
-def inference_dashboard(profile: EksProfile) -> dict[str, Any]:
+def inference_dashboard(profile: EksProfile, links: BoardLinks = NO_LINKS) -> dict[str, Any]:
     """Rollout-engine serving panels with the names of the profile's engine and metrics path (workload.rollout)."""
     rollout = profile.workload.rollout
     data = load_engines()
@@ -217,5 +226,6 @@ def inference_dashboard(profile: EksProfile) -> dict[str, Any]:
         f"RL inference: {engine.title}{via} ({profile.metadata.name})",
         [engine.key, "inference"],
         variables,
-        [row(0, f"{engine.title}{via}", 0), *_grid(panels, 1)],
+        [row(0, f"{engine.title}{via}", 0), *_grid(panels, 1, links)],
+        links,
     )

@@ -13,7 +13,7 @@ from rlobs.rl import adapters, app, workloads
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job
-from rlobs.rl.grafana import rl_dashboard
+from rlobs.rl.grafana import board_links, rl_dashboard
 from rlobs.rl.identity import identity_rows
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.naming import Pipeline
@@ -89,16 +89,17 @@ def _dashboard_configmap(bundle: str, name: str, dashboard: dict[str, Any]) -> d
 _DASHBOARDS = {
     "rl": "Grafana dashboard ConfigMap: the RL golden signals.",
     "training": "Grafana dashboard ConfigMap: Ray and GPU (DCGM) training.",
-    "inference": "Grafana dashboard ConfigMap: vLLM inference on Ray Serve.",
+    "inference": "Grafana dashboard ConfigMap: the rollout engine's serving metrics (workload.rollout).",
 }
 
 
 def _layer(profile: EksProfile, facts: RlFacts) -> list[FileSpec]:
     """The RL layer Argo CD syncs into `monitoring`: monitors, the PrometheusRule, dashboard ConfigMaps."""
+    board = board_links(facts)
     boards = {
         "rl": rl_dashboard(facts),
-        "training": dashboards.training_dashboard(profile),
-        "inference": dashboards.inference_dashboard(profile),
+        "training": dashboards.training_dashboard(profile, board),
+        "inference": dashboards.inference_dashboard(profile, board),
     }
     files: list[FileSpec] = [
         DataFile(f"rl-layer/{n}", "yaml", obj, monitors.DESCRIPTIONS[n])
