@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -276,6 +277,9 @@ def test_nemo_rl_logger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_rllib_callback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without Ray (importing it takes seconds): the adapter falls back to a plain base class; the real one is
+    # test_rllib_callback_with_real_rllib's.
+    monkeypatch.setitem(sys.modules, "ray.rllib.callbacks.callbacks", None)
     app = load_app(tmp_path, "rllib", monkeypatch)
     callback = app.adapter.RlobsRLlibCallback()
     for iteration, lifetime in ((1, 4000), (2, 8000)):
@@ -297,6 +301,68 @@ def test_rllib_callback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert app.total("rl.sample.samples") == 4000
     assert app.total("rl.sample.episodes") == 20
     assert app.value("rl.environment.episode.length.mean") == 200.0  # environment steps in RLlib
+
+
+@pytest.mark.slow
+def test_rllib_callback_with_real_rllib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The adapter's class set in a real AlgorithmConfig, built as Algorithm.setup builds it on the new API stack and
+    called through RLlib's own make_callback with a result whose keys are RLlib's own constants (ray 2.60.0)."""
+    module("ray.rllib", "drives the RLlib callback through RLlib's own callback machinery")
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.callbacks.callbacks import RLlibCallback
+    from ray.rllib.callbacks.utils import make_callback
+    from ray.rllib.core import DEFAULT_MODULE_ID
+    from ray.rllib.core.learner.learner import POLICY_LOSS_KEY
+    from ray.rllib.utils import force_list
+    from ray.rllib.utils import metrics as m
+    from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
+    from ray.tune.result import TRAINING_ITERATION
+
+    app = load_app(tmp_path, "rllib", monkeypatch)
+    assert issubclass(app.adapter.RlobsRLlibCallback, RLlibCallback)
+    config = PPOConfig().callbacks(app.adapter.RlobsRLlibCallback)
+    callbacks = [cls() for cls in force_list(config.callbacks_class)]  # ray/rllib/algorithms/algorithm.py:744
+    timers = {
+        m.TRAINING_ITERATION_TIMER: 8.0,
+        m.ENV_RUNNER_SAMPLING_TIMER: 5.0,
+        m.LEARNER_UPDATE_TIMER: 2.5,
+        m.SYNCH_WORKER_WEIGHTS_TIMER: 0.25,
+    }
+    for iteration, lifetime in ((1, 4000), (2, 8000), (3, 12000)):
+        result = {
+            TRAINING_ITERATION: iteration,
+            m.TIMERS: timers,
+            m.ENV_RUNNER_RESULTS: {
+                m.EPISODE_RETURN_MEAN: 20.0 + iteration,
+                m.EPISODE_LEN_MEAN: 200.0,
+                m.NUM_ENV_STEPS_SAMPLED_LIFETIME: lifetime,
+                m.NUM_EPISODES_LIFETIME: lifetime // 200,
+            },
+            m.LEARNER_RESULTS: {DEFAULT_MODULE_ID: {POLICY_LOSS_KEY: 0.3, "entropy": [1.0, 2.0]}},
+        }
+        # ray/rllib/algorithms/algorithm.py:3437-3446: how the algorithm calls on_train_result.
+        make_callback(
+            "on_train_result",
+            callbacks_objects=callbacks,
+            callbacks_functions=config.callbacks_on_train_result,
+            kwargs={"algorithm": None, "metrics_logger": MetricsLogger(), "result": result},
+        )
+    assert app.histogram("rl.loop.duration") == (3, 24_000.0)  # seconds -> ms
+    assert app.histogram("rl.sample.duration") == (3, 15_000.0)
+    assert app.histogram("rl.train.duration") == (3, 7_500.0)
+    assert app.histogram("rl.sync.duration") == (3, 750.0)
+    assert app.total("rl.train.steps") == 3
+    assert app.total("rl.sample.samples") == 8000  # the first lifetime total is the baseline
+    assert app.total("rl.sample.episodes") == 40
+    assert app.value("rl.environment.reward.mean") == 23.0
+    assert app.value("rl.train.loss") == pytest.approx(0.3)
+    _no_unbounded_attributes(app)
+    # Every key the mapping reads is one RLlib itself defines.
+    rllib = CATALOG.framework("rllib")
+    assert rllib is not None
+    real = {f"{m.TIMERS}/{t}" for t in timers} | {f"{m.ENV_RUNNER_RESULTS}/{k}" for k in result[m.ENV_RUNNER_RESULTS]}
+    real |= {TRAINING_ITERATION, f"{m.LEARNER_RESULTS}/{DEFAULT_MODULE_ID}/{POLICY_LOSS_KEY}"}
+    assert {k.key for k in rllib.keys} == real
 
 
 def _frameworks(entry: dict[str, Any]) -> None:
