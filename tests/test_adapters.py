@@ -239,7 +239,10 @@ def test_trl_callback_never_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_skyrl_callback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = load_app(tmp_path, "skyrl", monkeypatch)
     callback = app.adapter.RlobsSkyRLCallback()
-    # NovaSky-AI/SkyRL@a956457 skyrl/train/trainer.py:506-536: timing/<Timer name> in seconds, trainer/global_step.
+    # NovaSky-AI/SkyRL@a956457 skyrl/train/trainer.py:506-536: timing/<Timer name> in seconds, trainer/global_step;
+    # the same keys and on_log(trainer, callback_input, control) with callback_input.logs in the skyrl 0.4.0 wheel
+    # (skyrl/train/trainer.py:333-532, skyrl/train/utils/callbacks.py:35-57,113). skyrl and skyrl-train need
+    # Python 3.12 (and skyrl-train torch and flash-attn), so they are not installed here.
     for step in (1, 2):
         logs = {
             "timing/step": 60.0,
@@ -259,21 +262,68 @@ def test_skyrl_callback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert "rl.tokens.rate_per_gpu" not in app.points()  # train phase only: not the loop's rate
 
 
+# NVIDIA-NeMo/RL@7ea279a nemo_rl/utils/logger.py:103-131: the abstract methods of LoggerInterface, each called on
+# every backend by Logger (:1052-1053 log_metrics(metrics, step, prefix, step_metric, step_finished), :1061,
+# :1205, :1216); Logger.finish (:1064-1069) calls a backend's finish() where it has one.
+NEMO_LOGGER_INTERFACE = ("log_metrics", "log_hyperparams", "log_histogram", "log_plot")
+
+
+class _NemoLogger:
+    """NeMo-RL's Logger fan-out (logger.py:1052-1069, 1205-1217): positional arguments, every backend."""
+
+    def __init__(self) -> None:
+        self.loggers: list[Any] = []
+
+    def log_metrics(
+        self, metrics: dict[str, Any], step: int, prefix: str = "", step_metric: Any = None, step_finished: bool = False
+    ) -> None:
+        for logger in self.loggers:
+            logger.log_metrics(metrics, step, prefix, step_metric, step_finished)
+
+    def log_hyperparams(self, params: Any) -> None:
+        for logger in self.loggers:
+            logger.log_hyperparams(params)
+
+    def log_histogram(self, histogram: list[Any], step: int, name: str) -> None:
+        for logger in self.loggers:
+            logger.log_histogram(histogram, step, name)
+
+    def log_plot(self, figure: Any, step: int, name: str) -> None:
+        for logger in self.loggers:
+            logger.log_plot(figure, step, name)
+
+    def finish(self) -> None:
+        for logger in self.loggers:
+            finish = getattr(logger, "finish", None)
+            if callable(finish):
+                finish()
+
+
 def test_nemo_rl_logger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = load_app(tmp_path, "nemo-rl", monkeypatch)
-    owner = SimpleNamespace(loggers=[])
+    owner = _NemoLogger()
     adapter = app.adapter.attach_nemo_rl(owner)
     assert owner.loggers == [adapter]
-    # nemo_rl/utils/logger.py: one log_metrics call per prefix and step, keys f"{prefix}/{name}".
+    assert all(callable(getattr(adapter, name, None)) for name in NEMO_LOGGER_INTERFACE)
+    # The end of a GRPO step (NVIDIA-NeMo/RL@7ea279a nemo_rl/algorithms/grpo.py:3762-3772): one log_metrics call per
+    # prefix, timing last with step_finished; timer names from grpo.py:2832-3332 (sync GRPO) and :4959 (weight_sync,
+    # async GRPO), performance/* from nemo_rl/algorithms/utils.py:881-903.
+    owner.log_hyperparams({"grpo": {"num_prompts_per_step": 32}})
     for step in (1, 2):
-        adapter.log_metrics({"total_step_time": 50.0, "generation": 20.0, "weight_sync": 1.5}, step, "timing/train")
-        adapter.log_metrics({"loss": 0.2, "reward": 0.6, "global_valid_toks": 4096}, step, "train")
-        adapter.log_metrics({"train_fp_utilization": 0.4, "tokens_per_sec": 8192.0}, step, "performance")
+        owner.log_metrics({"loss": 0.2, "reward": 0.6, "global_valid_toks": 4096}, step, prefix="train")
+        owner.log_metrics({"train_fp_utilization": 0.4, "tokens_per_sec": 8192.0}, step, prefix="performance")
+        owner.log_histogram([0.1, 0.2], step, "train/token_mult_prob_error")
+        owner.log_plot(object(), step, "train/token_mult_prob_error_plot")
+        timings = {"total_step_time": 50.0, "generation": 20.0, "weight_sync": 1.5}
+        owner.log_metrics(timings, step, prefix="timing/train", step_finished=True)
+    owner.finish()
     assert app.total("rl.train.steps") == 2  # three calls per step, one step each
     assert app.total("rl.train.tokens") == 8192
     assert app.histogram("rl.sync.duration") == (2, 3_000.0)
+    assert app.histogram("rl.loop.duration") == (2, 100_000.0)
     assert app.value("rl.train.mfu") == pytest.approx(0.4)
     assert app.value("rl.tokens.rate") == 8192.0
+    _no_unbounded_attributes(app)
 
 
 def test_rllib_callback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
