@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -12,8 +13,8 @@ from typing import Any
 import pytest
 
 from rlobs.rl.catalog import load_catalog, parse_catalog, parse_frameworks
-from testing.adapters import App, load_app
-from testing.helpers import module
+from testing.adapters import App, load_app, render_app, with_system
+from testing.helpers import module, tool
 
 CATALOG = load_catalog()
 IDENTITY = {a.name for a in CATALOG.identity}
@@ -326,6 +327,80 @@ def test_nemo_rl_logger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     _no_unbounded_attributes(app)
 
 
+def _roll_metrics(step: int, previous_total: float) -> dict[str, Any]:
+    """MetricsManager.get_metrics() of one RLVR step (alibaba/ROLL@8eb27cc roll/pipeline/rlvr/rlvr_pipeline.py:490-842:
+    time/* from codetiming Timers in seconds, time/step_total the previous step's; per-domain keys <domain>/...
+    from metrics_manager.py:32-48,408-416; reducer-tagged worker keys such as actor/pg_loss@sum, actor_worker.py:145).
+    """
+    return {
+        "time/step_total": previous_total,
+        "time/step_model_update": 2.0,
+        "time/step_generate": 30.0,
+        "time/ref_log_probs_values": 4.0,
+        "time/step_train": 20.0,
+        "actor/pg_loss@sum": 0.8,
+        "actor/pg_loss": 0.2,
+        "math_rule/token/score/mean": 0.5 + step / 10,
+        "math_rule/time/get_token_reward": 1.5,
+        "math_rule/token/response_length/mean": 700.0,
+        "mask/final_mask_sum_eq_0": 0,
+    }
+
+
+class _RollTracker:
+    """A ROLL tracker the run used before (what tracker_registry["wandb"] would build)."""
+
+    def __init__(self, config: dict[str, Any], **kwargs: Any) -> None:
+        self.config, self.kwargs, self.logged, self.finished = config, kwargs, [], False
+
+    def log(self, values: dict[str, Any], step: int | None, **kwargs: Any) -> None:
+        self.logged.append((step, values))
+
+    def finish(self) -> None:
+        self.finished = True
+
+
+def test_roll_tracker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "roll", monkeypatch)
+    monkeypatch.setenv("RLOBS_ROLL_TRACKER", "wandb")
+    registry: dict[str, Any] = {"wandb": _RollTracker}  # ROLL's tracker_registry (roll/utils/tracking.py:12)
+    app.adapter.register_roll(registry)
+    # create_tracker(track_with, config, **tracker_kwargs) (tracking.py:167-176), then one log per step.
+    tracker = registry["rlobs"]({"seed": 42}, project="grpo", name="run-1")
+    previous = 0.0
+    for step in range(3):
+        tracker.log(values=_roll_metrics(step, previous), step=step)
+        previous = 60.0
+    tracker.finish()
+    # Three steps; loop durations of the two finished steps only (the first payload's 0 is a placeholder).
+    assert app.total("rl.train.steps") == 3
+    assert app.histogram("rl.loop.duration") == (2, 120_000.0)
+    assert app.histogram("rl.sample.duration") == (3, 90_000.0)
+    assert app.histogram("rl.train.duration") == (3, 60_000.0)
+    assert app.histogram("rl.sync.duration") == (3, 6_000.0)
+    assert app.value("rl.train.loss") == pytest.approx(0.2)  # never the tagged sum
+    assert "rl.environment.reward.mean" not in app.points()  # per-domain keys are not guessed
+    _no_unbounded_attributes(app)
+    inner = tracker.inner
+    assert isinstance(inner, _RollTracker) and inner.kwargs == {"project": "grpo", "name": "run-1"}
+    assert [s for s, _ in inner.logged] == [0, 1, 2] and inner.finished
+    assert inner.logged[0][1] == _roll_metrics(0, 0.0)  # handed on unchanged
+
+
+def test_roll_tracker_alone_and_never_raising(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "roll", monkeypatch)
+    monkeypatch.delenv("RLOBS_ROLL_TRACKER", raising=False)
+    registry: dict[str, Any] = {}
+    app.adapter.register_roll(registry)
+    tracker = registry["rlobs"]({})
+    assert tracker.inner is None
+    tracker.log(values=["not", "a", "dict"], step=0)
+    tracker.log(values={"time/step_train": float("nan"), "time/step_generate": [1, 2]}, step=1)
+    tracker.finish()
+    assert app.total("rl.train.steps") == 1
+    assert "rl.train.duration" not in app.points()
+
+
 def test_rllib_callback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Without Ray (importing it takes seconds): the adapter falls back to a plain base class; the real one is
     # test_rllib_callback_with_real_rllib's.
@@ -505,3 +580,18 @@ def test_verl_no_code_path_in_a_real_process(tmp_path: Path, receiver: Any) -> N
     assert got["rl.run.state"].gauge.data_points[0].as_int == 0  # a clean exit: finished
     attributes = {kv.key for kv in got["rl.train.steps"].sum.data_points[0].attributes}
     assert attributes == IDENTITY & attributes and "rl.loop.iteration" not in attributes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [f.name for f in CATALOG.frameworks])
+def test_every_generated_adapter_passes_ruff(name: str, tmp_path: Path) -> None:
+    ruff = tool("ruff", "lints the generated adapters")
+    app = render_app(tmp_path, with_system(name))
+    settings = ["--isolated", "--line-length", "120", "--target-version", "py311"]
+    files = [str(app / "rlobs_adapter.py")]
+    lint = subprocess.run(
+        [ruff, "check", *settings, "--select", "E,F,W,I,B,UP,SIM,RUF", *files], capture_output=True, text=True
+    )
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    fmt = subprocess.run([ruff, "format", "--check", *settings, *files], capture_output=True, text=True)
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr

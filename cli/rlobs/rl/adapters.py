@@ -21,7 +21,7 @@ VERL_LOG_PATH = "/tmp/rlobs-verl-metrics.jsonl"
 
 # Standard-library modules each adapter uses beyond the common part (kept sorted in the file for ruff's isort).
 _COMMON_IMPORTS = ("math", "threading", "time", "warnings")
-_EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {"verl": ("atexit", "contextlib", "json", "os")}
+_EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {"verl": ("atexit", "contextlib", "json", "os"), "roll": ("os",)}
 
 # The one line (or setting) a user adds, per framework; verl needs none beyond a logger setting.
 ONE_LINE: dict[str, str] = {
@@ -31,6 +31,8 @@ ONE_LINE: dict[str, str] = {
     "skyrl": "`trainer.add_callback(rlobs_adapter.RlobsSkyRLCallback())`",
     "nemo-rl": "`rlobs_adapter.attach_nemo_rl(logger)` after NeMo-RL builds its `Logger`",
     "rllib": "`config.callbacks(rlobs_adapter.RlobsRLlibCallback)`",
+    "roll": "`rlobs_adapter.register_roll()` before the pipeline is built, and `track_with: rlobs` in its config "
+    "(`RLOBS_ROLL_TRACKER=wandb` keeps logging to W&B)",
 }
 
 
