@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import math
 import subprocess
@@ -327,6 +329,94 @@ def test_nemo_rl_logger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     _no_unbounded_attributes(app)
 
 
+# OpenRLHF/OpenRLHF@3c3be62 openrlhf/trainer/ppo_trainer.py:148,383-389: the method the adapter wraps, as upstream
+# declares it (the body here only records the call; upstream hands logs_dict to its W&B/TensorBoard loggers).
+_OPENRLHF_TRAINER = """
+class BasePPOTrainer:
+    calls = []
+
+    def save_logs_and_checkpoints(self, global_step: int, logs_dict=None, client_states=None) -> None:
+        self.calls.append((global_step, logs_dict, client_states))
+
+
+class PPOTrainer(BasePPOTrainer):
+    pass
+"""
+
+
+def _openrlhf_status(step: int) -> dict[str, Any]:
+    """The status one PPO step logs (ppo_trainer.py:213-264 train_step, :537-556 fit; ppo_actor.py:155-260 the actor's
+    step means): timings in seconds, step_total their sum, rollout/* from _compute_rollout_stats (:412-427)."""
+    status: dict[str, Any] = {
+        "policy_loss": 0.05,
+        "reward": 0.4,
+        "response_length": 900.0,
+        "kl": 0.01,
+        "actor_lr": 1e-6,
+        "timing/make_experience": 10.0,
+        "timing/ppo_train": 25.0,
+        "timing/broadcast": 5.0,
+        "rollout/reward_mean": 0.3 + step / 10,
+        "rollout/response_length_mean": 850.0,
+        "generated_samples": ["a sample", 1.0],
+        "timing/generation": 20.0,
+    }
+    status["timing/step_total"] = sum(v for k, v in status.items() if k.startswith("timing/"))
+    return status
+
+
+def test_openrlhf_trainer_is_wrapped_when_imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "openrlhf", monkeypatch)
+    package = tmp_path / "fake" / "openrlhf" / "trainer"
+    package.mkdir(parents=True)
+    for folder in (package.parent, package):
+        (folder / "__init__.py").write_text("", encoding="utf-8")
+    (package / "ppo_trainer.py").write_text(_OPENRLHF_TRAINER, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path / "fake"))
+    for name in ("openrlhf", "openrlhf.trainer", "openrlhf.trainer.ppo_trainer"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    monkeypatch.setenv("RLOBS_ADAPTER", "openrlhf")
+    # app/sitecustomize.py, as Python runs it at start-up (twice: it installs one hook).
+    for _ in range(2):
+        spec = importlib.util.spec_from_file_location("rlobs_sitecustomize", tmp_path / "app" / "sitecustomize.py")
+        assert spec and spec.loader
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    assert sum(type(f).__name__ == "_WrapOnImport" for f in sys.meta_path) == 1
+    module = importlib.import_module("openrlhf.trainer.ppo_trainer")  # as the trainer's Ray actor imports it
+    trainer = module.PPOTrainer()
+    for step in (1, 2, 3):
+        trainer.save_logs_and_checkpoints(step, _openrlhf_status(step), {"global_step": step})
+    assert [c[0] for c in module.BasePPOTrainer.calls] == [1, 2, 3]  # the original still runs, arguments unchanged
+    assert module.BasePPOTrainer.calls[0][1] == _openrlhf_status(1)
+    app.adapter.wrap_openrlhf(module)  # idempotent
+    trainer.save_logs_and_checkpoints(3, _openrlhf_status(3))  # the same step again counts nothing
+    assert app.total("rl.train.steps") == 3
+    assert app.histogram("rl.loop.duration") == (4, 4 * 60_000.0)  # seconds -> ms
+    assert app.histogram("rl.sample.duration") == (4, 80_000.0)
+    assert app.histogram("rl.train.duration") == (4, 100_000.0)
+    assert app.histogram("rl.sync.duration") == (4, 20_000.0)
+    assert app.value("rl.environment.reward.mean") == pytest.approx(0.6)  # rollout/reward_mean, not `reward`
+    assert app.value("rl.train.loss") == pytest.approx(0.05)
+    assert "rl.environment.episode.length.mean" not in app.points()  # response length is tokens
+    _no_unbounded_attributes(app)
+
+
+def test_openrlhf_sitecustomize_installs_only_the_hook_and_only_when_asked(tmp_path: Path) -> None:
+    app = render_app(tmp_path, with_system("openrlhf"))
+    # The hook is installed, and nothing else is imported until the trainer module is (no OpenTelemetry SDK in every
+    # Ray worker's start-up).
+    probe = (
+        "import sys; print(any(type(f).__name__ == '_WrapOnImport' for f in sys.meta_path),"
+        " 'rlobs_adapter' in sys.modules or 'opentelemetry' in sys.modules)"
+    )
+    for value, expected in (("openrlhf", "True False"), ("", "False False")):
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(app), "RLOBS_ADAPTER": value, "OTEL_SDK_DISABLED": "true"}
+        run = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip() == expected, (value, run.stdout, run.stderr)
+
+
 def _roll_metrics(step: int, previous_total: float) -> dict[str, Any]:
     """MetricsManager.get_metrics() of one RLVR step (alibaba/ROLL@8eb27cc roll/pipeline/rlvr/rlvr_pipeline.py:490-842:
     time/* from codetiming Timers in seconds, time/step_total the previous step's; per-domain keys <domain>/...
@@ -588,7 +678,9 @@ def test_every_generated_adapter_passes_ruff(name: str, tmp_path: Path) -> None:
     ruff = tool("ruff", "lints the generated adapters")
     app = render_app(tmp_path, with_system(name))
     settings = ["--isolated", "--line-length", "120", "--target-version", "py311"]
-    files = [str(app / "rlobs_adapter.py")]
+    files = [str(app / "rlobs_adapter.py")] + (
+        [str(app / "sitecustomize.py")] if (app / "sitecustomize.py").exists() else []
+    )
     lint = subprocess.run(
         [ruff, "check", *settings, "--select", "E,F,W,I,B,UP,SIM,RUF", *files], capture_output=True, text=True
     )

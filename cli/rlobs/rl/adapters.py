@@ -21,7 +21,13 @@ VERL_LOG_PATH = "/tmp/rlobs-verl-metrics.jsonl"
 
 # Standard-library modules each adapter uses beyond the common part (kept sorted in the file for ruff's isort).
 _COMMON_IMPORTS = ("math", "threading", "time", "warnings")
-_EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {"verl": ("atexit", "contextlib", "json", "os"), "roll": ("os",)}
+_EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {
+    "verl": ("atexit", "contextlib", "json", "os"),
+    "roll": ("os",),
+    "openrlhf": ("importlib",),
+}
+# Frameworks whose adapter starts with no code change: app/sitecustomize.py starts it when ADAPTER_ENV names them.
+NO_CODE = ("verl", "openrlhf")
 
 # The one line (or setting) a user adds, per framework; verl needs none beyond a logger setting.
 ONE_LINE: dict[str, str] = {
@@ -31,6 +37,8 @@ ONE_LINE: dict[str, str] = {
     "skyrl": "`trainer.add_callback(rlobs_adapter.RlobsSkyRLCallback())`",
     "nemo-rl": "`rlobs_adapter.attach_nemo_rl(logger)` after NeMo-RL builds its `Logger`",
     "rllib": "`config.callbacks(rlobs_adapter.RlobsRLlibCallback)`",
+    "openrlhf": f"none: the workload env (`{ADAPTER_ENV}=openrlhf`) wraps the PPO trainer's "
+    "`save_logs_and_checkpoints` in the process that imports it",
     "roll": "`rlobs_adapter.register_roll()` before the pipeline is built, and `track_with: rlobs` in its config "
     "(`RLOBS_ROLL_TRACKER=wandb` keeps logging to W&B)",
 }
@@ -91,15 +99,18 @@ def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...
             _context(framework),
         )
     ]
-    if framework.name == "verl":
+    if framework.name in NO_CODE:
+        what = {
+            "verl": "Starts the verl JSONL tailer in a background thread of the trainer process",
+            "openrlhf": "Wraps the logging of OpenRLHF's PPO trainer, in the process that imports it,",
+        }[framework.name]
         files.append(
             TemplateFile(
                 SITECUSTOMIZE_FILE,
                 "py",
                 "common/sitecustomize.py.j2",
-                f"Starts the verl JSONL tailer in a background thread of the trainer process when `{ADAPTER_ENV}=verl` "
-                "(Python imports it at start-up from the PYTHONPATH).",
-                {"env": ADAPTER_ENV},
+                f"{what} when `{ADAPTER_ENV}={framework.name}` (Python imports it at start-up from the PYTHONPATH).",
+                {"env": ADAPTER_ENV, "framework": framework.name},
             )
         )
     return tuple(files)
@@ -107,10 +118,12 @@ def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...
 
 def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
     """The env the profile's adapter needs in the RL container (verl: where its file backend writes, and the switch
-    that starts the tailer)."""
+    that starts the tailer; OpenRLHF: the switch that wraps its trainer)."""
     framework = framework_of(profile, catalog)
-    if framework is None or framework.name != "verl":
+    if framework is None or framework.name not in NO_CODE:
         return []
+    if framework.name == "openrlhf":
+        return [{"name": ADAPTER_ENV, "value": "openrlhf"}]
     return [{"name": "VERL_FILE_LOGGER_PATH", "value": VERL_LOG_PATH}, {"name": ADAPTER_ENV, "value": "verl"}]
 
 
