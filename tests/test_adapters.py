@@ -367,22 +367,8 @@ def _openrlhf_status(step: int) -> dict[str, Any]:
 
 def test_openrlhf_trainer_is_wrapped_when_imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = load_app(tmp_path, "openrlhf", monkeypatch)
-    package = tmp_path / "fake" / "openrlhf" / "trainer"
-    package.mkdir(parents=True)
-    for folder in (package.parent, package):
-        (folder / "__init__.py").write_text("", encoding="utf-8")
-    (package / "ppo_trainer.py").write_text(_OPENRLHF_TRAINER, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path / "fake"))
-    for name in ("openrlhf", "openrlhf.trainer", "openrlhf.trainer.ppo_trainer"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
-    monkeypatch.setenv("RLOBS_ADAPTER", "openrlhf")
-    # app/sitecustomize.py, as Python runs it at start-up (twice: it installs one hook).
-    for _ in range(2):
-        spec = importlib.util.spec_from_file_location("rlobs_sitecustomize", tmp_path / "app" / "sitecustomize.py")
-        assert spec and spec.loader
-        spec.loader.exec_module(importlib.util.module_from_spec(spec))
-    assert sum(type(f).__name__ == "_WrapOnImport" for f in sys.meta_path) == 1
+    _fake_package(tmp_path / "fake", "openrlhf.trainer.ppo_trainer", _OPENRLHF_TRAINER, monkeypatch)
+    _run_sitecustomize(tmp_path / "app", "openrlhf", monkeypatch)
     module = importlib.import_module("openrlhf.trainer.ppo_trainer")  # as the trainer's Ray actor imports it
     trainer = module.PPOTrainer()
     for step in (1, 2, 3):
@@ -402,19 +388,84 @@ def test_openrlhf_trainer_is_wrapped_when_imported(tmp_path: Path, monkeypatch: 
     _no_unbounded_attributes(app)
 
 
-def test_openrlhf_sitecustomize_installs_only_the_hook_and_only_when_asked(tmp_path: Path) -> None:
-    app = render_app(tmp_path, with_system("openrlhf"))
+@pytest.mark.parametrize("framework", ["openrlhf", "prime-rl"])
+def test_sitecustomize_installs_only_the_hook_and_only_when_asked(framework: str, tmp_path: Path) -> None:
+    app = render_app(tmp_path, with_system(framework))
     # The hook is installed, and nothing else is imported until the trainer module is (no OpenTelemetry SDK in every
     # Ray worker's start-up).
     probe = (
         "import sys; print(any(type(f).__name__ == '_WrapOnImport' for f in sys.meta_path),"
         " 'rlobs_adapter' in sys.modules or 'opentelemetry' in sys.modules)"
     )
-    for value, expected in (("openrlhf", "True False"), ("", "False False")):
+    for value, expected in ((framework, "True False"), ("", "False False"), ("verl", "False False")):
         env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(app), "RLOBS_ADAPTER": value, "OTEL_SDK_DISABLED": "true"}
         run = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
         assert run.returncode == 0, run.stderr
         assert run.stdout.strip() == expected, (value, run.stdout, run.stderr)
+
+
+# PrimeIntellect-ai/prime-rl@6f97d6b src/prime_rl/utils/metrics_server.py: MetricsServer.update as upstream declares
+# it (the body here only records the call; upstream sets its trainer_* gauges).
+_PRIME_RL_SERVER = """
+class MetricsServer:
+    calls = []
+
+    def update(self, step: int, loss: float, throughput: float, grad_norm: float, peak_memory_gib: float,
+               learning_rate: float, mfu: float = 0.0, entropy: float = 0.0, mismatch_kl: float = 0.0) -> None:
+        self.calls.append(step)
+"""
+
+
+def _fake_package(root: Path, dotted: str, source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module `dotted` (with its parent packages) under root, importable only through a fresh import."""
+    parts = dotted.split(".")
+    folder = root.joinpath(*parts[:-1])
+    folder.mkdir(parents=True)
+    for i in range(1, len(parts)):
+        (root.joinpath(*parts[:i]) / "__init__.py").write_text("", encoding="utf-8")
+    (folder / f"{parts[-1]}.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(root))
+    for i in range(1, len(parts) + 1):
+        monkeypatch.delitem(sys.modules, ".".join(parts[:i]), raising=False)
+
+
+def _run_sitecustomize(app_dir: Path, framework: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """app/sitecustomize.py as Python runs it at start-up (twice: it installs one hook)."""
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    monkeypatch.setenv("RLOBS_ADAPTER", framework)
+    for _ in range(2):
+        spec = importlib.util.spec_from_file_location("rlobs_sitecustomize", app_dir / "sitecustomize.py")
+        assert spec and spec.loader
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    assert sum(type(f).__name__ == "_WrapOnImport" for f in sys.meta_path) == 1
+
+
+def test_prime_rl_metrics_server_is_wrapped_when_imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "prime-rl", monkeypatch)
+    _fake_package(tmp_path / "fake", "prime_rl.utils.metrics_server", _PRIME_RL_SERVER, monkeypatch)
+    _run_sitecustomize(tmp_path / "app", "prime-rl", monkeypatch)
+    module = importlib.import_module("prime_rl.utils.metrics_server")
+    server = module.MetricsServer()
+    for step in (1, 2, 3):
+        # The RL trainer's call (src/prime_rl/trainer/rl/train.py): keywords, mfu in percent.
+        server.update(
+            step=step,
+            loss=0.02,
+            throughput=12_000.0,
+            grad_norm=0.5,
+            peak_memory_gib=60.0,
+            learning_rate=1e-6,
+            mfu=42.0,
+            entropy=0.9,
+            mismatch_kl=0.001,
+        )
+    server.update(3, 0.02, 12_000.0, 0.5, 60.0, 1e-6)  # positional, the same step: counts nothing
+    assert module.MetricsServer.calls == [1, 2, 3, 3]  # the original still runs
+    assert app.total("rl.train.steps") == 3
+    assert app.value("rl.train.mfu") == pytest.approx(0.42)  # percent -> ratio
+    assert app.value("rl.train.loss") == pytest.approx(0.02)
+    assert app.value("rl.tokens.rate") == 12_000.0
+    _no_unbounded_attributes(app)
 
 
 def _roll_metrics(step: int, previous_total: float) -> dict[str, Any]:

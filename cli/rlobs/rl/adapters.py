@@ -25,9 +25,25 @@ _EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {
     "verl": ("atexit", "contextlib", "json", "os"),
     "roll": ("os",),
     "openrlhf": ("importlib",),
+    "prime-rl": ("inspect",),
+}
+# Adapters that wrap a framework function when its module is imported: framework -> (module, the adapter's wrap
+# function, what app/sitecustomize.py does, for the bundle README). sitecustomize adds the import hook when
+# ADAPTER_ENV names the framework.
+IMPORT_HOOKS: dict[str, tuple[str, str, str]] = {
+    "openrlhf": (
+        "openrlhf.trainer.ppo_trainer",
+        "wrap_openrlhf",
+        "Wraps the logging of OpenRLHF's PPO trainer, in the process that imports it,",
+    ),
+    "prime-rl": (
+        "prime_rl.utils.metrics_server",
+        "wrap_prime_rl",
+        "Wraps prime-rl's trainer metrics server updates, in the process that imports it,",
+    ),
 }
 # Frameworks whose adapter starts with no code change: app/sitecustomize.py starts it when ADAPTER_ENV names them.
-NO_CODE = ("verl", "openrlhf")
+NO_CODE = ("verl", *IMPORT_HOOKS)
 
 # The one line (or setting) a user adds, per framework; verl needs none beyond a logger setting.
 ONE_LINE: dict[str, str] = {
@@ -39,6 +55,8 @@ ONE_LINE: dict[str, str] = {
     "rllib": "`config.callbacks(rlobs_adapter.RlobsRLlibCallback)`",
     "openrlhf": f"none: the workload env (`{ADAPTER_ENV}=openrlhf`) wraps the PPO trainer's "
     "`save_logs_and_checkpoints` in the process that imports it",
+    "prime-rl": "enable the trainer's `metrics_server` (its `/metrics`); the workload env "
+    f"(`{ADAPTER_ENV}=prime-rl`) wraps its updates in the trainer process",
     "roll": "`rlobs_adapter.register_roll()` before the pipeline is built, and `track_with: rlobs` in its config "
     "(`RLOBS_ROLL_TRACKER=wandb` keeps logging to W&B)",
 }
@@ -100,17 +118,20 @@ def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...
         )
     ]
     if framework.name in NO_CODE:
-        what = {
-            "verl": "Starts the verl JSONL tailer in a background thread of the trainer process",
-            "openrlhf": "Wraps the logging of OpenRLHF's PPO trainer, in the process that imports it,",
-        }[framework.name]
+        hook = IMPORT_HOOKS.get(framework.name)
+        what = hook[2] if hook else "Starts the verl JSONL tailer in a background thread of the trainer process"
         files.append(
             TemplateFile(
                 SITECUSTOMIZE_FILE,
                 "py",
                 "common/sitecustomize.py.j2",
                 f"{what} when `{ADAPTER_ENV}={framework.name}` (Python imports it at start-up from the PYTHONPATH).",
-                {"env": ADAPTER_ENV, "framework": framework.name},
+                {
+                    "env": ADAPTER_ENV,
+                    "framework": framework.name,
+                    "module": hook[0] if hook else "",
+                    "wrap": hook[1] if hook else "",
+                },
             )
         )
     return tuple(files)
@@ -122,8 +143,8 @@ def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
     framework = framework_of(profile, catalog)
     if framework is None or framework.name not in NO_CODE:
         return []
-    if framework.name == "openrlhf":
-        return [{"name": ADAPTER_ENV, "value": "openrlhf"}]
+    if framework.name in IMPORT_HOOKS:
+        return [{"name": ADAPTER_ENV, "value": framework.name}]
     return [{"name": "VERL_FILE_LOGGER_PATH", "value": VERL_LOG_PATH}, {"name": ADAPTER_ENV, "value": "verl"}]
 
 
