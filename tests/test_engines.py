@@ -159,3 +159,21 @@ def test_promtool_parses_every_inference_query_of_each_path(engine: str, path: s
     promtool = tool("promtool", "parses the inference dashboard's PromQL")
     proc = subprocess.run([promtool, "check", "rules", str(file)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("rollout", "says", "serve_note"),
+    [
+        ({}, "vLLM (/metrics on the Ray Serve port)", True),
+        ({"metrics": "ray"}, "vLLM via Ray (ray_vllm_* through Ray's metrics agent)", False),
+        ({"engine": "sglang", "port": 30000}, "SGLang (/metrics on port 30000 of the workload's pods)", False),
+        ({"engine": "sglang"}, "SGLang (/metrics: set workload.rollout.port to scrape it)", False),
+    ],
+)
+def test_the_bundle_readme_says_where_engine_metrics_come_from(
+    rollout: dict[str, Any], says: str, serve_note: bool
+) -> None:
+    p = _with_rollout(rollout)  # a RayJob: the Ray Serve note applies to vLLM scraped from the engine only
+    readme = next(r.text for r in build(p) if r.path == "README.md")
+    assert says in readme
+    assert ("make_asgi_app" in readme) == serve_note

@@ -13,6 +13,7 @@ from rlobs.rl import adapters, app, workloads
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job
+from rlobs.rl.engines import load_engines
 from rlobs.rl.grafana import board_links, rl_dashboard
 from rlobs.rl.identity import identity_rows
 from rlobs.rl.labels import bundle_labels
@@ -91,6 +92,22 @@ _DASHBOARDS = {
     "training": "Grafana dashboard ConfigMap: Ray and GPU (DCGM) training.",
     "inference": "Grafana dashboard ConfigMap: the rollout engine's serving metrics (workload.rollout).",
 }
+
+
+def _rollout_readme(profile: EksProfile) -> dict[str, Any]:
+    """How the bundle gets the rollout engine's metrics (workload.rollout), for the README's data-flow picture."""
+    rollout = profile.workload.rollout
+    data = load_engines()
+    engine = data.engine(rollout.engine)
+    if rollout.metrics == "ray":
+        title, source = f"{engine.title} via Ray", f"{data.ray_prefix}{engine.key}_* through Ray's metrics agent"
+    else:
+        title = engine.title
+        where = [f"port {rollout.port} of the workload's pods"] if rollout.port else []
+        if engine.key == "vllm":
+            where.insert(0, "the Ray Serve port")
+        source = f"/metrics on {' and '.join(where)}" if where else "/metrics: set workload.rollout.port to scrape it"
+    return {"title": title, "source": source, "serve_port": engine.key == "vllm" and rollout.metrics == "engine"}
 
 
 def _layer(profile: EksProfile, facts: RlFacts) -> list[FileSpec]:
@@ -216,6 +233,7 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "ref_commit": AI_ML_OBSERVABILITY_COMMIT,
                 "argocd_note": ARGOCD_NOTE,
                 "adapter": adapters.readme(profile, catalog),
+                "rollout": _rollout_readme(profile),
                 "extra_envs": [e["name"] for e in adapters.adapter_env(profile, catalog) + tracker_env(profile)],
             },
         )
