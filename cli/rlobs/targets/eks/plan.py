@@ -12,8 +12,8 @@ from rlobs.profile.terraform import ARGOCD_NOTE
 from rlobs.rl import adapters, app, workloads
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.catalog import Catalog
-from rlobs.rl.facts import RlFacts, rl_facts, workload_job
 from rlobs.rl.engines import load_engines
+from rlobs.rl.facts import RlFacts, rl_facts, workload_job
 from rlobs.rl.grafana import board_links, rl_dashboard
 from rlobs.rl.identity import identity_rows
 from rlobs.rl.labels import bundle_labels
