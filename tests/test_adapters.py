@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -11,8 +15,8 @@ from typing import Any
 import pytest
 
 from rlobs.rl.catalog import load_catalog, parse_catalog, parse_frameworks
-from testing.adapters import App, load_app
-from testing.helpers import module
+from testing.adapters import App, load_app, render_app, with_system
+from testing.helpers import module, tool
 
 CATALOG = load_catalog()
 IDENTITY = {a.name for a in CATALOG.identity}
@@ -238,7 +242,10 @@ def test_trl_callback_never_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_skyrl_callback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = load_app(tmp_path, "skyrl", monkeypatch)
     callback = app.adapter.RlobsSkyRLCallback()
-    # NovaSky-AI/SkyRL@a956457 skyrl/train/trainer.py:506-536: timing/<Timer name> in seconds, trainer/global_step.
+    # NovaSky-AI/SkyRL@a956457 skyrl/train/trainer.py:506-536: timing/<Timer name> in seconds, trainer/global_step;
+    # the same keys and on_log(trainer, callback_input, control) with callback_input.logs in the skyrl 0.4.0 wheel
+    # (skyrl/train/trainer.py:333-532, skyrl/train/utils/callbacks.py:35-57,113). skyrl and skyrl-train need
+    # Python 3.12 (and skyrl-train torch and flash-attn), so they are not installed here.
     for step in (1, 2):
         logs = {
             "timing/step": 60.0,
@@ -258,24 +265,287 @@ def test_skyrl_callback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert "rl.tokens.rate_per_gpu" not in app.points()  # train phase only: not the loop's rate
 
 
+# NVIDIA-NeMo/RL@7ea279a nemo_rl/utils/logger.py:103-131: the abstract methods of LoggerInterface, each called on
+# every backend by Logger (:1052-1053 log_metrics(metrics, step, prefix, step_metric, step_finished), :1061,
+# :1205, :1216); Logger.finish (:1064-1069) calls a backend's finish() where it has one.
+NEMO_LOGGER_INTERFACE = ("log_metrics", "log_hyperparams", "log_histogram", "log_plot")
+
+
+class _NemoLogger:
+    """NeMo-RL's Logger fan-out (logger.py:1052-1069, 1205-1217): positional arguments, every backend."""
+
+    def __init__(self) -> None:
+        self.loggers: list[Any] = []
+
+    def log_metrics(
+        self, metrics: dict[str, Any], step: int, prefix: str = "", step_metric: Any = None, step_finished: bool = False
+    ) -> None:
+        for logger in self.loggers:
+            logger.log_metrics(metrics, step, prefix, step_metric, step_finished)
+
+    def log_hyperparams(self, params: Any) -> None:
+        for logger in self.loggers:
+            logger.log_hyperparams(params)
+
+    def log_histogram(self, histogram: list[Any], step: int, name: str) -> None:
+        for logger in self.loggers:
+            logger.log_histogram(histogram, step, name)
+
+    def log_plot(self, figure: Any, step: int, name: str) -> None:
+        for logger in self.loggers:
+            logger.log_plot(figure, step, name)
+
+    def finish(self) -> None:
+        for logger in self.loggers:
+            finish = getattr(logger, "finish", None)
+            if callable(finish):
+                finish()
+
+
 def test_nemo_rl_logger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = load_app(tmp_path, "nemo-rl", monkeypatch)
-    owner = SimpleNamespace(loggers=[])
+    owner = _NemoLogger()
     adapter = app.adapter.attach_nemo_rl(owner)
     assert owner.loggers == [adapter]
-    # nemo_rl/utils/logger.py: one log_metrics call per prefix and step, keys f"{prefix}/{name}".
+    assert all(callable(getattr(adapter, name, None)) for name in NEMO_LOGGER_INTERFACE)
+    # The end of a GRPO step (NVIDIA-NeMo/RL@7ea279a nemo_rl/algorithms/grpo.py:3762-3772): one log_metrics call per
+    # prefix, timing last with step_finished; timer names from grpo.py:2832-3332 (sync GRPO) and :4959 (weight_sync,
+    # async GRPO), performance/* from nemo_rl/algorithms/utils.py:881-903.
+    owner.log_hyperparams({"grpo": {"num_prompts_per_step": 32}})
     for step in (1, 2):
-        adapter.log_metrics({"total_step_time": 50.0, "generation": 20.0, "weight_sync": 1.5}, step, "timing/train")
-        adapter.log_metrics({"loss": 0.2, "reward": 0.6, "global_valid_toks": 4096}, step, "train")
-        adapter.log_metrics({"train_fp_utilization": 0.4, "tokens_per_sec": 8192.0}, step, "performance")
+        owner.log_metrics({"loss": 0.2, "reward": 0.6, "global_valid_toks": 4096}, step, prefix="train")
+        owner.log_metrics({"train_fp_utilization": 0.4, "tokens_per_sec": 8192.0}, step, prefix="performance")
+        owner.log_histogram([0.1, 0.2], step, "train/token_mult_prob_error")
+        owner.log_plot(object(), step, "train/token_mult_prob_error_plot")
+        timings = {"total_step_time": 50.0, "generation": 20.0, "weight_sync": 1.5}
+        owner.log_metrics(timings, step, prefix="timing/train", step_finished=True)
+    owner.finish()
     assert app.total("rl.train.steps") == 2  # three calls per step, one step each
     assert app.total("rl.train.tokens") == 8192
     assert app.histogram("rl.sync.duration") == (2, 3_000.0)
+    assert app.histogram("rl.loop.duration") == (2, 100_000.0)
     assert app.value("rl.train.mfu") == pytest.approx(0.4)
     assert app.value("rl.tokens.rate") == 8192.0
+    _no_unbounded_attributes(app)
+
+
+# OpenRLHF/OpenRLHF@3c3be62 openrlhf/trainer/ppo_trainer.py:148,383-389: the method the adapter wraps, as upstream
+# declares it (the body here only records the call; upstream hands logs_dict to its W&B/TensorBoard loggers).
+_OPENRLHF_TRAINER = """
+class BasePPOTrainer:
+    calls = []
+
+    def save_logs_and_checkpoints(self, global_step: int, logs_dict=None, client_states=None) -> None:
+        self.calls.append((global_step, logs_dict, client_states))
+
+
+class PPOTrainer(BasePPOTrainer):
+    pass
+"""
+
+
+def _openrlhf_status(step: int) -> dict[str, Any]:
+    """The status one PPO step logs (ppo_trainer.py:213-264 train_step, :537-556 fit; ppo_actor.py:155-260 the actor's
+    step means): timings in seconds, step_total their sum, rollout/* from _compute_rollout_stats (:412-427)."""
+    status: dict[str, Any] = {
+        "policy_loss": 0.05,
+        "reward": 0.4,
+        "response_length": 900.0,
+        "kl": 0.01,
+        "actor_lr": 1e-6,
+        "timing/make_experience": 10.0,
+        "timing/ppo_train": 25.0,
+        "timing/broadcast": 5.0,
+        "rollout/reward_mean": 0.3 + step / 10,
+        "rollout/response_length_mean": 850.0,
+        "generated_samples": ["a sample", 1.0],
+        "timing/generation": 20.0,
+    }
+    status["timing/step_total"] = sum(v for k, v in status.items() if k.startswith("timing/"))
+    return status
+
+
+def test_openrlhf_trainer_is_wrapped_when_imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "openrlhf", monkeypatch)
+    _fake_package(tmp_path / "fake", "openrlhf.trainer.ppo_trainer", _OPENRLHF_TRAINER, monkeypatch)
+    _run_sitecustomize(tmp_path / "app", "openrlhf", monkeypatch)
+    module = importlib.import_module("openrlhf.trainer.ppo_trainer")  # as the trainer's Ray actor imports it
+    trainer = module.PPOTrainer()
+    for step in (1, 2, 3):
+        trainer.save_logs_and_checkpoints(step, _openrlhf_status(step), {"global_step": step})
+    assert [c[0] for c in module.BasePPOTrainer.calls] == [1, 2, 3]  # the original still runs, arguments unchanged
+    assert module.BasePPOTrainer.calls[0][1] == _openrlhf_status(1)
+    app.adapter.wrap_openrlhf(module)  # idempotent
+    trainer.save_logs_and_checkpoints(3, _openrlhf_status(3))  # the same step again counts nothing
+    assert app.total("rl.train.steps") == 3
+    assert app.histogram("rl.loop.duration") == (4, 4 * 60_000.0)  # seconds -> ms
+    assert app.histogram("rl.sample.duration") == (4, 80_000.0)
+    assert app.histogram("rl.train.duration") == (4, 100_000.0)
+    assert app.histogram("rl.sync.duration") == (4, 20_000.0)
+    assert app.value("rl.environment.reward.mean") == pytest.approx(0.6)  # rollout/reward_mean, not `reward`
+    assert app.value("rl.train.loss") == pytest.approx(0.05)
+    assert "rl.environment.episode.length.mean" not in app.points()  # response length is tokens
+    _no_unbounded_attributes(app)
+
+
+@pytest.mark.parametrize("framework", ["openrlhf", "prime-rl"])
+def test_sitecustomize_installs_only_the_hook_and_only_when_asked(framework: str, tmp_path: Path) -> None:
+    app = render_app(tmp_path, with_system(framework))
+    # The hook is installed, and nothing else is imported until the trainer module is (no OpenTelemetry SDK in every
+    # Ray worker's start-up).
+    probe = (
+        "import sys; print(any(type(f).__name__ == '_WrapOnImport' for f in sys.meta_path),"
+        " 'rlobs_adapter' in sys.modules or 'opentelemetry' in sys.modules)"
+    )
+    for value, expected in ((framework, "True False"), ("", "False False"), ("verl", "False False")):
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(app), "RLOBS_ADAPTER": value, "OTEL_SDK_DISABLED": "true"}
+        run = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip() == expected, (value, run.stdout, run.stderr)
+
+
+# PrimeIntellect-ai/prime-rl@6f97d6b src/prime_rl/utils/metrics_server.py: MetricsServer.update as upstream declares
+# it (the body here only records the call; upstream sets its trainer_* gauges).
+_PRIME_RL_SERVER = """
+class MetricsServer:
+    calls = []
+
+    def update(self, step: int, loss: float, throughput: float, grad_norm: float, peak_memory_gib: float,
+               learning_rate: float, mfu: float = 0.0, entropy: float = 0.0, mismatch_kl: float = 0.0) -> None:
+        self.calls.append(step)
+"""
+
+
+def _fake_package(root: Path, dotted: str, source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module `dotted` (with its parent packages) under root, importable only through a fresh import."""
+    parts = dotted.split(".")
+    folder = root.joinpath(*parts[:-1])
+    folder.mkdir(parents=True)
+    for i in range(1, len(parts)):
+        (root.joinpath(*parts[:i]) / "__init__.py").write_text("", encoding="utf-8")
+    (folder / f"{parts[-1]}.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(root))
+    for i in range(1, len(parts) + 1):
+        monkeypatch.delitem(sys.modules, ".".join(parts[:i]), raising=False)
+
+
+def _run_sitecustomize(app_dir: Path, framework: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """app/sitecustomize.py as Python runs it at start-up (twice: it installs one hook)."""
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    monkeypatch.setenv("RLOBS_ADAPTER", framework)
+    for _ in range(2):
+        spec = importlib.util.spec_from_file_location("rlobs_sitecustomize", app_dir / "sitecustomize.py")
+        assert spec and spec.loader
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    assert sum(type(f).__name__ == "_WrapOnImport" for f in sys.meta_path) == 1
+
+
+def test_prime_rl_metrics_server_is_wrapped_when_imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "prime-rl", monkeypatch)
+    _fake_package(tmp_path / "fake", "prime_rl.utils.metrics_server", _PRIME_RL_SERVER, monkeypatch)
+    _run_sitecustomize(tmp_path / "app", "prime-rl", monkeypatch)
+    module = importlib.import_module("prime_rl.utils.metrics_server")
+    server = module.MetricsServer()
+    for step in (1, 2, 3):
+        # The RL trainer's call (src/prime_rl/trainer/rl/train.py): keywords, mfu in percent.
+        server.update(
+            step=step,
+            loss=0.02,
+            throughput=12_000.0,
+            grad_norm=0.5,
+            peak_memory_gib=60.0,
+            learning_rate=1e-6,
+            mfu=42.0,
+            entropy=0.9,
+            mismatch_kl=0.001,
+        )
+    server.update(3, 0.02, 12_000.0, 0.5, 60.0, 1e-6)  # positional, the same step: counts nothing
+    assert module.MetricsServer.calls == [1, 2, 3, 3]  # the original still runs
+    assert app.total("rl.train.steps") == 3
+    assert app.value("rl.train.mfu") == pytest.approx(0.42)  # percent -> ratio
+    assert app.value("rl.train.loss") == pytest.approx(0.02)
+    assert app.value("rl.tokens.rate") == 12_000.0
+    _no_unbounded_attributes(app)
+
+
+def _roll_metrics(step: int, previous_total: float) -> dict[str, Any]:
+    """MetricsManager.get_metrics() of one RLVR step (alibaba/ROLL@8eb27cc roll/pipeline/rlvr/rlvr_pipeline.py:490-842:
+    time/* from codetiming Timers in seconds, time/step_total the previous step's; per-domain keys <domain>/...
+    from metrics_manager.py:32-48,408-416; reducer-tagged worker keys such as actor/pg_loss@sum, actor_worker.py:145).
+    """
+    return {
+        "time/step_total": previous_total,
+        "time/step_model_update": 2.0,
+        "time/step_generate": 30.0,
+        "time/ref_log_probs_values": 4.0,
+        "time/step_train": 20.0,
+        "actor/pg_loss@sum": 0.8,
+        "actor/pg_loss": 0.2,
+        "math_rule/token/score/mean": 0.5 + step / 10,
+        "math_rule/time/get_token_reward": 1.5,
+        "math_rule/token/response_length/mean": 700.0,
+        "mask/final_mask_sum_eq_0": 0,
+    }
+
+
+class _RollTracker:
+    """A ROLL tracker the run used before (what tracker_registry["wandb"] would build)."""
+
+    def __init__(self, config: dict[str, Any], **kwargs: Any) -> None:
+        self.config, self.kwargs, self.logged, self.finished = config, kwargs, [], False
+
+    def log(self, values: dict[str, Any], step: int | None, **kwargs: Any) -> None:
+        self.logged.append((step, values))
+
+    def finish(self) -> None:
+        self.finished = True
+
+
+def test_roll_tracker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "roll", monkeypatch)
+    monkeypatch.setenv("RLOBS_ROLL_TRACKER", "wandb")
+    registry: dict[str, Any] = {"wandb": _RollTracker}  # ROLL's tracker_registry (roll/utils/tracking.py:12)
+    app.adapter.register_roll(registry)
+    # create_tracker(track_with, config, **tracker_kwargs) (tracking.py:167-176), then one log per step.
+    tracker = registry["rlobs"]({"seed": 42}, project="grpo", name="run-1")
+    previous = 0.0
+    for step in range(3):
+        tracker.log(values=_roll_metrics(step, previous), step=step)
+        previous = 60.0
+    tracker.finish()
+    # Three steps; loop durations of the two finished steps only (the first payload's 0 is a placeholder).
+    assert app.total("rl.train.steps") == 3
+    assert app.histogram("rl.loop.duration") == (2, 120_000.0)
+    assert app.histogram("rl.sample.duration") == (3, 90_000.0)
+    assert app.histogram("rl.train.duration") == (3, 60_000.0)
+    assert app.histogram("rl.sync.duration") == (3, 6_000.0)
+    assert app.value("rl.train.loss") == pytest.approx(0.2)  # never the tagged sum
+    assert "rl.environment.reward.mean" not in app.points()  # per-domain keys are not guessed
+    _no_unbounded_attributes(app)
+    inner = tracker.inner
+    assert isinstance(inner, _RollTracker) and inner.kwargs == {"project": "grpo", "name": "run-1"}
+    assert [s for s, _ in inner.logged] == [0, 1, 2] and inner.finished
+    assert inner.logged[0][1] == _roll_metrics(0, 0.0)  # handed on unchanged
+
+
+def test_roll_tracker_alone_and_never_raising(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_app(tmp_path, "roll", monkeypatch)
+    monkeypatch.delenv("RLOBS_ROLL_TRACKER", raising=False)
+    registry: dict[str, Any] = {}
+    app.adapter.register_roll(registry)
+    tracker = registry["rlobs"]({})
+    assert tracker.inner is None
+    tracker.log(values=["not", "a", "dict"], step=0)
+    tracker.log(values={"time/step_train": float("nan"), "time/step_generate": [1, 2]}, step=1)
+    tracker.finish()
+    assert app.total("rl.train.steps") == 1
+    assert "rl.train.duration" not in app.points()
 
 
 def test_rllib_callback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without Ray (importing it takes seconds): the adapter falls back to a plain base class; the real one is
+    # test_rllib_callback_with_real_rllib's.
+    monkeypatch.setitem(sys.modules, "ray.rllib.callbacks.callbacks", None)
     app = load_app(tmp_path, "rllib", monkeypatch)
     callback = app.adapter.RlobsRLlibCallback()
     for iteration, lifetime in ((1, 4000), (2, 8000)):
@@ -297,6 +567,68 @@ def test_rllib_callback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert app.total("rl.sample.samples") == 4000
     assert app.total("rl.sample.episodes") == 20
     assert app.value("rl.environment.episode.length.mean") == 200.0  # environment steps in RLlib
+
+
+@pytest.mark.slow
+def test_rllib_callback_with_real_rllib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The adapter's class set in a real AlgorithmConfig, built as Algorithm.setup builds it on the new API stack and
+    called through RLlib's own make_callback with a result whose keys are RLlib's own constants (ray 2.60.0)."""
+    module("ray.rllib", "drives the RLlib callback through RLlib's own callback machinery")
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.callbacks.callbacks import RLlibCallback
+    from ray.rllib.callbacks.utils import make_callback
+    from ray.rllib.core import DEFAULT_MODULE_ID
+    from ray.rllib.core.learner.learner import POLICY_LOSS_KEY
+    from ray.rllib.utils import force_list
+    from ray.rllib.utils import metrics as m
+    from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
+    from ray.tune.result import TRAINING_ITERATION
+
+    app = load_app(tmp_path, "rllib", monkeypatch)
+    assert issubclass(app.adapter.RlobsRLlibCallback, RLlibCallback)
+    config = PPOConfig().callbacks(app.adapter.RlobsRLlibCallback)
+    callbacks = [cls() for cls in force_list(config.callbacks_class)]  # ray/rllib/algorithms/algorithm.py:744
+    timers = {
+        m.TRAINING_ITERATION_TIMER: 8.0,
+        m.ENV_RUNNER_SAMPLING_TIMER: 5.0,
+        m.LEARNER_UPDATE_TIMER: 2.5,
+        m.SYNCH_WORKER_WEIGHTS_TIMER: 0.25,
+    }
+    for iteration, lifetime in ((1, 4000), (2, 8000), (3, 12000)):
+        result = {
+            TRAINING_ITERATION: iteration,
+            m.TIMERS: timers,
+            m.ENV_RUNNER_RESULTS: {
+                m.EPISODE_RETURN_MEAN: 20.0 + iteration,
+                m.EPISODE_LEN_MEAN: 200.0,
+                m.NUM_ENV_STEPS_SAMPLED_LIFETIME: lifetime,
+                m.NUM_EPISODES_LIFETIME: lifetime // 200,
+            },
+            m.LEARNER_RESULTS: {DEFAULT_MODULE_ID: {POLICY_LOSS_KEY: 0.3, "entropy": [1.0, 2.0]}},
+        }
+        # ray/rllib/algorithms/algorithm.py:3437-3446: how the algorithm calls on_train_result.
+        make_callback(
+            "on_train_result",
+            callbacks_objects=callbacks,
+            callbacks_functions=config.callbacks_on_train_result,
+            kwargs={"algorithm": None, "metrics_logger": MetricsLogger(), "result": result},
+        )
+    assert app.histogram("rl.loop.duration") == (3, 24_000.0)  # seconds -> ms
+    assert app.histogram("rl.sample.duration") == (3, 15_000.0)
+    assert app.histogram("rl.train.duration") == (3, 7_500.0)
+    assert app.histogram("rl.sync.duration") == (3, 750.0)
+    assert app.total("rl.train.steps") == 3
+    assert app.total("rl.sample.samples") == 8000  # the first lifetime total is the baseline
+    assert app.total("rl.sample.episodes") == 40
+    assert app.value("rl.environment.reward.mean") == 23.0
+    assert app.value("rl.train.loss") == pytest.approx(0.3)
+    _no_unbounded_attributes(app)
+    # Every key the mapping reads is one RLlib itself defines.
+    rllib = CATALOG.framework("rllib")
+    assert rllib is not None
+    real = {f"{m.TIMERS}/{t}" for t in timers} | {f"{m.ENV_RUNNER_RESULTS}/{k}" for k in result[m.ENV_RUNNER_RESULTS]}
+    real |= {TRAINING_ITERATION, f"{m.LEARNER_RESULTS}/{DEFAULT_MODULE_ID}/{POLICY_LOSS_KEY}"}
+    assert {k.key for k in rllib.keys} == real
 
 
 def _frameworks(entry: dict[str, Any]) -> None:
@@ -389,3 +721,20 @@ def test_verl_no_code_path_in_a_real_process(tmp_path: Path, receiver: Any) -> N
     assert got["rl.run.state"].gauge.data_points[0].as_int == 0  # a clean exit: finished
     attributes = {kv.key for kv in got["rl.train.steps"].sum.data_points[0].attributes}
     assert attributes == IDENTITY & attributes and "rl.loop.iteration" not in attributes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [f.name for f in CATALOG.frameworks])
+def test_every_generated_adapter_passes_ruff(name: str, tmp_path: Path) -> None:
+    ruff = tool("ruff", "lints the generated adapters")
+    app = render_app(tmp_path, with_system(name))
+    settings = ["--isolated", "--line-length", "120", "--target-version", "py311"]
+    files = [str(app / "rlobs_adapter.py")] + (
+        [str(app / "sitecustomize.py")] if (app / "sitecustomize.py").exists() else []
+    )
+    lint = subprocess.run(
+        [ruff, "check", *settings, "--select", "E,F,W,I,B,UP,SIM,RUF", *files], capture_output=True, text=True
+    )
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    fmt = subprocess.run([ruff, "format", "--check", *settings, *files], capture_output=True, text=True)
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr

@@ -31,6 +31,7 @@ IDENTITY = ["rl.system", "rl.system.version", "rl.run.id", "rl.algorithm", "rl.e
 SPAN_ONLY = [
     "rl.loop",
     "rl.loop.iteration",
+    "rl.tracker.run.id",
     "rl.sample.episodes",
     "rl.sample.steps",
     "rl.sample.batch_size",

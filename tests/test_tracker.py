@@ -14,9 +14,11 @@ import yaml
 
 from rlobs.profile.model import Profile, Tracker
 from rlobs.rl import promrules, tracker
+from rlobs.rl.catalog import load_catalog
 from testing.bundles import build, facts
 from testing.helpers import module, profile, tool
 
+CATALOG = load_catalog()
 WANDB = {"kind": "wandb", "entity": "rl-team", "project": "grpo"}
 MLFLOW = {"kind": "mlflow", "url": "https://mlflow.example.com", "experiment": "42"}
 # Variables the bundle may leave for Grafana or Prometheus to expand; anything else `${...}`/`{{...}}` is a bug.
@@ -181,3 +183,125 @@ def test_gke_tracker_tile_survives_the_apis_round_trip() -> None:
     )
     assert api == config
     assert any("text" in t["widget"] for t in api["mosaicLayout"]["tiles"])
+
+
+def _mlflow_stub(run_id: str | None) -> Any:
+    """Stands in for an imported mlflow: mlflow.active_run() is None or a Run whose info.run_id is set
+    (mlflow/tracking/fluent.py active_run; mlflow/entities/run_info.py RunInfo.run_id)."""
+    from types import SimpleNamespace
+
+    run = None if run_id is None else SimpleNamespace(info=SimpleNamespace(run_id=run_id))
+    return SimpleNamespace(active_run=lambda: run)
+
+
+@pytest.mark.parametrize(
+    ("env", "active", "expected"),
+    [
+        ("3f2a9c0d5e6b4a1f8c7d6e5f4a3b2c1d", "unset", "3f2a9c0d5e6b4a1f8c7d6e5f4a3b2c1d"),  # MLFLOW_RUN_ID only
+        ("from-env", "active-run-id", "active-run-id"),  # the active run wins: it is the one being logged to
+        ("from-env", None, "from-env"),  # mlflow imported, no active run
+        (None, "unset", None),  # no MLflow at all: no attribute
+    ],
+    ids=["env", "active-run-wins", "imported-no-run", "no-mlflow"],
+)
+def test_the_mlflow_run_id_is_on_the_loop_span_and_never_on_a_metric_point(
+    env: str | None, active: str | None, expected: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from testing.adapters import load_app
+
+    app = load_app(tmp_path, "verl", monkeypatch)
+    spans = InMemorySpanExporter()
+    monkeypatch.setattr(app.telemetry, "_span_exporters", lambda: [spans])
+    if env is None:
+        monkeypatch.delenv("MLFLOW_RUN_ID", raising=False)
+    else:
+        monkeypatch.setenv("MLFLOW_RUN_ID", env)
+    if active == "unset":
+        monkeypatch.delitem(sys.modules, "mlflow", raising=False)
+    else:
+        monkeypatch.setitem(sys.modules, "mlflow", _mlflow_stub(active))
+    t = app.telemetry
+    for i in range(2):
+        with t.loop(i), t.phase("train"):
+            t.record_train_step(tokens=100, duration_ms=5.0)
+            t.record_loss(0.5)
+    t.flush()
+    if active == "unset":
+        assert "mlflow" not in sys.modules  # asked, never imported
+    key = CATALOG.attribute("tracker_run_id").name
+    finished = spans.get_finished_spans()
+    loops = [s for s in finished if s.name == CATALOG.span("loop").name]
+    assert len(loops) == 2
+    assert all(s.attributes.get(key) == expected for s in loops)
+    assert all(key not in s.attributes for s in finished if s not in loops)  # the loop span only
+    points = [p for ps in app.points().values() for p in ps]
+    assert points
+    for p in points:
+        assert key not in p.attributes
+        assert expected is None or expected not in {str(v) for v in p.attributes.values()}
+
+
+# Grafana's own data-link variables, and the formats rlobs may apply to a dashboard variable.
+GRAFANA_BUILTIN = re.compile(r"^__field\.labels(\.[a-z_]+|\[\"[a-z.]+\"\])$")
+VARIABLE_REF = re.compile(r"\$\{([^}]*)\}")
+# The longest rl.run.id the profile accepts (AttrValue: 128 characters), with the characters that need encoding.
+LONGEST_RUN = ("a+b@c" * 26)[:128]
+
+
+def _expand(text: str, variables: set[str]) -> str:
+    """Grafana's expansion of the dashboard variables rlobs defines in a link (the run id, percent-encoded where the
+    link asks for it); a Grafana built-in is left; anything else is a bug."""
+    from urllib.parse import quote
+
+    def one(match: re.Match[str]) -> str:
+        name, _, fmt = match.group(1).partition(":")
+        if GRAFANA_BUILTIN.match(match.group(1)):
+            return LONGEST_RUN
+        assert name in variables, f"unexpanded variable ${{{match.group(1)}}} in {text}"
+        assert fmt in ("", "percentencode"), fmt
+        return quote(LONGEST_RUN, safe="") if fmt else LONGEST_RUN
+
+    return VARIABLE_REF.sub(one, text)
+
+
+@pytest.mark.parametrize("spec", [WANDB, MLFLOW], ids=["wandb", "mlflow"])
+@pytest.mark.parametrize("key", ["training", "inference", "rl"])
+def test_every_eks_dashboard_links_to_the_tracker_with_nothing_left_unexpanded(spec: dict[str, Any], key: str) -> None:
+    from urllib.parse import urlsplit
+
+    from rlobs.rl.tracker import MAX_URL
+
+    files = _files(_with_tracker("eks-jark", spec))
+    [text] = yaml.safe_load(files[f"rl-layer/dashboard-{key}.yaml"])["data"].values()
+    board = json.loads(text)
+    variables = {v["name"] for v in board["templating"]["list"]}
+    links = list(board["links"])
+    series = [p for p in board["panels"] if p["type"] == "timeseries"]
+    data_links = [link for p in series for link in p["fieldConfig"]["defaults"].get("links", [])]
+    assert links and data_links
+    if key != "rl":
+        assert all(p["fieldConfig"]["defaults"].get("links") for p in series)  # every panel, not some
+    home = "https://wandb.ai/rl-team/grpo" if spec is WANDB else "https://mlflow.example.com/#/experiments/42"
+    assert home in {link["url"] for link in links}
+    for link in links + data_links:
+        url = _expand(link["url"], variables)
+        _expand(link["title"], variables)
+        assert len(url) <= MAX_URL and "{" not in url and " " not in url, url
+        parts = urlsplit(url)
+        assert parts.scheme == "https" and parts.netloc
+        if spec is WANDB and key != "rl":
+            assert link["url"].endswith("${run:percentencode}") or link["url"] == home
+    if spec is WANDB and key != "rl":
+        [run] = [v for v in board["templating"]["list"] if v["name"] == "run"]
+        assert run["definition"] == "label_values(rl_train_steps_total, rl_run_id)"
+        assert not run["includeAll"] and not run["multi"]  # a link names one run
+        assert _expand("${run:percentencode}", variables).startswith("a%2Bb%40c")  # `+` and `@` encoded
+
+
+def test_the_expansion_check_catches_an_unknown_variable() -> None:
+    with pytest.raises(AssertionError, match="unexpanded"):
+        _expand("https://wandb.ai/x/runs/${job}", {"run"})

@@ -87,6 +87,50 @@ class Tracker(Model):
         return self
 
 
+# The paths each rollout engine's metrics can arrive by (data/engines.yaml `paths`; rl/engines.py checks they agree).
+ROLLOUT_PATHS = {"vllm": ("engine", "ray"), "sglang": ("engine",)}
+
+
+class Rollout(Model):
+    """The engine that generates the rollouts, and where its metrics come from: the inference dashboard and the
+    monitors use the names of that path (`vllm:*` from the engine, `ray_vllm_*` through Ray, `sglang:*`)."""
+
+    engine: Literal["vllm", "sglang"] = Field("vllm", description="The rollout engine: vllm or sglang.")
+    metrics: Literal["engine", "ray"] = Field(
+        "engine",
+        description="engine: Prometheus scrapes the engine's own /metrics (vllm:*, sglang:*); ray: the engine logs "
+        "through Ray's metrics agent (vLLM's RayPrometheusStatLogger, Ray Serve LLM), which exports ray_vllm_*.",
+    )
+    port: int | None = Field(
+        None,
+        ge=1,
+        le=65535,
+        description="metrics: engine only: the engine's HTTP port on the workload's pods; set, a PodMonitor scrapes "
+        "its /metrics there (unset: only the Ray head's Serve port is scraped).",
+    )
+
+    @model_validator(mode="after")
+    def _path_for_engine(self) -> Rollout:
+        problems = []
+        if self.metrics not in ROLLOUT_PATHS[self.engine]:
+            problems.append(
+                ProblemAt(
+                    ("metrics",),
+                    f"expected one of {', '.join(ROLLOUT_PATHS[self.engine])} for {self.engine} (SGLang has no Ray "
+                    f"metrics path), got {self.metrics!r}",
+                )
+            )
+        if self.port is not None and self.metrics != "engine":
+            problems.append(
+                ProblemAt(
+                    ("port",),
+                    f"expected no port with metrics: {self.metrics} (Ray's agent is scraped), got {self.port}",
+                )
+            )
+        raise_all(problems)
+        return self
+
+
 class ReplicatedJob(Model):
     """A JobSet replicated job whose pods run the RL loop, and the container in them that runs it."""
 
@@ -124,6 +168,9 @@ class Workload(Model):
         "container defaults to workload.container; a plain name is the short form); each gets the patch.",
     )
     tracker: Tracker | None = Field(None, description="W&B or MLflow: dashboards and alerts link to the run there.")
+    rollout: Rollout = Field(
+        Rollout(), description="The rollout engine and its metrics path (default vLLM scraped directly)."
+    )
 
     @model_validator(mode="after")
     def _run_id_for_wandb(self) -> Workload:

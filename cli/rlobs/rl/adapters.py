@@ -21,7 +21,29 @@ VERL_LOG_PATH = "/tmp/rlobs-verl-metrics.jsonl"
 
 # Standard-library modules each adapter uses beyond the common part (kept sorted in the file for ruff's isort).
 _COMMON_IMPORTS = ("math", "threading", "time", "warnings")
-_EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {"verl": ("atexit", "contextlib", "json", "os")}
+_EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {
+    "verl": ("atexit", "contextlib", "json", "os"),
+    "roll": ("os",),
+    "openrlhf": ("importlib",),
+    "prime-rl": ("inspect",),
+}
+# Adapters that wrap a framework function when its module is imported: framework -> (module, the adapter's wrap
+# function, what app/sitecustomize.py does, for the bundle README). sitecustomize adds the import hook when
+# ADAPTER_ENV names the framework.
+IMPORT_HOOKS: dict[str, tuple[str, str, str]] = {
+    "openrlhf": (
+        "openrlhf.trainer.ppo_trainer",
+        "wrap_openrlhf",
+        "Wraps the logging of OpenRLHF's PPO trainer, in the process that imports it,",
+    ),
+    "prime-rl": (
+        "prime_rl.utils.metrics_server",
+        "wrap_prime_rl",
+        "Wraps prime-rl's trainer metrics server updates, in the process that imports it,",
+    ),
+}
+# Frameworks whose adapter starts with no code change: app/sitecustomize.py starts it when ADAPTER_ENV names them.
+NO_CODE = ("verl", *IMPORT_HOOKS)
 
 # The one line (or setting) a user adds, per framework; verl needs none beyond a logger setting.
 ONE_LINE: dict[str, str] = {
@@ -31,6 +53,12 @@ ONE_LINE: dict[str, str] = {
     "skyrl": "`trainer.add_callback(rlobs_adapter.RlobsSkyRLCallback())`",
     "nemo-rl": "`rlobs_adapter.attach_nemo_rl(logger)` after NeMo-RL builds its `Logger`",
     "rllib": "`config.callbacks(rlobs_adapter.RlobsRLlibCallback)`",
+    "openrlhf": f"none: the workload env (`{ADAPTER_ENV}=openrlhf`) wraps the PPO trainer's "
+    "`save_logs_and_checkpoints` in the process that imports it",
+    "prime-rl": "enable the trainer's `metrics_server` (its `/metrics`); the workload env "
+    f"(`{ADAPTER_ENV}=prime-rl`) wraps its updates in the trainer process",
+    "roll": "`rlobs_adapter.register_roll()` before the pipeline is built, and `track_with: rlobs` in its config "
+    "(`RLOBS_ROLL_TRACKER=wandb` keeps logging to W&B)",
 }
 
 
@@ -89,15 +117,21 @@ def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...
             _context(framework),
         )
     ]
-    if framework.name == "verl":
+    if framework.name in NO_CODE:
+        hook = IMPORT_HOOKS.get(framework.name)
+        what = hook[2] if hook else "Starts the verl JSONL tailer in a background thread of the trainer process"
         files.append(
             TemplateFile(
                 SITECUSTOMIZE_FILE,
                 "py",
                 "common/sitecustomize.py.j2",
-                f"Starts the verl JSONL tailer in a background thread of the trainer process when `{ADAPTER_ENV}=verl` "
-                "(Python imports it at start-up from the PYTHONPATH).",
-                {"env": ADAPTER_ENV},
+                f"{what} when `{ADAPTER_ENV}={framework.name}` (Python imports it at start-up from the PYTHONPATH).",
+                {
+                    "env": ADAPTER_ENV,
+                    "framework": framework.name,
+                    "module": hook[0] if hook else "",
+                    "wrap": hook[1] if hook else "",
+                },
             )
         )
     return tuple(files)
@@ -105,10 +139,12 @@ def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...
 
 def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
     """The env the profile's adapter needs in the RL container (verl: where its file backend writes, and the switch
-    that starts the tailer)."""
+    that starts the tailer; OpenRLHF: the switch that wraps its trainer)."""
     framework = framework_of(profile, catalog)
-    if framework is None or framework.name != "verl":
+    if framework is None or framework.name not in NO_CODE:
         return []
+    if framework.name in IMPORT_HOOKS:
+        return [{"name": ADAPTER_ENV, "value": framework.name}]
     return [{"name": "VERL_FILE_LOGGER_PATH", "value": VERL_LOG_PATH}, {"name": ADAPTER_ENV, "value": "verl"}]
 
 

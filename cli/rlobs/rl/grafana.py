@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 from rlobs.rl import naming, tracker
@@ -126,6 +127,42 @@ def _tracker_links(facts: RlFacts, run_label: str) -> tuple[list[dict[str, Any]]
     label = f'["{run_label}"]' if naming.dotted(facts.pipeline) else f".{run_label}"
     variable = "${__field.labels" + label + "}"
     return [{"title": f"W&B run {variable}", "url": found.run_base + variable, "targetBlank": True}], dashboard
+
+
+@dataclass(frozen=True, slots=True)
+class BoardLinks:
+    """Tracker links for a dashboard whose series carry no run label (Ray, GPU, rollout-engine metrics): the run is
+    chosen with a `run` variable that lists the bundle's runs from its RL metrics, and the links use that variable."""
+
+    variables: tuple[dict[str, Any], ...]
+    data: tuple[dict[str, Any], ...]  # on every time-series panel
+    dashboard: tuple[dict[str, Any], ...]
+
+
+# The variable the links of a BoardLinks dashboard read; percent-encoded in URLs (Grafana's :percentencode format),
+# since a run id may hold `+` and `@`.
+RUN_VARIABLE = "run"
+
+
+def board_links(facts: RlFacts) -> BoardLinks:
+    found = tracker.links(facts.profile.workload.tracker)
+    if found is None:
+        return BoardLinks((), (), ())
+    title, home = found.home
+    home_link = {"title": title, "type": "link", "url": home, "targetBlank": True, "icon": "external link"}
+    if found.run_base is None:
+        # MLflow: the experiment (its run ids are MLflow's own; the rl.loop span carries them).
+        return BoardLinks((), ({"title": title, "url": home, "targetBlank": True},), (home_link,))
+    catalog, pipeline = facts.catalog, facts.pipeline
+    probe = naming.selector(catalog.metric("train_steps"), pipeline)
+    variable = _variable(RUN_VARIABLE, naming.label_token(catalog.attribute("run_id").name, pipeline), probe)
+    # One run at a time: a link cannot point at "All".
+    variable |= {"includeAll": False, "multi": False, "current": {}}
+    del variable["allValue"]
+    run_title = "W&B run ${" + RUN_VARIABLE + "}"
+    run_url = found.run_base + "${" + RUN_VARIABLE + ":percentencode}"
+    run_link = {"title": run_title, "type": "link", "url": run_url, "targetBlank": True, "icon": "external link"}
+    return BoardLinks((variable,), ({"title": run_title, "url": run_url, "targetBlank": True},), (run_link, home_link))
 
 
 def rl_dashboard(facts: RlFacts) -> dict[str, Any]:

@@ -1,15 +1,17 @@
-"""Grafana dashboards of the EKS bundle beyond the RL golden signals: Ray + GPU training, and vLLM inference."""
+"""Grafana dashboards of the EKS bundle beyond the RL golden signals: Ray + GPU training, rollout-engine serving."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rlobs.profile.model import EksProfile
+from rlobs.rl.engines import load_engines
 from rlobs.rl.grafana import (
     DATASOURCE,
     PANEL_HEIGHT,
     SCHEMA_VERSION,
     WIDTH,
+    BoardLinks,
     cluster_variable,
     dashboard_uid,
     row,
@@ -17,10 +19,16 @@ from rlobs.rl.grafana import (
 )
 from rlobs.rl.panels import rows_height, two_per_row
 
+NO_LINKS = BoardLinks((), (), ())
 
-def _grid(panels: list[tuple[str, list[tuple[str, str]], str]], y: int) -> list[dict[str, Any]]:
-    """Two panels per row from y on (ids are numbered by _dashboard)."""
-    return [timeseries(0, t, u, q, two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)) for i, (t, q, u) in enumerate(panels)]
+
+def _grid(panels: list[tuple[str, list[tuple[str, str]], str]], y: int, links: BoardLinks) -> list[dict[str, Any]]:
+    """Two panels per row from y on (ids are numbered by _dashboard), each with the tracker's data links."""
+    data = [dict(link) for link in links.data]
+    return [
+        timeseries(0, t, u, q, two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT), links=data)
+        for i, (t, q, u) in enumerate(panels)
+    ]
 
 
 def _query_var(name: str, label: str, query: str, *, include_all: bool) -> dict[str, Any]:
@@ -40,10 +48,11 @@ def _query_var(name: str, label: str, query: str, *, include_all: bool) -> dict[
 
 
 def _dashboard(
-    uid: str, title: str, tags: list[str], variables: list[dict[str, Any]], panels: list[Any]
+    uid: str, title: str, tags: list[str], variables: list[dict[str, Any]], panels: list[Any], links: BoardLinks
 ) -> dict[str, Any]:
     for i, p in enumerate(panels, start=1):
         p["id"] = i
+    extra = {"links": [dict(link) for link in links.dashboard]} if links.dashboard else {}
     return {
         "uid": uid,
         "title": title,
@@ -53,12 +62,13 @@ def _dashboard(
         "refresh": "30s",
         "time": {"from": "now-6h", "to": "now"},
         "timezone": "browser",
-        "templating": {"list": [cluster_variable(), *variables]},
+        "templating": {"list": [cluster_variable(), *variables, *(dict(v) for v in links.variables)]},
         "panels": panels,
+        **extra,
     }
 
 
-def training_dashboard(profile: EksProfile) -> dict[str, Any]:
+def training_dashboard(profile: EksProfile, links: BoardLinks = NO_LINKS) -> dict[str, Any]:
     """Ray cluster (KubeRay metrics, `ray_io_cluster` from the monitors) and DCGM GPU panels."""
     ns = profile.workload.namespace
     ray = 'ray_io_cluster=~"$ray_cluster"'
@@ -128,9 +138,9 @@ def training_dashboard(profile: EksProfile) -> dict[str, Any]:
             "short",
         ),
     ]
-    panels: list[Any] = [row(0, "Ray cluster", 0), *_grid(ray_panels, 1)]
+    panels: list[Any] = [row(0, "Ray cluster", 0), *_grid(ray_panels, 1, links)]
     y = 1 + rows_height(len(ray_panels), PANEL_HEIGHT)
-    panels += [row(0, f"GPUs (DCGM) of pods in namespace {ns}", y), *_grid(gpu_panels, y + 1)]
+    panels += [row(0, f"GPUs (DCGM) of pods in namespace {ns}", y), *_grid(gpu_panels, y + 1, links)]
     variables = [
         _query_var(
             "ray_cluster", "Ray cluster", "label_values(ray_node_cpu_utilization, ray_io_cluster)", include_all=True
@@ -142,63 +152,90 @@ def training_dashboard(profile: EksProfile) -> dict[str, Any]:
         ["ray", "gpu", "dcgm"],
         variables,
         panels,
+        links,
     )
 
 
-def inference_dashboard(profile: EksProfile) -> dict[str, Any]:
-    """vLLM serving panels with the V1 engine metric names (vLLM >= 0.8; never vllm:gpu_cache_usage_perc)."""
-    m = 'model_name=~"$model_name"'
+# The inference panels, by engine role (data/engines.yaml): title, unit and the targets as (role, query template,
+# legend). A target whose role the profile's engine has no metric for is left out, a panel left with none is not
+# drawn. In templates {n} is the role's metric name, {m} the model filter, {model} the model label, {reason} the
+# label splitting finished requests by reason.
+_RATE = "sum(rate({n}{{{m}}}[5m]))"
+_QUANTILES = tuple(
+    (q, f"histogram_quantile({q}, sum by (le) (rate({{n}}_bucket{{{{{{m}}}}}}[5m])))") for q in (0.5, 0.95, 0.99)
+)
+_BY_REASON = "sum by ({reason}) (rate({n}{{{m}}}[5m]))"
+_INFERENCE_PANELS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
+    (
+        "Requests running / waiting",
+        "short",
+        (("requests_running", "sum({n}{{{m}}})", "running"), ("requests_waiting", "sum({n}{{{m}}})", "waiting")),
+    ),
+    ("KV cache usage", "percentunit", (("kv_cache_usage", "max by ({model}) ({n}{{{m}}})", "{{{{{model}}}}}"),)),
+    (
+        "Token throughput",
+        "short",
+        (("prompt_tokens", _RATE, "prompt tokens/s"), ("generation_tokens", _RATE, "generation tokens/s")),
+    ),
+    ("Time to first token", "s", tuple(("time_to_first_token", e, f"p{int(q * 100)}") for q, e in _QUANTILES)),
+    ("End-to-end request latency", "s", tuple(("e2e_request_latency", e, f"p{int(q * 100)}") for q, e in _QUANTILES)),
+    ("Inter-token latency p95", "s", (("inter_token_latency", _QUANTILES[1][1], "p95"),)),
+    (
+        "Finished requests by reason",
+        "reqps",
+        (("finished_requests", _BY_REASON, "{{{{{reason}}}}}"), ("aborted_requests", _RATE, "aborted")),
+    ),
+    ("Preemptions", "short", (("preemptions", _RATE, "preemptions/s"),)),
+)
+# vLLM 0.11 renamed time_per_output_token_seconds to inter_token_latency_seconds: the query on the new name falls
+# back to the old one with `or`, so one dashboard serves both sides of the rename.
+_FALLBACK = {"inter_token_latency": "inter_token_latency_before_0_11"}
 
-    def quantiles(metric: str) -> list[tuple[str, str]]:
-        return [
-            (f"histogram_quantile({q}, sum by (le) (rate({metric}_bucket{{{m}}}[5m])))", f"p{int(q * 100)}")
-            for q in (0.5, 0.95, 0.99)
-        ]
 
-    # vLLM 0.11 renamed time_per_output_token_seconds to inter_token_latency_seconds; `or` covers both.
-    itl = (
-        f"histogram_quantile(0.95, sum by (le) (rate(vllm:inter_token_latency_seconds_bucket{{{m}}}[5m])))"
-        f" or histogram_quantile(0.95, sum by (le) (rate(vllm:time_per_output_token_seconds_bucket{{{m}}}[5m])))"
-    )
-    vllm_panels = [
-        (
-            "Requests running / waiting",
-            [
-                (f"sum(vllm:num_requests_running{{{m}}})", "running"),
-                (f"sum(vllm:num_requests_waiting{{{m}}})", "waiting"),
-            ],
-            "short",
-        ),
-        (
-            "KV cache usage",
-            [(f"max by (model_name) (vllm:kv_cache_usage_perc{{{m}}})", "{{model_name}}")],
-            "percentunit",
-        ),
-        (
-            "Token throughput",
-            [
-                (f"sum(rate(vllm:prompt_tokens_total{{{m}}}[5m]))", "prompt tokens/s"),
-                (f"sum(rate(vllm:generation_tokens_total{{{m}}}[5m]))", "generation tokens/s"),
-            ],
-            "short",
-        ),
-        ("Time to first token", quantiles("vllm:time_to_first_token_seconds"), "s"),
-        ("End-to-end request latency", quantiles("vllm:e2e_request_latency_seconds"), "s"),
-        ("Inter-token latency p95", [(itl, "p95")], "s"),
-        (
-            "Finished requests by reason",
-            [(f"sum by (finished_reason) (rate(vllm:request_success_total{{{m}}}[5m]))", "{{finished_reason}}")],
-            "reqps",
-        ),
-        ("Preemptions", [(f"sum(rate(vllm:num_preemptions_total{{{m}}}[5m]))", "preemptions/s")], "short"),
-    ]
+def inference_dashboard(profile: EksProfile, links: BoardLinks = NO_LINKS) -> dict[str, Any]:
+    """Rollout-engine serving panels with the names of the profile's engine and metrics path (workload.rollout)."""
+    rollout = profile.workload.rollout
+    data = load_engines()
+    engine = data.engine(rollout.engine)
+    model = engine.model_label
+    fmt = {"m": f'{model}=~"$model_name"', "model": model}
+
+    def target(role: str, template: str, legend: str) -> tuple[str, str] | None:
+        metric = engine.role(role)
+        if metric is None:
+            return None
+        if "{reason}" in template and metric.reason_label is None:
+            # No reason label on this engine's counter: the plain rate.
+            template, legend = _RATE, "finished"
+        args = {**fmt, "reason": metric.reason_label or ""}
+        expr = template.format(n=data.name(metric, rollout.metrics), **args)
+        fallback = engine.role(_FALLBACK.get(role, ""))
+        if fallback is not None:
+            expr += " or " + template.format(n=data.name(fallback, rollout.metrics), **args)
+        return expr, legend.format(**args)
+
+    panels = []
+    for title, unit, targets in _INFERENCE_PANELS:
+        drawn = [t for t in (target(*spec) for spec in targets) if t is not None]
+        if drawn:
+            finished = engine.role("finished_requests")
+            if "by reason" in title and finished is not None and finished.reason_label is None:
+                title = "Finished / aborted requests"
+            panels.append((title, drawn, unit))
+    running = engine.role("requests_running")
+    if running is None:
+        raise ValueError(f"data/engines.yaml: {engine.key} has no requests_running metric for the model variable")
     variables = [
-        _query_var("model_name", "Model", "label_values(vllm:num_requests_running, model_name)", include_all=True)
+        _query_var(
+            "model_name", "Model", f"label_values({data.name(running, rollout.metrics)}, {model})", include_all=True
+        )
     ]
+    via = "" if rollout.metrics == "engine" else " via Ray"
     return _dashboard(
         dashboard_uid(profile.metadata.name, "infer"),
-        f"RL inference: vLLM ({profile.metadata.name})",
-        ["vllm", "inference"],
+        f"RL inference: {engine.title}{via} ({profile.metadata.name})",
+        [engine.key, "inference"],
         variables,
-        [row(0, "vLLM", 0), *_grid(vllm_panels, 1)],
+        [row(0, f"{engine.title}{via}", 0), *_grid(panels, 1, links)],
+        links,
     )

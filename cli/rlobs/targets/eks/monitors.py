@@ -30,6 +30,7 @@ DESCRIPTIONS = {
     "dcgm-exporter-servicemonitor.yaml": "ServiceMonitor: NVIDIA DCGM exporter (GPU metrics).",
     "otel-collector-servicemonitor.yaml": "ServiceMonitor: the OpenTelemetry Collector's Prometheus exporter.",
     "rl-app-podmonitor.yaml": "PodMonitor: the RL app's own `/metrics`.",
+    "rollout-engine-podmonitor.yaml": "PodMonitor: the rollout engine's own `/metrics` (workload.rollout.port).",
     "rl-prometheusrule.yaml": "PrometheusRule: the RL alerts.",
     "alertmanagerconfig.yaml": "AlertmanagerConfig: the profile's receivers for the RL alerts (ai-on-eks mode).",
 }
@@ -50,6 +51,8 @@ def monitors(profile: EksProfile, facts: RlFacts) -> dict[str, dict[str, Any]]:
         out["otel-collector-servicemonitor.yaml"] = collector(profile)
     else:
         out["rl-app-podmonitor.yaml"] = app(profile)
+    if profile.workload.rollout.port is not None:
+        out["rollout-engine-podmonitor.yaml"] = rollout_engine(profile)
     out["rl-prometheusrule.yaml"] = rules(profile, facts)
     if eks.mode == "ai-on-eks" and eks.alertmanager_receivers:
         out[alerting.CONFIG_FILE] = alerting.alertmanager_config_cr(profile)
@@ -179,6 +182,28 @@ def app(profile: EksProfile) -> dict[str, Any]:
                     "relabelings": [{"action": "replace", "targetLabel": "job", "replacement": workload_job(profile)}],
                 }
             ],
+        },
+    }
+
+
+def rollout_engine(profile: EksProfile) -> dict[str, Any]:
+    """workload.rollout.port: the rollout engine's own /metrics (vllm:* or sglang:*) on the RL pods.
+
+    By port number, not name: the engine is started by the framework inside the pod (verl, SkyRL and NeMo-RL start
+    their vLLM/SGLang servers themselves), so no container port declares it. `portNumber` is in the PodMonitor CRD
+    of the pinned stack's prometheus-operator (v0.84.1).
+    """
+    w = profile.workload
+    rollout = w.rollout
+    return {
+        "apiVersion": API,
+        "kind": "PodMonitor",
+        "metadata": _meta(f"{w.name}-{rollout.engine}", profile),
+        "spec": {
+            "jobLabel": WORKLOAD_LABEL,
+            "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}},
+            "namespaceSelector": {"matchNames": [w.namespace]},
+            "podMetricsEndpoints": [{"portNumber": rollout.port, "path": "/metrics", "interval": "15s"}],
         },
     }
 

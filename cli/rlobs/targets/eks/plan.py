@@ -13,8 +13,9 @@ from rlobs.profile.terraform import ARGOCD_NOTE
 from rlobs.rl import adapters, app, workloads
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.catalog import Catalog
+from rlobs.rl.engines import load_engines
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job
-from rlobs.rl.grafana import rl_dashboard
+from rlobs.rl.grafana import board_links, rl_dashboard
 from rlobs.rl.identity import identity_rows
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.naming import Pipeline
@@ -88,16 +89,33 @@ def _dashboard_configmap(bundle: str, name: str, dashboard: dict[str, Any]) -> d
 _DASHBOARDS = {
     "rl": "Grafana dashboard ConfigMap: the RL golden signals.",
     "training": "Grafana dashboard ConfigMap: Ray and GPU (DCGM) training.",
-    "inference": "Grafana dashboard ConfigMap: vLLM inference on Ray Serve.",
+    "inference": "Grafana dashboard ConfigMap: the rollout engine's serving metrics (workload.rollout).",
 }
+
+
+def _rollout_readme(profile: EksProfile) -> dict[str, Any]:
+    """How the bundle gets the rollout engine's metrics (workload.rollout), for the README's data-flow picture."""
+    rollout = profile.workload.rollout
+    data = load_engines()
+    engine = data.engine(rollout.engine)
+    if rollout.metrics == "ray":
+        title, source = f"{engine.title} via Ray", f"{data.ray_prefix}{engine.key}_* through Ray's metrics agent"
+    else:
+        title = engine.title
+        where = [f"port {rollout.port} of the workload's pods"] if rollout.port else []
+        if engine.key == "vllm":
+            where.insert(0, "the Ray Serve port")
+        source = f"/metrics on {' and '.join(where)}" if where else "/metrics: set workload.rollout.port to scrape it"
+    return {"title": title, "source": source, "serve_port": engine.key == "vllm" and rollout.metrics == "engine"}
 
 
 def _layer(profile: EksProfile, facts: RlFacts) -> list[FileSpec]:
     """The RL layer Argo CD syncs into `monitoring`: monitors, the PrometheusRule, dashboard ConfigMaps."""
+    board = board_links(facts)
     boards = {
         "rl": rl_dashboard(facts),
-        "training": dashboards.training_dashboard(profile),
-        "inference": dashboards.inference_dashboard(profile),
+        "training": dashboards.training_dashboard(profile, board),
+        "inference": dashboards.inference_dashboard(profile, board),
     }
     files: list[FileSpec] = [
         DataFile(f"rl-layer/{n}", "yaml", obj, monitors.DESCRIPTIONS[n])
@@ -214,6 +232,7 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "ref_commit": AI_ML_OBSERVABILITY_COMMIT,
                 "argocd_note": ARGOCD_NOTE,
                 "adapter": adapters.readme(profile, catalog),
+                "rollout": _rollout_readme(profile),
                 "extra_envs": [e["name"] for e in adapters.adapter_env(profile, catalog) + tracker_env(profile)],
             },
         )

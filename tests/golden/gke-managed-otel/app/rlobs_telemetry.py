@@ -218,7 +218,11 @@ BUCKETS: dict[str, tuple[float, ...]] = {
 }
 
 SPANS: dict[str, Span] = {
-    "loop": Span("rl.loop", "loop_duration", {"loop": "rl.loop", "loop_iteration": "rl.loop.iteration"}),
+    "loop": Span(
+        "rl.loop",
+        "loop_duration",
+        {"loop": "rl.loop", "loop_iteration": "rl.loop.iteration", "tracker_run_id": "rl.tracker.run.id"},
+    ),
     "sample": Span(
         "rl.sample",
         "sample_duration",
@@ -517,6 +521,21 @@ def _span(name: str, attributes: dict[str, Any], metric_key: str, on_end: Callab
             _drop("error", name)
 
 
+def _mlflow_run_id() -> str | None:
+    """The MLflow run this process logs to, for the loop span only (a run id on metric points would start new series).
+
+    The active run when the training code has imported mlflow (never imported here: it costs seconds and may not be
+    installed), else MLFLOW_RUN_ID, the run mlflow.start_run() resumes.
+    """
+    mlflow = sys.modules.get("mlflow")
+    if mlflow is not None:
+        with suppress(Exception):
+            run_id = mlflow.active_run().info.run_id
+            if isinstance(run_id, str) and run_id:
+                return run_id
+    return os.environ.get("MLFLOW_RUN_ID") or None
+
+
 def loop(iteration: int, name: str = "train") -> Any:
     """One RL loop iteration: the parent span of the phases; records the loop duration and throughput rates."""
     span_name, metric_key, attrs = SPANS["loop"]
@@ -526,6 +545,9 @@ def loop(iteration: int, name: str = "train") -> Any:
         state.samples = state.tokens = 0
         index = int(iteration) if isinstance(iteration, int | float) and math.isfinite(iteration) else -1
         attributes: dict[str, Any] = {**state.identity, attrs["loop"]: str(name), attrs["loop_iteration"]: index}
+        tracker_run = _mlflow_run_id()
+        if tracker_run:
+            attributes[attrs["tracker_run_id"]] = tracker_run
     except Exception:
         _drop("error", "loop")
         attributes = {}
