@@ -38,7 +38,8 @@ def _with_rollout(rollout: dict[str, Any], name: str = "eks-jark") -> EksProfile
 
 def _exprs(board: dict[str, Any]) -> list[str]:
     exprs = [t["expr"] for panel in board["panels"] for t in panel.get("targets", [])]
-    return exprs + [v["definition"] for v in board["templating"]["list"]]
+    # Query variables carry PromQL; the cluster variable picks a datasource and has none.
+    return exprs + [v["definition"] for v in board["templating"]["list"] if v["type"] == "query"]
 
 
 def _used(board: dict[str, Any]) -> set[str]:
