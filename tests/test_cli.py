@@ -93,7 +93,11 @@ def test_render_twice_then_check(tmp_path: Path) -> None:
 
     readme = out / "README.md"
     readme.write_text(readme.read_text() + "edited\n")
-    drift = runner.invoke(app, ["render", str(profile), "-o", str(out), "--check"])
+    # A hand edit: the render would refuse it (exit 2), and so does --check; with --force it is only drift.
+    refused = runner.invoke(app, ["render", str(profile), "-o", str(out), "--check"])
+    assert refused.exit_code == 2
+    assert f"would refuse: {readme}: was edited since rlobs wrote it" in refused.stdout
+    drift = runner.invoke(app, ["render", str(profile), "-o", str(out), "--check", "--force"])
     assert drift.exit_code == 1
     assert f"would update {readme}" in drift.stdout
     diff = runner.invoke(app, ["render", str(profile), "-o", str(out), "--diff"])
@@ -248,7 +252,7 @@ def test_render_refuses_to_lose_edits_to_a_generated_file(tmp_path: Path) -> Non
     readme.write_text("my notes\n")
     result = runner.invoke(app, ["render", str(profile), "-o", str(out)])
     assert result.exit_code == 2
-    assert "edited since rlobs wrote them" in result.stderr
+    assert "edited since rlobs wrote it" in result.stderr
     assert readme.read_text() == "my notes\n"
     assert runner.invoke(app, ["render", str(profile), "-o", str(out), "--force"]).exit_code == 0
     assert readme.read_text() != "my notes\n"

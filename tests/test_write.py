@@ -89,7 +89,7 @@ def test_edited_generated_file_is_drift_and_is_only_overwritten_with_force(tmp_p
     drift = _plan(files, tmp_path)
     assert drift.updated == ("a.yaml",)
     assert "-a: 2\n+a: 1\n" in drift.diff
-    with pytest.raises(OutputConflictError, match="edited since rlobs wrote them"):
+    with pytest.raises(OutputConflictError, match="edited since rlobs wrote it"):
         _write(files, tmp_path)
     assert (tmp_path / "a.yaml").read_text() == "a: 2\n"
     _write(files, tmp_path, force=True)
@@ -359,7 +359,8 @@ def test_a_forged_journal_is_checked_before_it_is_replayed(tmp_path: Path) -> No
 
 # -- the real CLI, killed with SIGKILL and run concurrently --------------------------------------------------------
 
-_OLD_BP, _NEW_BP = "gke-managed-otel", "eks-jark"  # a target switch: files created, updated and deleted
+# A target switch: files created, updated and deleted. Another owner's folder, so each render takes it over (--force).
+_OLD_BP, _NEW_BP = "gke-managed-otel", "eks-jark"
 
 
 def _rlobs(*args: str, kill_at: int = 0) -> subprocess.CompletedProcess[str]:
@@ -385,7 +386,7 @@ def references(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, in
     assert _rlobs("render", _bp(_OLD_BP), "-o", str(root / "old")).returncode == 0
     assert _rlobs("render", _bp(_NEW_BP), "-o", str(root / "new")).returncode == 0
     shutil.copytree(root / "old", root / "switch")
-    done = _rlobs("render", _bp(_NEW_BP), "-o", str(root / "switch"))
+    done = _rlobs("render", _bp(_NEW_BP), "-o", str(root / "switch"), "--force")
     assert done.returncode == 0, done.stderr
     renames = int(done.stderr.strip().splitlines()[-1].removeprefix("renames: "))
     assert snapshot(root / "switch") == snapshot(root / "new")
@@ -398,16 +399,16 @@ def _kill_trial(root: Path, old_dir: Path, trial: int, kill_at: int, delay: floa
     out = root / f"trial-{trial}"
     shutil.copytree(old_dir, out, symlinks=True)
     if delay is None:
-        killed = _rlobs("render", _bp(_NEW_BP), "-o", str(out), kill_at=kill_at)
+        killed = _rlobs("render", _bp(_NEW_BP), "-o", str(out), "--force", kill_at=kill_at)
         assert killed.returncode == -signal.SIGKILL, killed.stderr
     else:
         env = {**os.environ, "NO_COLOR": "1"}
-        cmd = [sys.executable, "-m", "rlobs", "render", _bp(_NEW_BP), "-o", str(out)]
+        cmd = [sys.executable, "-m", "rlobs", "render", _bp(_NEW_BP), "-o", str(out), "--force"]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    drift = _rlobs("render", _bp(_NEW_BP), "-o", str(out), "--check").returncode == 1
+    drift = _rlobs("render", _bp(_NEW_BP), "-o", str(out), "--check", "--force").returncode == 1
     return out, drift
 
 
@@ -444,7 +445,7 @@ def test_concurrent_renders_leave_one_complete_bundle(tmp_path: Path, references
         out = tmp_path / f"t{trial}"
         procs = [
             subprocess.Popen(
-                [sys.executable, "-m", "rlobs", "render", _bp(bp), "-o", str(out)],
+                [sys.executable, "-m", "rlobs", "render", _bp(bp), "-o", str(out), "--force"],
                 env=env,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
