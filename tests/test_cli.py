@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 import rlobs
 from rlobs.main import app
 from testing.helpers import GOOD, REPO, write_tree
+from testing.trees import snapshot
 
 runner = CliRunner()
 
@@ -366,3 +367,226 @@ def test_signals_on_an_80_column_terminal_never_cuts_a_name(monkeypatch: pytest.
     report = commands.signals()
     names = {row[i] for t in report.tables for row in t.rows for i in t.code_columns}
     assert names and sorted(n for n in names if n not in words) == []
+
+
+# -- the output folder's owner, the one-and-several layout, and previews that predict the render --------------------
+
+
+def _render(*args: object) -> object:
+    return runner.invoke(app, ["render", *map(str, args)])
+
+
+def test_another_profile_into_a_bundle_folder_refuses_and_leaves_it_intact(tmp_path: Path) -> None:
+    eks, gke, out = _blueprint_file(tmp_path, "eks-jark"), _blueprint_file(tmp_path, "gke-managed-otel"), tmp_path / "x"
+    assert runner.invoke(app, ["render", str(eks), "-o", str(out)]).exit_code == 0
+    before = snapshot(out)
+    result = runner.invoke(app, ["render", str(gke), "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"error: {out}: holds the bundle of profile rl-eks (target eks), not of profile rl-gke (target gke); "
+        "rendering it here would replace that bundle (choose another folder with -o, or pass --force to take this "
+        "one over)"
+    )
+    assert snapshot(out) == before  # every EKS file intact, nothing written
+    taken = runner.invoke(app, ["render", str(gke), "-o", str(out), "--force"])
+    assert taken.exit_code == 0, taken.output
+    manifest = json.loads((out / ".rlobs-manifest.json").read_text())
+    assert manifest["owner"] == {"kind": "profile", "name": "rl-gke", "target": "gke"}
+    assert not (out / "argocd").exists()
+
+
+def test_one_profile_is_never_written_beside_several_bundles(tmp_path: Path) -> None:
+    eks, gke, out = _blueprint_file(tmp_path, "eks-jark"), _blueprint_file(tmp_path, "gke-managed-otel"), tmp_path / "x"
+    assert runner.invoke(app, ["render", str(eks), str(gke), "-o", str(out)]).exit_code == 0
+    before = snapshot(out)
+    for force in ([], ["--force"]):  # never, not even with --force
+        result = runner.invoke(app, ["render", str(eks), "-o", str(out), *force])
+        assert result.exit_code == 2, result.output
+        (line,) = result.stderr.splitlines()
+        assert line == (
+            f"error: {out}: holds several bundles, one per subfolder: rl-eks/ (profile rl-eks (target eks)), "
+            f"rl-gke/ (profile rl-gke (target gke)); a single bundle is never written beside them (render it into "
+            f"its own folder: -o {out / 'rl-eks'})"
+        )
+    assert snapshot(out) == before
+    assert runner.invoke(app, ["render", str(eks), "-o", str(out / "rl-eks")]).exit_code == 0
+    assert snapshot(out) == before  # the path it names is that bundle's own folder: nothing differs
+
+
+def test_several_profiles_never_render_into_a_bundle(tmp_path: Path) -> None:
+    eks, gke, out = _blueprint_file(tmp_path, "eks-jark"), _blueprint_file(tmp_path, "gke-managed-otel"), tmp_path / "x"
+    assert runner.invoke(app, ["render", str(eks), "-o", str(out)]).exit_code == 0
+    before = snapshot(out)
+    for force in ([], ["--force"]):
+        result = runner.invoke(app, ["render", str(eks), str(gke), "-o", str(out), *force])
+        assert result.exit_code == 2, result.output
+        assert set(result.stderr.splitlines()) == {
+            f"error: {out}: holds the bundle of profile rl-eks (target eks); a render of several profiles writes "
+            "one subfolder per profile and never into a bundle (choose another folder with -o)"
+        }
+    assert snapshot(out) == before
+
+
+def test_a_fleet_folder_has_an_owner_too(tmp_path: Path) -> None:
+    fleet, profile = tmp_path / "fleet.yaml", _gke(tmp_path)
+    assert runner.invoke(app, ["init", "--fleet", "-o", str(fleet)]).exit_code == 0
+    out = tmp_path / "fleet-out"
+    assert runner.invoke(app, ["render", str(fleet), "-o", str(out)]).exit_code == 0
+    assert json.loads((out / ".rlobs-manifest.json").read_text())["owner"]["kind"] == "fleet"
+    before = snapshot(out)
+    into_fleet = runner.invoke(app, ["render", str(profile), "-o", str(out)])
+    assert into_fleet.exit_code == 2 and "holds the bundle of fleet rl-fleet, not of profile demo" in into_fleet.stderr
+    assert snapshot(out) == before
+    single = tmp_path / "single"
+    assert runner.invoke(app, ["render", str(profile), "-o", str(single)]).exit_code == 0
+    over = runner.invoke(app, ["render", str(fleet), "-o", str(single), "--dry-run"])
+    assert over.exit_code == 2 and "holds the bundle of profile demo (target gke), not of fleet rl-fleet" in over.stdout
+
+
+def _variant(tmp_path: Path, name: str, replace: tuple[str, str] = ("name: demo", "name: demo")) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(GOOD.replace(*replace))
+    return path
+
+
+def _case_clean(t: Path, p: Path, out: Path) -> list[Path]:
+    assert _render(p, "-o", out).exit_code == 0  # type: ignore[attr-defined]
+    return [p]
+
+
+def _case_new(t: Path, p: Path, out: Path) -> list[Path]:
+    return [p]
+
+
+def _case_foreign(t: Path, p: Path, out: Path) -> list[Path]:
+    write_tree(out, {"README.md": "mine\n", "NOTES.md": "mine\n"})
+    return [p]
+
+
+def _case_edited(t: Path, p: Path, out: Path) -> list[Path]:
+    _case_clean(t, p, out)
+    (out / "README.md").write_text("my notes\n")
+    return [p]
+
+
+def _case_deleted(t: Path, p: Path, out: Path) -> list[Path]:
+    _case_clean(t, p, out)
+    (out / "docs/runbook.md").unlink()
+    return [p]
+
+
+def _case_edited_stale(t: Path, p: Path, out: Path) -> list[Path]:
+    tf = _variant(t, "tf", ("cluster: rl-cluster", "cluster: rl-cluster\n  manage: terraform"))
+    assert _render(tf, "-o", out).exit_code == 0  # type: ignore[attr-defined]
+    (out / "terraform/variables.tf").write_text("# mine\n")  # rlobs no longer renders it for `p`
+    return [p]
+
+
+def _case_owner(t: Path, p: Path, out: Path) -> list[Path]:
+    assert _render(_variant(t, "other", ("name: demo", "name: other")), "-o", out).exit_code == 0  # type: ignore[attr-defined]
+    return [p]
+
+
+def _case_staging(t: Path, p: Path, out: Path) -> list[Path]:
+    _case_clean(t, p, out)
+    write_tree(out, {".rlobs-staging/0": "half\n", "docs/.runbook.md.k2j4.rlobs-new": "half\n"})
+    return [p]
+
+
+def _case_journal(t: Path, p: Path, out: Path) -> list[Path]:
+    """A write killed after its commit point: the journal is in place, nothing rolled forward yet."""
+    from rlobs.bundle.write import Bundle
+
+    _case_clean(t, p, out)
+    variant = _variant(t, "variant", ("namespace: rl", "namespace: rl-2"))
+    real = Bundle._finish
+    Bundle._finish = lambda self, journal: None  # type: ignore[method-assign]
+    try:
+        assert _render(variant, "-o", out).exit_code == 0  # type: ignore[attr-defined]
+    finally:
+        Bundle._finish = real  # type: ignore[method-assign]
+    assert (out / ".rlobs-journal.json").exists()
+    return [variant]
+
+
+def _case_parent(t: Path, p: Path, out: Path) -> list[Path]:
+    other = _variant(t, "other", ("name: demo", "name: other"))
+    assert _render(p, other, "-o", out).exit_code == 0  # type: ignore[attr-defined]
+    return [p]
+
+
+def _case_into_bundle(t: Path, p: Path, out: Path) -> list[Path]:
+    _case_clean(t, p, out)
+    return [p, _variant(t, "other", ("name: demo", "name: other"))]
+
+
+# case -> (its set-up, render's exit code without --force): every refusal the writer has, and the cases it writes.
+WRITER_CASES = {
+    "clean": (_case_clean, 0),
+    "new folder": (_case_new, 0),
+    "foreign file in the way": (_case_foreign, 2),
+    "edited generated file": (_case_edited, 2),
+    "deleted generated file": (_case_deleted, 0),
+    "edited file rlobs no longer renders": (_case_edited_stale, 2),
+    "owner mismatch": (_case_owner, 2),
+    "stale staging leftovers": (_case_staging, 0),
+    "committed but unfinished write": (_case_journal, 0),
+    "folder of several bundles": (_case_parent, 2),
+    "several profiles into a bundle": (_case_into_bundle, 2),
+}
+
+
+def _json(result: object) -> object:
+    return json.loads(result.stdout)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("case", "force"),
+    [(c, False) for c in WRITER_CASES] + [(c, True) for c, (_, code) in WRITER_CASES.items() if code == 2],
+)
+def test_previews_predict_what_render_does(tmp_path: Path, case: str, force: bool) -> None:
+    """Every writer case through render, --dry-run and --check (JSON and text): the previews write nothing, exit
+    as render does (--check: 1 where render writes), and name the same files and the same refusals."""
+    setup, refused_code = WRITER_CASES[case]
+    out = tmp_path / "out"
+    profiles = setup(tmp_path, _variant(tmp_path, "demo"), out)
+    text = ["render", *map(str, profiles), "-o", str(out), *(["--force"] if force else [])]
+    base = [*text, "--format", "json"]
+    before = snapshot(out) if out.exists() else None
+    dry, check = runner.invoke(app, [*base, "--dry-run"]), runner.invoke(app, [*base, "--check"])
+    dry_text, check_text = runner.invoke(app, [*text, "--dry-run"]), runner.invoke(app, [*text, "--check"])
+    assert (snapshot(out) if out.exists() else None) == before  # previews write nothing
+    done = runner.invoke(app, base)
+    assert done.exit_code in (0, 2), done.output
+    if not force or case in ("folder of several bundles", "several profiles into a bundle"):
+        assert done.exit_code == refused_code, done.output
+    else:
+        assert done.exit_code == 0, done.output  # --force takes over everything but the layout
+    assert dry.exit_code == done.exit_code, dry.output
+    if done.exit_code == 2:
+        messages = {e["message"] for e in _json(done)["errors"]}  # type: ignore[index]
+        assert done.stderr == ""  # one channel: JSON on stdout only
+        for preview in (dry, check):
+            assert preview.exit_code == 2
+            results = _json(preview)
+            assert {r["message"] for b in results for r in b["refusals"]} == messages  # type: ignore[index,union-attr]
+            assert "would_refuse" in {b["status"] for b in results}  # type: ignore[index,union-attr]
+        refused_text = runner.invoke(app, text)
+        assert refused_text.exit_code == dry_text.exit_code == check_text.exit_code == 2
+        assert {line.removeprefix("error: ") for line in refused_text.stderr.splitlines()} == messages
+        for preview_text in (dry_text, check_text):
+            lines = preview_text.stdout.splitlines()
+            assert {x.removeprefix("would refuse: ") for x in lines if x.startswith("would refuse: ")} == messages
+        assert (snapshot(out) if out.exists() else None) == before  # the refused render wrote nothing either
+        return
+    written = _json(done)
+    changed = any(b["status"] == "changed" for b in written)  # type: ignore[index,union-attr]
+    assert check.exit_code == (1 if changed else 0), check.output
+    for preview, status in ((dry, "changed"), (check, "drift")):
+        for got, real in zip(_json(preview), written, strict=True):  # type: ignore[call-overload]
+            assert got["status"] == (status if real["status"] == "changed" else real["status"])
+            assert [(f["path"], f["action"]) for f in got["files"]] == [(f["path"], f["action"]) for f in real["files"]]
+            assert got["refusals"] == real["refusals"] == []
+    assert [b["drift"] for b in _json(check)] == [b["status"] == "changed" for b in written]  # type: ignore[index,union-attr]
+    assert (dry_text.exit_code, check_text.exit_code) == (0, check.exit_code)

@@ -260,8 +260,10 @@ def _apply(jobs: list[_Job], out: Path, *, write: bool, force: bool, diff: bool)
     with ExitStack() as stack:
         single = len(jobs) == 1
         parent = None if single else stack.enter_context(open_bundle(out, producible, write=False))
+        # Inside a bundle the members are refused: opened to read only, so the refused render creates no folder.
+        write_dirs = write and (parent is None or parent.owner() is None)
         dirs = {j.key.name: out if single else out / j.key.name for j in jobs}
-        bundles = {d: stack.enter_context(open_bundle(d, producible, write=write)) for d in sorted(dirs.values())}
+        bundles = {d: stack.enter_context(open_bundle(d, producible, write=write_dirs)) for d in sorted(dirs.values())}
         results = []
         for job in jobs:
             out_dir = dirs[job.key.name]

@@ -63,7 +63,8 @@ class SignalsFmt(StrEnum):
 def _errors(fmt: Fmt = Fmt.text) -> Iterator[None]:
     """The error boundary: user errors print `error: ...` lines and exit with their code; no traceback.
 
-    With --format json the problems are also printed to stdout as JSON, for editors and CI.
+    One channel per format: text prints the lines on stderr; --format json prints them only as JSON on stdout
+    (`{"errors": [...]}`), for editors and CI.
     """
     from rlobs import output
 
@@ -72,8 +73,9 @@ def _errors(fmt: Fmt = Fmt.text) -> Iterator[None]:
     except RlobsError as exc:
         if fmt is Fmt.json:
             output.as_json({"errors": exc.as_dicts()})
-        for line in exc.lines():
-            output.say(f"error: {line}", err=True, style="red")
+        else:
+            for line in exc.lines():
+                output.say(f"error: {line}", err=True, style="red")
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
@@ -92,7 +94,8 @@ def _fail(fmt: Fmt, message: str) -> None:
 
     if fmt is Fmt.json:
         output.as_json({"errors": [{"message": message}]})
-    output.say(f"error: {message}", err=True, style="red")
+    else:
+        output.say(f"error: {message}", err=True, style="red")
     raise typer.Exit(EXIT_USAGE) from None
 
 

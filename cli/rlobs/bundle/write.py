@@ -469,12 +469,12 @@ def _read_staged(dir_fd: int, name: str) -> tuple[bytes, bool]:
 
 def refusal_error(found: Iterable[tuple[Path, Changes]]) -> OutputConflictError:
     """Every refusal of the bundles in `found` as one error: one line per problem, nothing written."""
-    details: list[dict[str, object]] = [
-        {"message": r.line(out), "reason": r.reason, "output": str(out), "path": r.path}
-        for out, changes in found
-        for r in changes.refused
-    ]
-    return OutputConflictError("\n".join(str(d["message"]) for d in details), details)
+    details: dict[str, dict[str, object]] = {}  # by line: several members refused for one parent say it once
+    for out, changes in found:
+        for r in changes.refused:
+            line = r.line(out)
+            details.setdefault(line, {"message": line, "reason": r.reason, "output": str(out), "path": r.path})
+    return OutputConflictError("\n".join(details), list(details.values()))
 
 
 def _write_new(dir_fd: int, name: str, data: bytes, mode: int) -> None:
