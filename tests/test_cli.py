@@ -220,7 +220,10 @@ def test_errors_as_json_for_machines(tmp_path: Path) -> None:
     bad.write_text(GOOD.replace("location: us-central1", "location: nowhere"))
     result = runner.invoke(app, ["validate", str(bad), "--format", "json"])
     assert result.exit_code == 2
-    (problem,) = json.loads(result.stdout)["errors"]
+    assert result.stderr == ""  # one channel: JSON on stdout, nothing repeated as text
+    (verdict,) = json.loads(result.stdout)
+    assert (verdict["profile"], verdict["name"], verdict["valid"]) == (str(bad), None, False)
+    (problem,) = verdict["errors"]
     assert problem == {
         "file": str(bad),
         "line": 14,
@@ -590,3 +593,41 @@ def test_previews_predict_what_render_does(tmp_path: Path, case: str, force: boo
             assert got["refusals"] == real["refusals"] == []
     assert [b["drift"] for b in _json(check)] == [b["status"] == "changed" for b in written]  # type: ignore[index,union-attr]
     assert (dry_text.exit_code, check_text.exit_code) == (0, check.exit_code)
+
+
+def test_validate_gives_every_profile_its_own_verdict(tmp_path: Path) -> None:
+    a, c = _variant(tmp_path, "a", ("name: demo", "name: a")), _variant(tmp_path, "c", ("name: demo", "name: c"))
+    bad = _variant(tmp_path, "bad", ("location: us-central1", "location: nowhere"))
+    result = runner.invoke(app, ["validate", str(a), str(bad), str(c)])
+    assert result.exit_code == 2
+    assert result.stdout.splitlines() == [f"{a}: ok (a)", f"{bad}: invalid (1 problem)", f"{c}: ok (c)"]
+    assert result.stderr.startswith(f"error: {bad}:14:13: gke.location: expected a GCP region")
+    found = runner.invoke(app, ["validate", str(a), str(bad), str(c), "--format", "json"])
+    assert found.exit_code == 2 and found.stderr == ""
+    verdicts = json.loads(found.stdout)
+    assert [(v["profile"], v["name"], v["valid"]) for v in verdicts] == [
+        (str(a), "a", True),
+        (str(bad), None, False),
+        (str(c), "c", True),
+    ]
+    assert [len(v["errors"]) for v in verdicts] == [0, 1, 0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["render", "{t}/missing.yaml", "-o", "{t}/o"],
+        ["render", "{p}", "-o", "{t}/afile"],
+        ["validate", "{t}/missing.yaml"],
+        ["blueprints"],
+    ],
+)
+def test_json_errors_are_printed_once_on_stdout(tmp_path: Path, argv: list[str]) -> None:
+    (tmp_path / "afile").write_text("x")
+    profile = _gke(tmp_path)
+    result = runner.invoke(app, [*(a.format(p=profile, t=tmp_path) for a in argv), "--format", "json"])
+    assert result.stderr == ""
+    data = json.loads(result.stdout)  # one JSON document, nothing else
+    if result.exit_code:
+        errors = data["errors"] if isinstance(data, dict) else [e for v in data for e in v["errors"]]
+        assert errors and all(e["message"] for e in errors)

@@ -279,23 +279,54 @@ def _apply(jobs: list[_Job], out: Path, *, write: bool, force: bool, diff: bool)
     return results
 
 
-def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Validated:
+    """One file's verdict: its bundle's name when it is valid, else the error with every problem found."""
+
+    profile: Path
+    name: str | None
+    error: RlobsError | None = None
+
+
+def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[Validated]:
+    """Each profile (or the one fleet file) checked on its own, so every file gets its own verdict."""
     fleet = fleet_file(profiles)
     if fleet is not None:
         from rlobs.fleet import commands as fleets
 
-        return [fleets.validate(fleet, cluster_secrets)]
+        try:
+            return [Validated(fleet, fleets.validate(fleet, cluster_secrets))]
+        except RlobsError as exc:
+            return [Validated(fleet, None, exc)]
     if cluster_secrets is not None:
         raise RlobsError("--cluster-secrets checks a fleet's cluster Secrets: expected a fleet file (kind: Fleet)")
     from rlobs.bundle.check import Checker
 
+    found = []
     with Checker() as checker:
         from rlobs.pipeline import build
+        from rlobs.profile.load import load_source
 
-        loaded = _load_all(profiles)
-        for _, profile in loaded:
-            build(profile, checker)
-    return [p.metadata.name for _, p in loaded]
+        for path in profiles:
+            try:
+                _, profile = load_source(path)
+                build(profile, checker)
+                found.append(Validated(path, profile.metadata.name))
+            except RlobsError as exc:
+                found.append(Validated(path, None, exc))
+    names = [v.name for v in found if v.name is not None]
+    return [
+        Validated(
+            v.profile,
+            None,
+            RlobsError(
+                f"{v.profile}: metadata.name {v.name} is another profile's too: expected one bundle name per profile"
+            ),
+        )
+        if v.name is not None and names.count(v.name) > 1
+        else v
+        for v in found
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -240,12 +240,8 @@ def validate(
     with _errors(fmt):
         from rlobs import commands, output
 
-        names = commands.validate(profiles, cluster_secrets)
-    if fmt is Fmt.json:
-        output.as_json([{"profile": str(p), "name": n, "valid": True} for p, n in zip(profiles, names, strict=True)])
-    else:
-        for p, n in zip(profiles, names, strict=True):
-            output.say(f"{p}: ok ({n})", style="green")
+        results = commands.validate(profiles, cluster_secrets)
+    raise typer.Exit(output.report_validate(results, as_json=fmt is Fmt.json))
 
 
 @app.command()

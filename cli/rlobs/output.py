@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rlobs.errors import EXIT_DRIFT, EXIT_OK, OutputConflictError
 
 if TYPE_CHECKING:
-    from rlobs.commands import Mode, RenderResult
+    from rlobs.commands import Mode, RenderResult, Validated
 
 
 def fancy(stream: TextIO) -> bool:
@@ -138,3 +138,28 @@ def _report_text(r: RenderResult, mode: Mode, *, diff: bool) -> None:
         say(f"would refuse: {refusal.line(r.out_dir)}", style="red")
     refused = f"would refuse ({len(c.refused)} problems), " if c.refused else ""
     say(f"{r.name}: {refused}{len(c.changed)} changed, {len(c.unchanged)} unchanged in {r.out_dir}", style="bold")
+
+
+def report_validate(results: list[Validated], *, as_json: bool) -> int:
+    """One verdict per file: `PATH: ok (name)`, or its problems (stderr) and `PATH: N problems`; or one JSON result
+    per file. The exit code is the worst error's (2 for bad input), 0 when every file is valid."""
+    if as_json:
+        as_json_data = [
+            {
+                "profile": str(v.profile),
+                "name": v.name,
+                "valid": v.error is None,
+                "errors": v.error.as_dicts() if v.error is not None else [],
+            }
+            for v in results
+        ]
+        print(json.dumps(as_json_data, indent=2, sort_keys=False))
+    for v in [] if as_json else results:
+        if v.error is None:
+            say(f"{v.profile}: ok ({v.name})", style="green")
+            continue
+        lines = v.error.lines()
+        for line in lines:
+            say(f"error: {line}", err=True, style="red")
+        say(f"{v.profile}: invalid ({len(lines)} problem{'s' if len(lines) != 1 else ''})", style="red")
+    return max((v.error.exit_code for v in results if v.error is not None), default=EXIT_OK)
