@@ -631,3 +631,24 @@ def test_json_errors_are_printed_once_on_stdout(tmp_path: Path, argv: list[str])
     if result.exit_code:
         errors = data["errors"] if isinstance(data, dict) else [e for v in data for e in v["errors"]]
         assert errors and all(e["message"] for e in errors)
+
+
+def test_the_up_to_date_answer_never_covers_an_owner_or_layout_mismatch(tmp_path: Path) -> None:
+    """commands.up_to_date answers from the render keys alone (rlobs.entry runs it before Typer): it must send
+    every case the full render refuses down the full path."""
+    from rlobs import commands
+
+    demo, other, out = _variant(tmp_path, "demo"), _variant(tmp_path, "other", ("name: demo", "name: other")), tmp_path
+    out = tmp_path / "out"
+    assert _render(demo, other, "-o", out).exit_code == 0  # type: ignore[attr-defined]
+    assert commands.up_to_date([demo, other], out) is not None
+    manifest = out / "demo/.rlobs-manifest.json"
+    (out / ".rlobs-manifest.json").write_bytes(manifest.read_bytes())  # the parent made a bundle by hand
+    assert commands.up_to_date([demo, other], out) is None
+    assert _render(demo, other, "-o", out, "--check").exit_code == 2  # type: ignore[attr-defined]
+    (out / ".rlobs-manifest.json").unlink()
+    data = json.loads(manifest.read_text())
+    data["owner"]["name"] = "other"  # another owner, the key kept: the seal no longer matches
+    manifest.write_text(json.dumps(data))
+    assert commands.up_to_date([demo], out / "demo") is None
+    assert _render(demo, "-o", out / "demo", "--check").exit_code == 2  # type: ignore[attr-defined]

@@ -51,7 +51,9 @@ def test_render_then_check_then_validate(tmp_path: Path) -> None:
     check = runner.invoke(app, ["render", str(path), "-o", str(out), "--check"])
     assert check.exit_code == 0, check.output
     ok = runner.invoke(app, ["validate", str(path), "--format", "json"])
-    assert ok.exit_code == 0 and json.loads(ok.output) == [{"profile": str(path), "name": "rl-fleet", "valid": True}]
+    assert ok.exit_code == 0 and json.loads(ok.output) == [
+        {"profile": str(path), "name": "rl-fleet", "valid": True, "errors": []}
+    ]
 
 
 def test_bad_fleet_exits_2_with_located_lines_and_writes_nothing(tmp_path: Path) -> None:

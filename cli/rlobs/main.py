@@ -176,16 +176,28 @@ def render(
     profiles: ProfilesArg,
     out: Annotated[
         Path,
-        typer.Option("--output", "-o", help="Bundle directory (one subdirectory per profile when several)."),
+        typer.Option(
+            "--output", "-o", help="Bundle directory: one profile renders into it, several into DIR/<name>/ each."
+        ),
     ] = Path("out"),
     check: Annotated[
-        bool, typer.Option("--check", help="Write nothing; exit 1 if the bundle on disk differs.")
+        bool,
+        typer.Option("--check", help="Write nothing; exit 1 if the bundle on disk differs, 2 if render would refuse."),
     ] = False,
     diff: Annotated[
         bool, typer.Option("--diff", help="Print a unified diff of what would change; write nothing.")
     ] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite files rlobs did not generate.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what render would do, refusals included; write nothing.")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Overwrite files rlobs did not generate or that were edited; take over a folder "
+            "another profile or fleet owns.",
+        ),
+    ] = False,
     preview: Annotated[
         bool,
         typer.Option("--preview", help="Fleet: print the Applications every ApplicationSet creates; write nothing."),
@@ -194,7 +206,16 @@ def render(
 ) -> None:
     """Render profiles (or one fleet file) into bundle directories.
 
-    Exit 0 when done (or, with --check, when nothing differs), 1 when --check finds drift, 2 on bad input.
+    One profile (or a fleet) renders into DIR itself; several render into DIR/<metadata.name>/ each. A bundle
+    folder has one owner (its manifest names the profile and target, or the fleet): another profile is refused
+    unless --force takes the folder over. A folder holding several bundles is never written into as one bundle
+    (render a single profile into DIR/<name> instead), and several profiles never render into a bundle folder.
+
+    Exit codes. render: 0 written or unchanged, 2 refused (bad input, a file rlobs did not write or a hand edit in
+    the way, another owner, the layout; nothing written). --check: 0 clean, 1 drift (render would write), 2 render
+    would refuse. --dry-run and --diff: 0 render would succeed, 2 it would refuse. The previews plan exactly as
+    render does, refusals included; --format json gives each bundle and file a status (changed, unchanged,
+    would_refuse, drift) and, with --check, a drift field.
     """
     with _errors(fmt):
         from rlobs import commands
