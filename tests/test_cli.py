@@ -408,7 +408,7 @@ def test_one_profile_is_never_written_beside_several_bundles(tmp_path: Path) -> 
         assert result.exit_code == 2, result.output
         (line,) = result.stderr.splitlines()
         assert line == (
-            f"error: {out}: holds several bundles, one per subfolder: rl-eks/ (profile rl-eks (target eks)), "
+            f"error: {out}: holds bundles in its subfolders: rl-eks/ (profile rl-eks (target eks)), "
             f"rl-gke/ (profile rl-gke (target gke)); a single bundle is never written beside them (render it into "
             f"its own folder: -o {out / 'rl-eks'})"
         )
@@ -575,8 +575,8 @@ def test_previews_predict_what_render_does(tmp_path: Path, case: str, force: boo
             results = _json(preview)
             assert {r["message"] for b in results for r in b["refusals"]} == messages  # type: ignore[index,union-attr]
             assert "would_refuse" in {b["status"] for b in results}  # type: ignore[index,union-attr]
-        refused_text = runner.invoke(app, text)
-        assert refused_text.exit_code == dry_text.exit_code == check_text.exit_code == 2
+        refused_text, diff_text = runner.invoke(app, text), runner.invoke(app, [*text, "--diff"])
+        assert refused_text.exit_code == dry_text.exit_code == check_text.exit_code == diff_text.exit_code == 2
         assert {line.removeprefix("error: ") for line in refused_text.stderr.splitlines()} == messages
         for preview_text in (dry_text, check_text):
             lines = preview_text.stdout.splitlines()

@@ -136,7 +136,7 @@ def _report_text(r: RenderResult, mode: Mode, *, diff: bool) -> None:
             say(f"{verb}{label} {r.out_dir / p}", style=style)
     for refusal in c.refused:  # only a preview gets here with refusals: the same lines a render prints as errors
         say(f"would refuse: {refusal.line(r.out_dir)}", style="red")
-    refused = f"would refuse ({len(c.refused)} problems), " if c.refused else ""
+    refused = f"would refuse ({_count(len(c.refused), 'problem')}), " if c.refused else ""
     say(f"{r.name}: {refused}{len(c.changed)} changed, {len(c.unchanged)} unchanged in {r.out_dir}", style="bold")
 
 
@@ -161,5 +161,9 @@ def report_validate(results: list[Validated], *, as_json: bool) -> int:
         lines = v.error.lines()
         for line in lines:
             say(f"error: {line}", err=True, style="red")
-        say(f"{v.profile}: invalid ({len(lines)} problem{'s' if len(lines) != 1 else ''})", style="red")
+        say(f"{v.profile}: invalid ({_count(len(lines), 'problem')})", style="red")
     return max((v.error.exit_code for v in results if v.error is not None), default=EXIT_OK)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

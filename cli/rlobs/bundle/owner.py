@@ -105,7 +105,7 @@ def parent_refusal(out_dir: Path, members: list[tuple[str, Owner]], new: Owner |
     return Refusal(
         "parent",
         "",
-        f"holds several bundles, one per subfolder: {held}; a single bundle is never written beside them "
+        f"holds bundles in its subfolders: {held}; a single bundle is never written beside them "
         f"(render it into its own folder: -o {where})",
     )
 
