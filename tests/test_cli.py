@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 import rlobs
 from rlobs.main import app
 from testing.helpers import GOOD, REPO, write_tree
+from testing.trees import snapshot
 
 runner = CliRunner()
 
@@ -93,7 +94,11 @@ def test_render_twice_then_check(tmp_path: Path) -> None:
 
     readme = out / "README.md"
     readme.write_text(readme.read_text() + "edited\n")
-    drift = runner.invoke(app, ["render", str(profile), "-o", str(out), "--check"])
+    # A hand edit: the render would refuse it (exit 2), and so does --check; with --force it is only drift.
+    refused = runner.invoke(app, ["render", str(profile), "-o", str(out), "--check"])
+    assert refused.exit_code == 2
+    assert f"would refuse: {readme}: was edited since rlobs wrote it" in refused.stdout
+    drift = runner.invoke(app, ["render", str(profile), "-o", str(out), "--check", "--force"])
     assert drift.exit_code == 1
     assert f"would update {readme}" in drift.stdout
     diff = runner.invoke(app, ["render", str(profile), "-o", str(out), "--diff"])
@@ -207,7 +212,10 @@ def test_errors_as_json_for_machines(tmp_path: Path) -> None:
     bad.write_text(GOOD.replace("location: us-central1", "location: nowhere"))
     result = runner.invoke(app, ["validate", str(bad), "--format", "json"])
     assert result.exit_code == 2
-    (problem,) = json.loads(result.stdout)["errors"]
+    assert result.stderr == ""  # one channel: JSON on stdout, nothing repeated as text
+    (verdict,) = json.loads(result.stdout)
+    assert (verdict["profile"], verdict["name"], verdict["valid"]) == (str(bad), None, False)
+    (problem,) = verdict["errors"]
     assert problem == {
         "file": str(bad),
         "line": 14,
@@ -240,7 +248,7 @@ def test_render_refuses_to_lose_edits_to_a_generated_file(tmp_path: Path) -> Non
     readme.write_text("my notes\n")
     result = runner.invoke(app, ["render", str(profile), "-o", str(out)])
     assert result.exit_code == 2
-    assert "edited since rlobs wrote them" in result.stderr
+    assert "edited since rlobs wrote it" in result.stderr
     assert readme.read_text() == "my notes\n"
     assert runner.invoke(app, ["render", str(profile), "-o", str(out), "--force"]).exit_code == 0
     assert readme.read_text() != "my notes\n"
@@ -384,3 +392,286 @@ def test_a_bundle_refused_after_rendering_names_its_profile(
     assert result.exit_code == 1
     assert f"error: {gke} (rl-gke): rendered bundle failed its parse-back check" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+# -- the output folder's owner, the one-and-several layout, and previews that predict the render --------------------
+
+
+def _render(*args: object) -> object:
+    return runner.invoke(app, ["render", *map(str, args)])
+
+
+def test_another_profile_into_a_bundle_folder_refuses_and_leaves_it_intact(tmp_path: Path) -> None:
+    eks, gke, out = _blueprint_file(tmp_path, "eks-jark"), _blueprint_file(tmp_path, "gke-managed-otel"), tmp_path / "x"
+    assert runner.invoke(app, ["render", str(eks), "-o", str(out)]).exit_code == 0
+    before = snapshot(out)
+    result = runner.invoke(app, ["render", str(gke), "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"error: {out}: holds the bundle of profile rl-eks (target eks), not of profile rl-gke (target gke); "
+        "rendering it here would replace that bundle (choose another folder with -o, or pass --force to take this "
+        "one over)"
+    )
+    assert snapshot(out) == before  # every EKS file intact, nothing written
+    taken = runner.invoke(app, ["render", str(gke), "-o", str(out), "--force"])
+    assert taken.exit_code == 0, taken.output
+    manifest = json.loads((out / ".rlobs-manifest.json").read_text())
+    assert manifest["owner"] == {"kind": "profile", "name": "rl-gke", "target": "gke"}
+    assert not (out / "argocd").exists()
+
+
+def test_one_profile_is_never_written_beside_several_bundles(tmp_path: Path) -> None:
+    eks, gke, out = _blueprint_file(tmp_path, "eks-jark"), _blueprint_file(tmp_path, "gke-managed-otel"), tmp_path / "x"
+    assert runner.invoke(app, ["render", str(eks), str(gke), "-o", str(out)]).exit_code == 0
+    before = snapshot(out)
+    for force in ([], ["--force"]):  # never, not even with --force
+        result = runner.invoke(app, ["render", str(eks), "-o", str(out), *force])
+        assert result.exit_code == 2, result.output
+        (line,) = result.stderr.splitlines()
+        assert line == (
+            f"error: {out}: holds bundles in its subfolders: rl-eks/ (profile rl-eks (target eks)), "
+            f"rl-gke/ (profile rl-gke (target gke)); a single bundle is never written beside them (render it into "
+            f"its own folder: -o {out / 'rl-eks'})"
+        )
+    assert snapshot(out) == before
+    assert runner.invoke(app, ["render", str(eks), "-o", str(out / "rl-eks")]).exit_code == 0
+    assert snapshot(out) == before  # the path it names is that bundle's own folder: nothing differs
+
+
+def test_several_profiles_never_render_into_a_bundle(tmp_path: Path) -> None:
+    eks, gke, out = _blueprint_file(tmp_path, "eks-jark"), _blueprint_file(tmp_path, "gke-managed-otel"), tmp_path / "x"
+    assert runner.invoke(app, ["render", str(eks), "-o", str(out)]).exit_code == 0
+    before = snapshot(out)
+    for force in ([], ["--force"]):
+        result = runner.invoke(app, ["render", str(eks), str(gke), "-o", str(out), *force])
+        assert result.exit_code == 2, result.output
+        assert set(result.stderr.splitlines()) == {
+            f"error: {out}: holds the bundle of profile rl-eks (target eks); a render of several profiles writes "
+            "one subfolder per profile and never into a bundle (choose another folder with -o)"
+        }
+    assert snapshot(out) == before
+
+
+def test_a_fleet_folder_has_an_owner_too(tmp_path: Path) -> None:
+    fleet, profile = tmp_path / "fleet.yaml", _gke(tmp_path)
+    assert runner.invoke(app, ["init", "--fleet", "-o", str(fleet)]).exit_code == 0
+    out = tmp_path / "fleet-out"
+    assert runner.invoke(app, ["render", str(fleet), "-o", str(out)]).exit_code == 0
+    assert json.loads((out / ".rlobs-manifest.json").read_text())["owner"]["kind"] == "fleet"
+    before = snapshot(out)
+    into_fleet = runner.invoke(app, ["render", str(profile), "-o", str(out)])
+    assert into_fleet.exit_code == 2 and "holds the bundle of fleet rl-fleet, not of profile demo" in into_fleet.stderr
+    assert snapshot(out) == before
+    single = tmp_path / "single"
+    assert runner.invoke(app, ["render", str(profile), "-o", str(single)]).exit_code == 0
+    over = runner.invoke(app, ["render", str(fleet), "-o", str(single), "--dry-run"])
+    assert over.exit_code == 2 and "holds the bundle of profile demo (target gke), not of fleet rl-fleet" in over.stdout
+
+
+def _variant(tmp_path: Path, name: str, replace: tuple[str, str] = ("name: demo", "name: demo")) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(GOOD.replace(*replace))
+    return path
+
+
+def _case_clean(t: Path, p: Path, out: Path) -> list[Path]:
+    assert _render(p, "-o", out).exit_code == 0  # type: ignore[attr-defined]
+    return [p]
+
+
+def _case_new(t: Path, p: Path, out: Path) -> list[Path]:
+    return [p]
+
+
+def _case_foreign(t: Path, p: Path, out: Path) -> list[Path]:
+    write_tree(out, {"README.md": "mine\n", "NOTES.md": "mine\n"})
+    return [p]
+
+
+def _case_edited(t: Path, p: Path, out: Path) -> list[Path]:
+    _case_clean(t, p, out)
+    (out / "README.md").write_text("my notes\n")
+    return [p]
+
+
+def _case_deleted(t: Path, p: Path, out: Path) -> list[Path]:
+    _case_clean(t, p, out)
+    (out / "docs/runbook.md").unlink()
+    return [p]
+
+
+def _case_edited_stale(t: Path, p: Path, out: Path) -> list[Path]:
+    tf = _variant(t, "tf", ("cluster: rl-cluster", "cluster: rl-cluster\n  manage: terraform"))
+    assert _render(tf, "-o", out).exit_code == 0  # type: ignore[attr-defined]
+    (out / "terraform/variables.tf").write_text("# mine\n")  # rlobs no longer renders it for `p`
+    return [p]
+
+
+def _case_owner(t: Path, p: Path, out: Path) -> list[Path]:
+    assert _render(_variant(t, "other", ("name: demo", "name: other")), "-o", out).exit_code == 0  # type: ignore[attr-defined]
+    return [p]
+
+
+def _case_staging(t: Path, p: Path, out: Path) -> list[Path]:
+    _case_clean(t, p, out)
+    write_tree(out, {".rlobs-staging/0": "half\n", "docs/.runbook.md.k2j4.rlobs-new": "half\n"})
+    return [p]
+
+
+def _case_journal(t: Path, p: Path, out: Path) -> list[Path]:
+    """A write killed after its commit point: the journal is in place, nothing rolled forward yet."""
+    from rlobs.bundle.write import Bundle
+
+    _case_clean(t, p, out)
+    variant = _variant(t, "variant", ("namespace: rl", "namespace: rl-2"))
+    real = Bundle._finish
+    Bundle._finish = lambda self, journal: None  # type: ignore[method-assign]
+    try:
+        assert _render(variant, "-o", out).exit_code == 0  # type: ignore[attr-defined]
+    finally:
+        Bundle._finish = real  # type: ignore[method-assign]
+    assert (out / ".rlobs-journal.json").exists()
+    return [variant]
+
+
+def _case_parent(t: Path, p: Path, out: Path) -> list[Path]:
+    other = _variant(t, "other", ("name: demo", "name: other"))
+    assert _render(p, other, "-o", out).exit_code == 0  # type: ignore[attr-defined]
+    return [p]
+
+
+def _case_into_bundle(t: Path, p: Path, out: Path) -> list[Path]:
+    _case_clean(t, p, out)
+    return [p, _variant(t, "other", ("name: demo", "name: other"))]
+
+
+# case -> (its set-up, render's exit code without --force): every refusal the writer has, and the cases it writes.
+WRITER_CASES = {
+    "clean": (_case_clean, 0),
+    "new folder": (_case_new, 0),
+    "foreign file in the way": (_case_foreign, 2),
+    "edited generated file": (_case_edited, 2),
+    "deleted generated file": (_case_deleted, 0),
+    "edited file rlobs no longer renders": (_case_edited_stale, 2),
+    "owner mismatch": (_case_owner, 2),
+    "stale staging leftovers": (_case_staging, 0),
+    "committed but unfinished write": (_case_journal, 0),
+    "folder of several bundles": (_case_parent, 2),
+    "several profiles into a bundle": (_case_into_bundle, 2),
+}
+
+
+def _json(result: object) -> object:
+    return json.loads(result.stdout)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("case", "force"),
+    [(c, False) for c in WRITER_CASES] + [(c, True) for c, (_, code) in WRITER_CASES.items() if code == 2],
+)
+def test_previews_predict_what_render_does(tmp_path: Path, case: str, force: bool) -> None:
+    """Every writer case through render, --dry-run and --check (JSON and text): the previews write nothing, exit
+    as render does (--check: 1 where render writes), and name the same files and the same refusals."""
+    setup, refused_code = WRITER_CASES[case]
+    out = tmp_path / "out"
+    profiles = setup(tmp_path, _variant(tmp_path, "demo"), out)
+    text = ["render", *map(str, profiles), "-o", str(out), *(["--force"] if force else [])]
+    base = [*text, "--format", "json"]
+    before = snapshot(out) if out.exists() else None
+    dry, check = runner.invoke(app, [*base, "--dry-run"]), runner.invoke(app, [*base, "--check"])
+    dry_text, check_text = runner.invoke(app, [*text, "--dry-run"]), runner.invoke(app, [*text, "--check"])
+    assert (snapshot(out) if out.exists() else None) == before  # previews write nothing
+    done = runner.invoke(app, base)
+    assert done.exit_code in (0, 2), done.output
+    if not force or case in ("folder of several bundles", "several profiles into a bundle"):
+        assert done.exit_code == refused_code, done.output
+    else:
+        assert done.exit_code == 0, done.output  # --force takes over everything but the layout
+    assert dry.exit_code == done.exit_code, dry.output
+    if done.exit_code == 2:
+        messages = {e["message"] for e in _json(done)["errors"]}  # type: ignore[index]
+        assert done.stderr == ""  # one channel: JSON on stdout only
+        for preview in (dry, check):
+            assert preview.exit_code == 2
+            results = _json(preview)
+            assert {r["message"] for b in results for r in b["refusals"]} == messages  # type: ignore[index,union-attr]
+            assert "would_refuse" in {b["status"] for b in results}  # type: ignore[index,union-attr]
+        refused_text, diff_text = runner.invoke(app, text), runner.invoke(app, [*text, "--diff"])
+        assert refused_text.exit_code == dry_text.exit_code == check_text.exit_code == diff_text.exit_code == 2
+        assert {line.removeprefix("error: ") for line in refused_text.stderr.splitlines()} == messages
+        for preview_text in (dry_text, check_text):
+            lines = preview_text.stdout.splitlines()
+            assert {x.removeprefix("would refuse: ") for x in lines if x.startswith("would refuse: ")} == messages
+        assert (snapshot(out) if out.exists() else None) == before  # the refused render wrote nothing either
+        return
+    written = _json(done)
+    changed = any(b["status"] == "changed" for b in written)  # type: ignore[index,union-attr]
+    assert check.exit_code == (1 if changed else 0), check.output
+    for preview, status in ((dry, "changed"), (check, "drift")):
+        for got, real in zip(_json(preview), written, strict=True):  # type: ignore[call-overload]
+            assert got["status"] == (status if real["status"] == "changed" else real["status"])
+            assert [(f["path"], f["action"]) for f in got["files"]] == [(f["path"], f["action"]) for f in real["files"]]
+            assert got["refusals"] == real["refusals"] == []
+    assert [b["drift"] for b in _json(check)] == [b["status"] == "changed" for b in written]  # type: ignore[index,union-attr]
+    assert (dry_text.exit_code, check_text.exit_code) == (0, check.exit_code)
+
+
+def test_validate_gives_every_profile_its_own_verdict(tmp_path: Path) -> None:
+    a, c = _variant(tmp_path, "a", ("name: demo", "name: a")), _variant(tmp_path, "c", ("name: demo", "name: c"))
+    bad = _variant(tmp_path, "bad", ("location: us-central1", "location: nowhere"))
+    result = runner.invoke(app, ["validate", str(a), str(bad), str(c)])
+    assert result.exit_code == 2
+    assert result.stdout.splitlines() == [f"{a}: ok (a)", f"{bad}: invalid (1 problem)", f"{c}: ok (c)"]
+    errors = [line for line in result.stderr.splitlines() if ": warning: " not in line]  # a and c warn: no channel
+    assert len(errors) == 1 and errors[0].startswith(f"error: {bad}:14:13: gke.location: expected a GCP region")
+    found = runner.invoke(app, ["validate", str(a), str(bad), str(c), "--format", "json"])
+    assert found.exit_code == 2 and found.stderr == ""
+    verdicts = json.loads(found.stdout)
+    assert [(v["profile"], v["name"], v["valid"]) for v in verdicts] == [
+        (str(a), "a", True),
+        (str(bad), None, False),
+        (str(c), "c", True),
+    ]
+    assert [len(v["errors"]) for v in verdicts] == [0, 1, 0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["render", "{t}/missing.yaml", "-o", "{t}/o"],
+        ["render", "{p}", "-o", "{t}/afile"],
+        ["validate", "{t}/missing.yaml"],
+        ["blueprints"],
+    ],
+)
+def test_json_errors_are_printed_once_on_stdout(tmp_path: Path, argv: list[str]) -> None:
+    (tmp_path / "afile").write_text("x")
+    profile = _gke(tmp_path)
+    result = runner.invoke(app, [*(a.format(p=profile, t=tmp_path) for a in argv), "--format", "json"])
+    assert result.stderr == ""
+    data = json.loads(result.stdout)  # one JSON document, nothing else
+    if result.exit_code:
+        errors = data["errors"] if isinstance(data, dict) else [e for v in data for e in v["errors"]]
+        assert errors and all(e["message"] for e in errors)
+
+
+def test_the_up_to_date_answer_never_covers_an_owner_or_layout_mismatch(tmp_path: Path) -> None:
+    """commands.up_to_date answers from the render keys alone (rlobs.entry runs it before Typer): it must send
+    every case the full render refuses down the full path."""
+    from rlobs import commands
+
+    demo, other, out = _variant(tmp_path, "demo"), _variant(tmp_path, "other", ("name: demo", "name: other")), tmp_path
+    out = tmp_path / "out"
+    assert _render(demo, other, "-o", out).exit_code == 0  # type: ignore[attr-defined]
+    assert commands.up_to_date([demo, other], out) is not None
+    manifest = out / "demo/.rlobs-manifest.json"
+    (out / ".rlobs-manifest.json").write_bytes(manifest.read_bytes())  # the parent made a bundle by hand
+    assert commands.up_to_date([demo, other], out) is None
+    assert _render(demo, other, "-o", out, "--check").exit_code == 2  # type: ignore[attr-defined]
+    (out / ".rlobs-manifest.json").unlink()
+    data = json.loads(manifest.read_text())
+    data["owner"]["name"] = "other"  # another owner, the key kept: the seal no longer matches
+    manifest.write_text(json.dumps(data))
+    assert commands.up_to_date([demo], out / "demo") is None
+    assert _render(demo, "-o", out / "demo", "--check").exit_code == 2  # type: ignore[attr-defined]

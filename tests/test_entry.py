@@ -99,5 +99,10 @@ def test_a_stale_bundle_still_fails_the_check(tmp_path: Path) -> None:
     assert _script("render", str(profile), "-o", str(out)).returncode == 0
     (out / "docs/runbook.md").write_text("edited\n")
     done = _script("render", str(profile), "-o", str(out), "--check")
+    assert done.returncode == 2  # the render would refuse to lose the hand edit
+    assert f"would refuse: {out / 'docs/runbook.md'}: was edited" in done.stdout
+    profile.write_bytes(profile.read_bytes() + b"# a comment\n")
+    (out / "docs/runbook.md").unlink()
+    done = _script("render", str(profile), "-o", str(out), "--check")
     assert done.returncode == 1
-    assert f"would update {out / 'docs/runbook.md'}" in done.stdout
+    assert f"would create {out / 'docs/runbook.md'}" in done.stdout

@@ -54,7 +54,7 @@ def test_render_then_check_then_validate(tmp_path: Path) -> None:
     assert ok.exit_code == 0
     (entry,) = json.loads(ok.output)
     warnings = entry.pop("warnings")
-    assert entry == {"profile": str(path), "name": "rl-fleet", "valid": True}
+    assert entry == {"profile": str(path), "name": "rl-fleet", "valid": True, "errors": []}
     assert [w["path"] for w in warnings] == ["gitops.repoUrl"]  # the starter fleet's placeholder repository
 
 

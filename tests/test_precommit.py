@@ -59,7 +59,7 @@ def test_pre_commit_passes_a_rendered_bundle_and_fails_drift(tmp_path: Path) -> 
 
     # A profile change committed without a render is drift: the hook fails and names the files.
     profile = gitops / "rlobs.yaml"
-    profile.write_text(profile.read_text(encoding="utf-8").replace("name: rl-eks\n", "name: rl-eks-2\n", 1))
+    profile.write_text(profile.read_text(encoding="utf-8").replace("namespace: rl\n", "namespace: rl-2\n", 1))
     _run([git, "add", "-A"], gitops, env)
     drift = _run(hook, gitops, env)
     assert drift.returncode == 1, drift.stdout + drift.stderr

@@ -272,7 +272,7 @@ def _sections(model: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[st
             yield from _sections(sub, (*path, field.alias or name))
 
 
-@pytest.mark.parametrize(("root", "refs"), [(EksProfile, 5), (GkeProfile, 0)], ids=["eks", "gke"])
+@pytest.mark.parametrize(("root", "refs"), [(EksProfile, 7), (GkeProfile, 0)], ids=["eks", "gke"])
 def test_every_secret_hint_names_a_key_of_its_own_section(root: Any, refs: int) -> None:
     from rlobs.profile.load import secret_hint
 
@@ -284,11 +284,12 @@ def test_every_secret_hint_names_a_key_of_its_own_section(root: Any, refs: int) 
         assert set(named) <= keys, (path, hint)
         assert named or "takes no Secret reference" in hint, (path, hint)
         checked += len(named)
-    assert checked == refs  # eks: grafana's, opensearch's three, a receiver's secretRef
+    assert checked == refs  # eks: grafana's, opensearch's three, a receiver's secretRef, a remote Prometheus's two
 
 
-# Words in backticks that are not profile keys: YAML's own `key: value`, the helm chart field `release:`.
-_NOT_PROFILE_KEYS = {"key", "release"}
+# Words in backticks that are not profile keys: YAML's own `key: value`, the helm chart field `release:`, the
+# rollout engines' metric prefixes (`vllm:*`, `sglang:*`).
+_NOT_PROFILE_KEYS = {"key", "release", "vllm", "sglang"}
 
 
 def test_every_key_a_message_names_exists_in_the_model() -> None:

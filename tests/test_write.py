@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from rlobs.bundle.owner import Owner
 from rlobs.bundle.spec import Rendered
 from rlobs.bundle.write import JOURNAL, MANIFEST, STAGING, Bundle, Changes, open_bundle
 from rlobs.errors import OutputConflictError, RlobsError
@@ -89,7 +90,7 @@ def test_edited_generated_file_is_drift_and_is_only_overwritten_with_force(tmp_p
     drift = _plan(files, tmp_path)
     assert drift.updated == ("a.yaml",)
     assert "-a: 2\n+a: 1\n" in drift.diff
-    with pytest.raises(OutputConflictError, match="edited since rlobs wrote them"):
+    with pytest.raises(OutputConflictError, match="edited since rlobs wrote it"):
         _write(files, tmp_path)
     assert (tmp_path / "a.yaml").read_text() == "a: 2\n"
     _write(files, tmp_path, force=True)
@@ -359,7 +360,8 @@ def test_a_forged_journal_is_checked_before_it_is_replayed(tmp_path: Path) -> No
 
 # -- the real CLI, killed with SIGKILL and run concurrently --------------------------------------------------------
 
-_OLD_BP, _NEW_BP = "gke-managed-otel", "eks-jark"  # a target switch: files created, updated and deleted
+# A target switch: files created, updated and deleted. Another owner's folder, so each render takes it over (--force).
+_OLD_BP, _NEW_BP = "gke-managed-otel", "eks-jark"
 
 
 def _rlobs(*args: str, kill_at: int = 0) -> subprocess.CompletedProcess[str]:
@@ -385,7 +387,7 @@ def references(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, in
     assert _rlobs("render", _bp(_OLD_BP), "-o", str(root / "old")).returncode == 0
     assert _rlobs("render", _bp(_NEW_BP), "-o", str(root / "new")).returncode == 0
     shutil.copytree(root / "old", root / "switch")
-    done = _rlobs("render", _bp(_NEW_BP), "-o", str(root / "switch"))
+    done = _rlobs("render", _bp(_NEW_BP), "-o", str(root / "switch"), "--force")
     assert done.returncode == 0, done.stderr
     renames = int(done.stderr.strip().splitlines()[-1].removeprefix("renames: "))
     assert snapshot(root / "switch") == snapshot(root / "new")
@@ -398,16 +400,16 @@ def _kill_trial(root: Path, old_dir: Path, trial: int, kill_at: int, delay: floa
     out = root / f"trial-{trial}"
     shutil.copytree(old_dir, out, symlinks=True)
     if delay is None:
-        killed = _rlobs("render", _bp(_NEW_BP), "-o", str(out), kill_at=kill_at)
+        killed = _rlobs("render", _bp(_NEW_BP), "-o", str(out), "--force", kill_at=kill_at)
         assert killed.returncode == -signal.SIGKILL, killed.stderr
     else:
         env = {**os.environ, "NO_COLOR": "1"}
-        cmd = [sys.executable, "-m", "rlobs", "render", _bp(_NEW_BP), "-o", str(out)]
+        cmd = [sys.executable, "-m", "rlobs", "render", _bp(_NEW_BP), "-o", str(out), "--force"]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    drift = _rlobs("render", _bp(_NEW_BP), "-o", str(out), "--check").returncode == 1
+    drift = _rlobs("render", _bp(_NEW_BP), "-o", str(out), "--check", "--force").returncode == 1
     return out, drift
 
 
@@ -444,7 +446,7 @@ def test_concurrent_renders_leave_one_complete_bundle(tmp_path: Path, references
         out = tmp_path / f"t{trial}"
         procs = [
             subprocess.Popen(
-                [sys.executable, "-m", "rlobs", "render", _bp(bp), "-o", str(out)],
+                [sys.executable, "-m", "rlobs", "render", _bp(bp), "-o", str(out), "--force"],
                 env=env,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -462,3 +464,91 @@ def test_concurrent_renders_leave_one_complete_bundle(tmp_path: Path, references
         check = _rlobs("render", _bp(_OLD_BP if winner == "old" else _NEW_BP), "-o", str(out), "--check")
         assert check.returncode == 0, check.stdout  # the manifest is right: nothing differs, nothing left over
     assert sum(winners.values()) == 20
+
+
+# -- the folder's owner and the layout of several bundles ------------------------------------------------------------
+
+EKS, GKE = Owner("profile", "rl", "eks"), Owner("profile", "rl-gke", "gke")
+
+
+def _owned(files: list[Rendered], out: Path, owner: Owner, *, force: bool = False, write: bool = True) -> Changes:
+    with open_bundle(out, _any, write=write) as bundle:
+        changes = bundle.plan(files, owner=owner, force=force)
+        if write:
+            bundle.write(files, changes)
+    return changes
+
+
+def test_another_owner_is_refused_unless_force(tmp_path: Path) -> None:
+    _owned(OLD, tmp_path, EKS)
+    assert json.loads((tmp_path / MANIFEST).read_text())["owner"] == {"kind": "profile", "name": "rl", "target": "eks"}
+    before = snapshot(tmp_path)
+    preview = _owned(NEW, tmp_path, GKE, write=False)
+    assert [r.reason for r in preview.refused] == ["owner"]
+    assert (
+        "holds the bundle of profile rl (target eks), not of profile rl-gke (target gke)" in preview.refused[0].message
+    )
+    with pytest.raises(OutputConflictError, match=r"pass --force to take this one over") as exc:
+        _owned(NEW, tmp_path, GKE)
+    assert exc.value.lines() == [preview.refused[0].line(tmp_path)]
+    assert snapshot(tmp_path) == before
+    assert _owned(NEW, tmp_path, GKE, force=True).deleted == ("c.yaml",)
+    assert json.loads((tmp_path / MANIFEST).read_text())["owner"]["name"] == "rl-gke"
+    # The same profile with another target is another bundle too; a fleet is never a profile's bundle.
+    assert _owned(NEW, tmp_path, Owner("profile", "rl-gke", "eks"), write=False).refused
+    assert _owned(NEW, tmp_path, Owner("fleet", "rl-gke"), write=False).refused
+    assert not _owned(NEW, tmp_path, GKE, write=False).refused
+
+
+def test_a_manifest_without_an_owner_is_owned_by_its_render_name(tmp_path: Path) -> None:
+    """Manifests of rlobs versions before owners: the render record's name is the owner, any target."""
+    _owned(OLD, tmp_path, EKS)
+    manifest = json.loads((tmp_path / MANIFEST).read_text())
+    del manifest["owner"]
+    manifest["render"] = {"name": "rl"}
+    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
+    assert not _owned(OLD, tmp_path, EKS, write=False).refused
+    assert [r.reason for r in _owned(OLD, tmp_path, GKE, write=False).refused] == ["owner"]
+    del manifest["render"]  # nothing recorded at all: the files decide, as before owners
+    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
+    assert not _owned(OLD, tmp_path, GKE, write=False).refused
+
+
+def test_a_folder_of_bundles_is_recognised_by_its_subfolders_manifests(tmp_path: Path) -> None:
+    _owned(OLD, tmp_path / "rl", EKS)
+    _owned(OLD, tmp_path / "rl-gke", GKE)
+    (tmp_path / "linked").symlink_to(tmp_path / "rl")  # never followed: not a bundle of this folder
+    (tmp_path / "notes").mkdir()
+    with open_bundle(tmp_path, _any, write=False) as bundle:
+        assert bundle.members() == [("rl", EKS), ("rl-gke", GKE)]
+        (refusal,) = bundle.plan(NEW, owner=EKS, force=True).refused
+    assert refusal.reason == "parent" and f"-o {tmp_path / 'rl'}" in refusal.message
+    with open_bundle(tmp_path / "rl", _any, write=False) as bundle:
+        assert bundle.members() == []  # a bundle is a bundle, whatever lies below it
+
+
+def test_members_are_refused_inside_a_bundle(tmp_path: Path) -> None:
+    _owned(OLD, tmp_path, EKS)
+    with open_bundle(tmp_path, _any, write=False) as parent, open_bundle(tmp_path / "x", _any, write=False) as member:
+        (refusal,) = member.plan(NEW, owner=GKE, force=True, parent=parent).refused
+    assert refusal.reason == "bundle" and refusal.line(tmp_path / "x").startswith(f"{tmp_path}: holds the bundle of")
+
+
+def test_a_preview_plans_against_the_write_a_committed_journal_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed after the commit point: the preview reads through the journal, so it predicts the recovered state."""
+    _owned(OLD, tmp_path, EKS)
+    with monkeypatch.context() as m:
+        m.setattr(Bundle, "_finish", lambda self, journal: None)
+        _owned(NEW, tmp_path, EKS)
+    assert (tmp_path / JOURNAL).exists() and (tmp_path / "c.yaml").exists()  # nothing rolled forward yet
+    before = snapshot(tmp_path)
+    preview = _owned(NEW, tmp_path, EKS, write=False)
+    assert snapshot(tmp_path) == before
+    assert (preview.created, preview.updated, preview.deleted, preview.refused) == ((), (), (), ())
+    assert set(preview.leftovers) == {JOURNAL, STAGING}
+    done = _owned(NEW, tmp_path, EKS)
+    assert (done.created, done.updated, done.deleted, done.refused) == ((), (), (), ())
+    assert set(done.recovered) == set(preview.leftovers)
+    assert not (tmp_path / "c.yaml").exists() and (tmp_path / "a.yaml").read_text() == "a: 2\n"

@@ -6,8 +6,9 @@ import json
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from rlobs.bundle.owner import Owner
 from rlobs.bundle.write import Changes, RenderKey
 
 if TYPE_CHECKING:
@@ -20,6 +21,20 @@ SCHEMA_FILE = "rlobs.schema.json"
 _MODELINE = f"# yaml-language-server: $schema=./{SCHEMA_FILE}\n"
 
 
+# What a render was asked to do: write, --check (report drift), or --dry-run/--diff (report what would change).
+Mode = Literal["render", "check", "preview"]
+# Each list of a plan and what the render does to its files (a file kept is only forgotten by the manifest).
+_ACTIONS = (
+    ("created", "create"),
+    ("updated", "update"),
+    ("deleted", "delete"),
+    ("leftovers", "clean-up"),
+    ("recovered", "clean-up"),
+    ("kept", "keep"),
+    ("unchanged", "none"),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class RenderResult:
     profile: Path
@@ -28,17 +43,55 @@ class RenderResult:
     changes: Changes
     warnings: tuple[Problem, ...] = ()  # the profile's (profile.warnings): printed, never a refusal
 
-    def as_dict(self) -> dict[str, object]:
+    def status(self, mode: Mode) -> str:
+        """changed (drift with --check), unchanged, or would_refuse: a render would refuse and write nothing."""
+        if self.changes.refused:
+            return "would_refuse"
+        if self.changes.changed:
+            return "drift" if mode == "check" else "changed"
+        return "unchanged"
+
+    def files(self, mode: Mode) -> list[dict[str, str]]:
+        """One entry per file the render looks at: its action and status, and why a render would refuse it."""
         c = self.changes
-        return {
+        refused = {r.path: r.reason for r in c.refused if r.path}
+        actions = {p: action for field, action in _ACTIONS for p in getattr(c, field)}
+        actions.update({p: "none" for p in refused if p not in actions})  # an edited file rlobs would delete
+        entries = []
+        for path in sorted(actions):
+            action = actions[path]
+            if path in refused:
+                status = "would_refuse"
+            elif action in ("none", "keep"):
+                status = "unchanged"
+            else:
+                status = "drift" if mode == "check" else "changed"
+            entry = {"path": path, "action": action, "status": status}
+            if path in refused:
+                entry["reason"] = refused[path]
+            entries.append(entry)
+        return entries
+
+    def as_dict(self, mode: Mode = "render") -> dict[str, object]:
+        c = self.changes
+        found: dict[str, object] = {
             "profile": str(self.profile),
             "name": self.name,
             "output": str(self.out_dir),
+            "owner": c.owner.as_dict() if c.owner is not None else None,
+            "status": self.status(mode),
+        }
+        if mode == "check":
+            found["drift"] = bool(c.changed or c.refused)
+        return {
+            **found,
             "created": list(c.created),
             "updated": list(c.updated),
             "deleted": list(c.deleted),
             "unchanged": len(c.unchanged),
             "warnings": [w.as_dict() for w in self.warnings],
+            "refusals": [{"reason": r.reason, "path": r.path, "message": r.line(self.out_dir)} for r in c.refused],
+            "files": self.files(mode),
         }
 
 
@@ -172,15 +225,17 @@ def _render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_d
     with Checker(recorded_digests(out) if len(profiles) == 1 else None) as checker:
         loaded = _load_all(profiles)
         built = [_build(path, p, checker) for path, (_, p) in zip(profiles, loaded, strict=True)]
-    keys = [RenderKey(render_key(data), p.metadata.name) for data, p in loaded]
-    targets = [out if len(loaded) == 1 else out / p.metadata.name for _, p in loaded]
-    return _apply(list(zip(profiles, keys, built, targets, strict=True)), write=write, force=force, diff=with_diff)
+    jobs = [
+        _Job(path, RenderKey(render_key(data), p.metadata.name), Owner("profile", p.metadata.name, p.target), files)
+        for path, (data, p), files in zip(profiles, loaded, built, strict=True)
+    ]
+    return _apply(jobs, out, write=write, force=force, diff=with_diff)
 
 
 def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
     """The results when every bundle is already exactly what its profile renders (rlobs.renderkey), found from
     the render keys in the manifests without importing the rendering stack; None when anything may differ."""
-    from rlobs.bundle.write import fresh, recorded_key
+    from rlobs.bundle.write import fresh, holds_bundle, recorded_key
     from rlobs.profile.source import read_source
     from rlobs.renderkey import render_key
 
@@ -190,6 +245,8 @@ def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
             return None  # the same profile twice: the full load reports the shared name
         if len(profiles) == 1:
             dirs = {keys[0]: out}
+        elif holds_bundle(out):
+            return None  # several profiles never render into a bundle: the full render refuses it
         else:  # out/<metadata.name>: found by the key its manifest records, then checked in full by fresh()
             subdirs = sorted(out.iterdir()) if out.is_dir() else []
             dirs = {k: d for d in subdirs if (k := recorded_key(d)) is not None}
@@ -201,29 +258,47 @@ def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
         found = fresh(out_dir, key) if out_dir is not None else None
         if out_dir is None or found is None or (len(profiles) > 1 and found[0] != out_dir.name):
             return None
-        results.append(RenderResult(path, found[0], out_dir, Changes(unchanged=found[1])))
+        results.append(RenderResult(path, found[0], out_dir, Changes(unchanged=found[1], owner=found[2])))
     return results
 
 
-def _apply(
-    jobs: list[tuple[Path, RenderKey, tuple[Rendered, ...], Path]], *, write: bool, force: bool, diff: bool
-) -> list[RenderResult]:
-    """Lock every bundle directory (in path order, so two renders cannot deadlock), plan all, then write all:
-    one refused bundle writes nothing, and no other render can change a directory between its plan and write."""
-    from rlobs.bundle.write import open_bundle
+@dataclass(frozen=True, slots=True)
+class _Job:
+    profile: Path
+    key: RenderKey
+    owner: Owner
+    files: tuple[Rendered, ...]
+
+
+def _apply(jobs: list[_Job], out: Path, *, write: bool, force: bool, diff: bool) -> list[RenderResult]:
+    """One profile renders into `out`; several into `out/<metadata.name>` each, `out` being no bundle itself.
+
+    Lock every bundle directory (in path order, so two renders cannot deadlock; `out` first, shared, when it is
+    the parent), plan all, then write all: one refused bundle writes nothing, and no other render can change a
+    directory between its plan and write. --check, --diff and --dry-run plan exactly as the write does and
+    report its refusals instead of raising them."""
+    from rlobs.bundle.write import open_bundle, refusal_error
     from rlobs.targets import producible
 
     with ExitStack() as stack:
-        dirs = sorted({j[3] for j in jobs})
-        bundles = {d: stack.enter_context(open_bundle(d, producible, write=write)) for d in dirs}
+        single = len(jobs) == 1
+        parent = None if single else stack.enter_context(open_bundle(out, producible, write=False))
+        # Inside a bundle the members are refused: opened to read only, so the refused render creates no folder.
+        write_dirs = write and (parent is None or parent.owner() is None)
+        dirs = {j.key.name: out if single else out / j.key.name for j in jobs}
+        bundles = {d: stack.enter_context(open_bundle(d, producible, write=write_dirs)) for d in sorted(dirs.values())}
         results = []
-        for path, key, files, out_dir in jobs:
-            # --check, --diff and --dry-run report foreign or edited files as differences; only a write refuses them.
-            changes = bundles[out_dir].plan(files, force=force or not write, with_diff=diff, key=key)
-            results.append(RenderResult(path, key.name, out_dir, changes))
+        for job in jobs:
+            out_dir = dirs[job.key.name]
+            changes = bundles[out_dir].plan(
+                job.files, owner=job.owner, force=force, with_diff=diff, key=job.key, parent=parent
+            )
+            results.append(RenderResult(job.profile, job.key.name, out_dir, changes))
         if write:
-            for (_, key, files, out_dir), result in zip(jobs, results, strict=True):
-                bundles[out_dir].write(files, result.changes, key=key)
+            if any(r.changes.refused for r in results):
+                raise refusal_error((r.out_dir, r.changes) for r in results)
+            for job, result in zip(jobs, results, strict=True):
+                bundles[result.out_dir].write(job.files, result.changes, key=job.key)
     return results
 
 
@@ -240,21 +315,53 @@ def _build(path: Path, profile: Profile, checker: Checker) -> tuple[Rendered, ..
         raise type(exc)(f"{path} ({profile.metadata.name}): {exc}") from None
 
 
-def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Validated:
+    """One file's verdict: its bundle's name when it is valid, else the error with every problem found."""
+
+    profile: Path
+    name: str | None
+    error: RlobsError | None = None
+
+
+def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[Validated]:
+    """Each profile (or the one fleet file) checked on its own, so every file gets its own verdict."""
     fleet = fleet_file(profiles)
     if fleet is not None:
         from rlobs.fleet import commands as fleets
 
-        return [fleets.validate(fleet, cluster_secrets)]
+        try:
+            return [Validated(fleet, fleets.validate(fleet, cluster_secrets))]
+        except RlobsError as exc:
+            return [Validated(fleet, None, exc)]
     if cluster_secrets is not None:
         raise RlobsError("--cluster-secrets checks a fleet's cluster Secrets: expected a fleet file (kind: Fleet)")
     from rlobs.bundle.check import Checker
 
+    found = []
     with Checker() as checker:
-        loaded = _load_all(profiles)
-        for path, (_, profile) in zip(profiles, loaded, strict=True):
-            _build(path, profile, checker)
-    return [p.metadata.name for _, p in loaded]
+        from rlobs.profile.load import load_source
+
+        for path in profiles:
+            try:
+                _, profile = load_source(path)
+                _build(path, profile, checker)
+                found.append(Validated(path, profile.metadata.name))
+            except RlobsError as exc:
+                found.append(Validated(path, None, exc))
+    names = [v.name for v in found if v.name is not None]
+    return [
+        Validated(
+            v.profile,
+            None,
+            RlobsError(
+                f"{v.profile}: metadata.name {v.name} is another profile's too: expected one bundle name per profile"
+            ),
+        )
+        if v.name is not None and names.count(v.name) > 1
+        else v
+        for v in found
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 EXIT_OK = 0
@@ -54,7 +55,18 @@ class ProfileError(RlobsError):
 
 
 class OutputConflictError(RlobsError):
-    """The writer refuses to touch a file it did not generate."""
+    """The writer refuses to touch a file it did not generate, or a folder another bundle owns; `details` holds one
+    entry per problem (its one-line `message`, and `reason`, `output`, `path` for machines)."""
+
+    def __init__(self, message: str, details: Sequence[Mapping[str, object]] = ()) -> None:
+        super().__init__(message)
+        self.details = [dict(d) for d in details]
+
+    def lines(self) -> list[str]:
+        return [str(d["message"]) for d in self.details] if self.details else super().lines()
+
+    def as_dicts(self) -> list[dict[str, object]]:
+        return self.details or super().as_dicts()
 
 
 class CheckError(RlobsError):

@@ -84,7 +84,8 @@ class SignalsFmt(StrEnum):
 def _errors(fmt: Fmt = Fmt.text) -> Iterator[None]:
     """The error boundary: user errors print `error: ...` lines and exit with their code; no traceback.
 
-    With --format json the problems are also printed to stdout as JSON, for editors and CI.
+    One channel per format: text prints the lines on stderr; --format json prints them only as JSON on stdout
+    (`{"errors": [...]}`), for editors and CI.
     """
     from rlobs import output
 
@@ -93,8 +94,9 @@ def _errors(fmt: Fmt = Fmt.text) -> Iterator[None]:
     except RlobsError as exc:
         if fmt is Fmt.json:
             output.as_json({"errors": exc.as_dicts()})
-        for line in exc.lines():
-            output.say(f"error: {line}", err=True, style="red")
+        else:
+            for line in exc.lines():
+                output.say(f"error: {line}", err=True, style="red")
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
@@ -113,7 +115,8 @@ def _fail(fmt: Fmt, message: str) -> None:
 
     if fmt is Fmt.json:
         output.as_json({"errors": [{"message": message}]})
-    output.say(f"error: {message}", err=True, style="red")
+    else:
+        output.say(f"error: {message}", err=True, style="red")
     raise typer.Exit(EXIT_USAGE) from None
 
 
@@ -229,16 +232,28 @@ def render(
     profiles: ProfilesArg,
     out: Annotated[
         Path,
-        typer.Option("--output", "-o", help="Bundle directory (one subdirectory per profile when several)."),
+        typer.Option(
+            "--output", "-o", help="Bundle directory: one profile renders into it, several into DIR/<name>/ each."
+        ),
     ] = Path("out"),
     check: Annotated[
-        bool, typer.Option("--check", help="Write nothing; exit 1 if the bundle on disk differs.")
+        bool,
+        typer.Option("--check", help="Write nothing; exit 1 if the bundle on disk differs, 2 if render would refuse."),
     ] = False,
     diff: Annotated[
         bool, typer.Option("--diff", help="Print a unified diff of what would change; write nothing.")
     ] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite files rlobs did not generate.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what render would do, refusals included; write nothing.")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Overwrite files rlobs did not generate or that were edited; take over a folder "
+            "another profile or fleet owns.",
+        ),
+    ] = False,
     preview: Annotated[
         bool,
         typer.Option("--preview", help="Fleet: print the Applications every ApplicationSet creates; write nothing."),
@@ -247,7 +262,16 @@ def render(
 ) -> None:
     """Render profiles (or one fleet file) into bundle directories.
 
-    Exit 0 when done (or, with --check, when nothing differs), 1 when --check finds drift, 2 on bad input.
+    One profile (or a fleet) renders into DIR itself; several render into DIR/<metadata.name>/ each. A bundle
+    folder has one owner (its manifest names the profile and target, or the fleet): another profile is refused
+    unless --force takes the folder over. A folder holding several bundles is never written into as one bundle
+    (render a single profile into DIR/<name> instead), and several profiles never render into a bundle folder.
+
+    Exit codes. render: 0 written or unchanged, 2 refused (bad input, a file rlobs did not write or a hand edit in
+    the way, another owner, the layout; nothing written). --check: 0 clean, 1 drift (render would write), 2 render
+    would refuse. --dry-run and --diff: 0 render would succeed, 2 it would refuse. The previews plan exactly as
+    render does, refusals included; --format json gives each bundle and file a status (changed, unchanged,
+    would_refuse, drift) and, with --check, a drift field.
     """
     with _errors(fmt):
         from rlobs import commands
@@ -295,19 +319,9 @@ def validate(
     with _errors(fmt):
         from rlobs import commands, output
 
-        names = commands.validate(profiles, cluster_secrets)
-        warned = commands.warnings(profiles)
-    if fmt is Fmt.json:
-        output.as_json(
-            [
-                {"profile": str(p), "name": n, "valid": True, "warnings": [w.as_dict() for w in ws]}
-                for p, n, ws in zip(profiles, names, warned, strict=True)
-            ]
-        )
-    else:
-        output.report_warnings([w for ws in warned for w in ws])
-        for p, n in zip(profiles, names, strict=True):
-            output.say(f"{p}: ok ({n})", style="green")
+        results = commands.validate(profiles, cluster_secrets)
+        warned = commands.warnings([v.profile for v in results])
+    raise typer.Exit(output.report_validate(results, warned, as_json=fmt is Fmt.json))
 
 
 @app.command()

@@ -7,10 +7,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rlobs.errors import EXIT_DRIFT, EXIT_OK
+from rlobs.errors import EXIT_DRIFT, EXIT_OK, OutputConflictError
 
 if TYPE_CHECKING:
-    from rlobs.commands import RenderResult
+    from rlobs.commands import Mode, RenderResult, Validated
     from rlobs.errors import Problem
 
 
@@ -109,25 +109,68 @@ def markdown_tables(tables: list[tuple[list[str], list[list[str]], set[int]]], n
 
 
 def report_render(results: list[RenderResult], *, as_json: bool, check: bool, diff: bool, dry_run: bool) -> int:
-    """Print what `render` did (or would do); the exit code: drift found by --check is 1."""
-    drift = any(r.changes.changed for r in results)
+    """Print what `render` did (or would do); the exit code. A render that refuses raises before it gets here, so
+    a refusal here is a preview's: it exits as the render would (2). Otherwise --check exits 1 on drift, else 0."""
+    mode: Mode = "check" if check else "preview" if (diff or dry_run) else "render"
     if as_json:
-        print(json.dumps([r.as_dict() for r in results], indent=2, sort_keys=False))
-        return EXIT_DRIFT if check and drift else EXIT_OK
-    for r in results:
-        c = r.changes
-        if diff and c.diff:
-            sys.stdout.write(c.diff)
-        verb = "would " if (check or diff or dry_run) else ""
-        for label, paths, style in (
-            ("create", c.created, "green"),
-            ("update", c.updated, "yellow"),
-            ("delete", c.deleted, "red"),
-        ):
-            for p in paths:
-                say(f"{verb}{label} {r.out_dir / p}", style=style)
-        say(f"{r.name}: {len(c.changed)} changed, {len(c.unchanged)} unchanged in {r.out_dir}", style="bold")
-    return EXIT_DRIFT if check and drift else EXIT_OK
+        print(json.dumps([r.as_dict(mode) for r in results], indent=2, sort_keys=False))
+    else:
+        for r in results:
+            _report_text(r, mode, diff=diff)
+    if any(r.changes.refused for r in results):
+        return OutputConflictError.exit_code
+    return EXIT_DRIFT if check and any(r.changes.changed for r in results) else EXIT_OK
+
+
+def _report_text(r: RenderResult, mode: Mode, *, diff: bool) -> None:
+    c = r.changes
+    if diff and c.diff:
+        sys.stdout.write(c.diff)
+    verb = "" if mode == "render" else "would "
+    for label, paths, style in (
+        ("create", c.created, "green"),
+        ("update", c.updated, "yellow"),
+        ("delete", c.deleted, "red"),
+        ("clean up", c.leftovers + c.recovered, "yellow"),
+    ):
+        for p in paths:
+            say(f"{verb}{label} {r.out_dir / p}", style=style)
+    for refusal in c.refused:  # only a preview gets here with refusals: the same lines a render prints as errors
+        say(f"would refuse: {refusal.line(r.out_dir)}", style="red")
+    refused = f"would refuse ({_count(len(c.refused), 'problem')}), " if c.refused else ""
+    say(f"{r.name}: {refused}{len(c.changed)} changed, {len(c.unchanged)} unchanged in {r.out_dir}", style="bold")
+
+
+def report_validate(results: list[Validated], warned: list[tuple[Problem, ...]], *, as_json: bool) -> int:
+    """One verdict per file: its warnings and `PATH: ok (name)`, or its problems (stderr) and `PATH: N problems`;
+    or one JSON result per file. The exit code is the worst error's (2 for bad input), 0 when every file is valid
+    (warnings never fail)."""
+    if as_json:
+        as_json_data = [
+            {
+                "profile": str(v.profile),
+                "name": v.name,
+                "valid": v.error is None,
+                "errors": v.error.as_dicts() if v.error is not None else [],
+                "warnings": [w.as_dict() for w in ws],
+            }
+            for v, ws in zip(results, warned, strict=True)
+        ]
+        print(json.dumps(as_json_data, indent=2, sort_keys=False))
+    for v, ws in [] if as_json else zip(results, warned, strict=True):
+        report_warnings(list(ws))
+        if v.error is None:
+            say(f"{v.profile}: ok ({v.name})", style="green")
+            continue
+        lines = v.error.lines()
+        for line in lines:
+            say(f"error: {line}", err=True, style="red")
+        say(f"{v.profile}: invalid ({_count(len(lines), 'problem')})", style="red")
+    return max((v.error.exit_code for v in results if v.error is not None), default=EXIT_OK)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def report_warnings(warnings: list[Problem]) -> None:

@@ -10,6 +10,13 @@ plan-and-write, so two renders never interleave.
 
 The manifest is not a licence to delete: a file is removed only if an rlobs target can produce its path, it is a
 regular file reached without following any link, and its content is still exactly what rlobs wrote.
+
+The manifest also records the folder's owner (bundle.owner): another profile or fleet is refused unless --force.
+A folder whose subfolders hold bundles and that holds none itself (the layout of a render of several profiles,
+`DIR/<name>/`) is recognised by scanning its immediate subfolders for manifests: that needs no file of its own
+that could go stale or be missing (a layout made by hand with `-o DIR/a` and `-o DIR/b`, or by an older rlobs,
+is recognised too), and costs one directory listing. Planning never raises for these refusals: it returns them,
+so --check, --dry-run and --diff report exactly what a render would refuse; write() raises them.
 """
 
 from __future__ import annotations
@@ -24,8 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlobs.bundle.owner import Owner, Refusal, bundle_refusal, file_refusal, owner_refusal, parent_refusal
 from rlobs.bundle.spec import Rendered
-from rlobs.bundle.tree import Tree, parts
+from rlobs.bundle.tree import Kind, Tree, parts
 from rlobs.errors import OutputConflictError, RlobsError
 
 MANIFEST = ".rlobs-manifest.json"
@@ -56,13 +64,16 @@ class Changes:
     deleted: tuple[str, ...] = ()
     unchanged: tuple[str, ...] = ()
     kept: tuple[str, ...] = ()  # no longer generated but edited by hand: left in place, dropped from the manifest
-    leftovers: tuple[str, ...] = ()  # an unfinished write's journal and staging files
+    leftovers: tuple[str, ...] = ()  # an unfinished write's journal and staging files, still there
     diff: str = ""
     manifest_changed: bool = field(default=False, compare=False)
+    recovered: tuple[str, ...] = ()  # the same, finished or undone by this render before it planned
+    refused: tuple[Refusal, ...] = ()  # why a render would not write this bundle (write() raises them)
+    owner: Owner | None = None  # the bundle the manifest will record
 
     @property
     def changed(self) -> tuple[str, ...]:
-        return tuple(sorted(self.created + self.updated + self.deleted + self.leftovers))
+        return tuple(sorted(self.created + self.updated + self.deleted + self.leftovers + self.recovered))
 
 
 def _digest(data: bytes) -> str:
@@ -80,6 +91,8 @@ def open_bundle(
         bundle = Bundle(tree, producible)
         if write:
             bundle.recover()
+        else:
+            bundle.foresee()
         yield bundle
     finally:
         tree.close()
@@ -96,6 +109,7 @@ class _Plan:
     kept: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)  # there, but not rlobs's
     edited: list[str] = field(default_factory=list)  # rlobs's, but edited since it wrote them
+    edited_stale: list[str] = field(default_factory=list)  # the same, and no longer rendered
     diff: list[str] = field(default_factory=list)
 
 
@@ -105,6 +119,10 @@ class Bundle:
     def __init__(self, tree: Tree, producible: Producible) -> None:
         self.tree = tree
         self.producible = producible
+        # Read-only: the files a committed journal will replace (bytes, executable) or delete (None), so a preview
+        # plans against what the render will find once it has finished the interrupted write (foresee()).
+        self._overlay: dict[str, tuple[bytes, bool] | None] = {}
+        self._recovered: tuple[str, ...] = ()
 
     @property
     def path(self) -> Path:
@@ -135,7 +153,36 @@ class Bundle:
                 "remove it to start over"
             ) from None
 
+    def owner(self) -> Owner | None:
+        """The bundle this folder holds (None: no manifest, so no bundle)."""
+        raw = self._read_meta(MANIFEST)
+        if raw is None:
+            return None
+        self.manifest()  # an unreadable manifest is one error
+        data = json.loads(raw.decode("utf-8"))
+        return Owner.from_manifest(data) if isinstance(data, dict) else Owner("", "")
+
+    def members(self) -> list[tuple[str, Owner]]:
+        """The bundles in this folder's immediate subfolders when it holds none itself (DIR/<name>/ each)."""
+        if self.tree.fd is None or self._read_meta(MANIFEST) is not None:
+            return []
+        found = []
+        for name in sorted(os.listdir(self.tree.fd)):
+            rel = f"{name}/{MANIFEST}"
+            if name == STAGING or self.tree.kind(rel) != "file":
+                continue  # links are never followed, so a linked subfolder is not looked into
+            try:
+                data = json.loads((self.tree.read(rel) or b"").decode("utf-8"))
+                owner = Owner.from_manifest(data) if isinstance(data, dict) else Owner("", "")
+            except (OSError, RlobsError, ValueError):
+                owner = Owner("", "")
+            found.append((name, owner))
+        return found
+
     def _read_meta(self, name: str) -> bytes | None:
+        if name in self._overlay:
+            entry = self._overlay[name]
+            return None if entry is None else entry[0]
         try:
             return self.tree.read(name)
         except OSError as exc:
@@ -169,11 +216,15 @@ class Bundle:
         self,
         rendered: Iterable[Rendered],
         *,
+        owner: Owner | None = None,
         force: bool = False,
         with_diff: bool = False,
         key: RenderKey | None = None,
+        parent: Bundle | None = None,
     ) -> Changes:
-        """Compare the rendered bundle with the directory; raise if a file rlobs does not own would be touched."""
+        """Compare the rendered bundle of `owner` with the directory, and note every reason a write would refuse:
+        a file rlobs does not own or a hand edit in the way, another owner (all three unless `force`), a folder
+        holding several bundles, or (`parent`: the folder of a render of several profiles) a parent that is one."""
         rendered = tuple(rendered)
         previous = self.manifest()
         found = _Plan()
@@ -183,8 +234,7 @@ class Bundle:
                 found.diff += _diff(old_text, r.text, f"a/{r.path}", f"b/{r.path}")
         for stale in sorted(set(previous) - {r.path for r in rendered}):
             self._stale(stale, previous[stale], found, force=force, with_diff=with_diff)
-        _refuse(self.path, found)
-        new_manifest = _manifest_of(rendered, key)
+        new_manifest = _manifest_of(rendered, key, owner)
         leftovers = self.leftovers([*(r.path for r in rendered), *previous])
         return Changes(
             tuple(found.created),
@@ -195,7 +245,26 @@ class Bundle:
             tuple(leftovers),
             "".join(found.diff),
             self._read_meta(MANIFEST) != new_manifest.encode(),
+            self._recovered,
+            tuple(self._refusals(found, owner, parent, force=force)),
+            owner,
         )
+
+    def _refusals(self, found: _Plan, owner: Owner | None, parent: Bundle | None, *, force: bool) -> list[Refusal]:
+        refused = []
+        held = parent.owner() if parent is not None else None
+        if held is not None and parent is not None:
+            refused.append(bundle_refusal(parent.path, held))
+        members = self.members()
+        if members:  # never with --force: the bundles beside would be mixed with this one
+            refused.append(parent_refusal(self.path, members, owner))
+        previous = self.owner()
+        if not force and owner is not None and previous is not None and not previous.same(owner):
+            refused.append(owner_refusal(previous, owner))
+        refused += [file_refusal("foreign", p) for p in found.conflicts]
+        refused += [file_refusal("edited", p) for p in found.edited]
+        refused += [file_refusal("edited-stale", p) for p in found.edited_stale]
+        return refused
 
     def _compare(self, r: Rendered, previous: dict[str, set[str]], found: _Plan, *, force: bool) -> str | None:
         """File `r` on disk against its rendering, noted in `found`; its old text where it changes, else None."""
@@ -214,21 +283,25 @@ class Bundle:
         return old.decode("utf-8", errors="replace")
 
     def _read(self, rel: str) -> bytes | None:
-        try:
-            return self.tree.read(rel)
-        except OSError as exc:
-            raise RlobsError(f"{self.path / rel}: cannot read it: {exc.strerror or exc}") from None
+        return self._read_meta(rel)
 
     def _mode_ok(self, r: Rendered) -> bool:
-        return bool(self.tree.stat(r.path).st_mode & 0o100) == r.executable
+        entry = self._overlay.get(r.path)
+        executable = entry[1] if entry is not None else bool(self.tree.stat(r.path).st_mode & 0o100)
+        return executable == r.executable
+
+    def _kind(self, rel: str) -> Kind:
+        if rel in self._overlay:
+            return "missing" if self._overlay[rel] is None else "file"
+        return self.tree.kind(rel)
 
     def _stale(self, rel: str, digests: set[str], found: _Plan, *, force: bool, with_diff: bool) -> None:
         """A file rlobs wrote before and no longer renders: deleted if untouched, else kept (or refused)."""
-        if self.tree.kind(rel) != "file":
+        if self._kind(rel) != "file":
             return  # gone, or a link or folder now: not the file rlobs wrote, never followed or removed
         old = self._read(rel) or b""
         if _digest(old) not in digests:
-            (found.kept if force else found.edited).append(rel)
+            (found.kept if force else found.edited_stale).append(rel)
             return
         found.deleted.append(rel)
         if with_diff:
@@ -237,13 +310,16 @@ class Bundle:
     # -- writing -------------------------------------------------------------------------------------------------
 
     def write(self, rendered: Iterable[Rendered], changes: Changes, *, key: RenderKey | None = None) -> None:
-        """Apply `changes` as one transaction: stage everything, commit the journal, then roll it forward."""
-        if not (changes.manifest_changed or changes.changed):
+        """Apply `changes` as one transaction: stage everything, commit the journal, then roll it forward; raise
+        the refusals the plan found instead, before anything is written."""
+        if changes.refused:
+            raise refusal_error([(self.path, changes)])
+        if not (changes.manifest_changed or changes.created or changes.updated or changes.deleted or changes.leftovers):
             return
         rendered = tuple(rendered)
         by_path = {r.path: r for r in rendered}
         to_write = [by_path[p] for p in sorted(changes.created + changes.updated)]
-        manifest = _manifest_of(rendered, key)
+        manifest = _manifest_of(rendered, key, changes.owner)
         try:
             journal = self._stage(to_write, manifest, changes.deleted)
         except OSError as exc:
@@ -323,6 +399,11 @@ class Bundle:
         """Finish (journal committed) or undo (not committed) an interrupted write, and remove old staging files."""
         raw = self._read_meta(JOURNAL)
         try:
+            before = self.manifest()
+        except RlobsError:  # the journal may hold the manifest that replaces it; the plan reports it if not
+            before = {}
+        self._recovered = tuple(self.leftovers(before))
+        try:
             if raw is not None:
                 self._finish(self._journal(raw))
             else:
@@ -332,6 +413,31 @@ class Bundle:
                     self.tree.unlink(rel)
         except OSError as exc:
             raise RlobsError(f"could not clean up {self.path}: {exc.strerror or exc}") from None
+
+    def foresee(self) -> None:
+        """Read-only: what recover() will make of a committed journal, kept as an overlay the plan reads through."""
+        raw = self._read_meta(JOURNAL)
+        if raw is None:
+            return  # an uncommitted write is only removed: the plan sees the old bundle, as the render will
+        journal = self._journal(raw)
+        try:
+            for op in journal["delete"]:
+                rel = op["path"]
+                if self.tree.kind(rel) == "file" and _digest(self.tree.read(rel) or b"") in op["digests"]:
+                    self._overlay[rel] = None
+            with self.tree.folder((STAGING,)) as staging:
+                if staging is None:
+                    return
+                present = set(os.listdir(staging))
+                for op in journal["replace"]:
+                    if op["staged"] in present:
+                        self._overlay[op["path"]] = _read_staged(staging, op["staged"])
+                if "manifest" in present:
+                    self._overlay[MANIFEST] = _read_staged(staging, "manifest")
+        except OSError as exc:
+            raise RlobsError(
+                f"{self.path / JOURNAL}: cannot read the unfinished write: {exc.strerror or exc}"
+            ) from None
 
     def _journal(self, raw: bytes) -> dict[str, Any]:
         """The journal, every entry checked: it is read from disk and may have been forged."""
@@ -355,6 +461,22 @@ class Bundle:
         return {"replace": replace, "delete": delete}
 
 
+def _read_staged(dir_fd: int, name: str) -> tuple[bytes, bool]:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(), bool(os.fstat(fh.fileno()).st_mode & 0o100)
+
+
+def refusal_error(found: Iterable[tuple[Path, Changes]]) -> OutputConflictError:
+    """Every refusal of the bundles in `found` as one error: one line per problem, nothing written."""
+    details: dict[str, dict[str, object]] = {}  # by line: several members refused for one parent say it once
+    for out, changes in found:
+        for r in changes.refused:
+            line = r.line(out)
+            details.setdefault(line, {"message": line, "reason": r.reason, "output": str(out), "path": r.path})
+    return OutputConflictError("\n".join(details), list(details.values()))
+
+
 def _write_new(dir_fd: int, name: str, data: bytes, mode: int) -> None:
     """A new file (O_EXCL, so nothing planted at the name is followed), flushed to disk."""
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
@@ -365,31 +487,32 @@ def _write_new(dir_fd: int, name: str, data: bytes, mode: int) -> None:
         os.fsync(fh.fileno())
 
 
-def manifest_text(files: dict[str, str], key: RenderKey | None = None, executable: Iterable[str] = ()) -> str:
-    body: dict[str, object] = {
-        "generator": "rlobs",
-        "note": "files rlobs generated here; do not edit",
-        "files": dict(sorted(files.items())),
-    }
+def manifest_text(
+    files: dict[str, str], key: RenderKey | None = None, executable: Iterable[str] = (), owner: Owner | None = None
+) -> str:
+    body: dict[str, object] = {"generator": "rlobs", "note": "files rlobs generated here; do not edit"}
+    if owner is not None:
+        body["owner"] = owner.as_dict()
+    body["files"] = dict(sorted(files.items()))
     if key is not None:
         record = {"key": key.digest, "name": key.name, "executable": sorted(executable)}
-        body["render"] = {**record, "seal": _seal(record, body["files"])}
+        body["render"] = {**record, "seal": _seal(record, body["files"], body.get("owner"))}
     return json.dumps(body, indent=2) + "\n"
 
 
-def _manifest_of(rendered: tuple[Rendered, ...], key: RenderKey | None) -> str:
+def _manifest_of(rendered: tuple[Rendered, ...], key: RenderKey | None, owner: Owner | None = None) -> str:
     files = {r.path: _digest(r.text.encode()) for r in rendered}
-    return manifest_text(files, key, (r.path for r in rendered if r.executable))
+    return manifest_text(files, key, (r.path for r in rendered if r.executable), owner)
 
 
-def _seal(record: dict[str, Any], files: object) -> str:
-    """Binds the render record to the file list it was written with: a manifest edited by hand (an entry added,
-    removed or changed) no longer matches its seal, and the next render runs in full."""
-    return _digest(json.dumps([record, files], sort_keys=True).encode())
+def _seal(record: dict[str, Any], files: object, owner: object) -> str:
+    """Binds the render record to the file list and owner it was written with: a manifest edited by hand (an
+    entry added, removed or changed, another owner) no longer matches its seal, and the next render runs in full."""
+    return _digest(json.dumps([record, files, owner], sort_keys=True).encode())
 
 
-def fresh(out_dir: Path, key: str) -> tuple[str, tuple[str, ...]] | None:
-    """(name, generated paths) when `out_dir` holds exactly the bundle whose render key is `key`, else None.
+def fresh(out_dir: Path, key: str) -> tuple[str, tuple[str, ...], Owner] | None:
+    """(name, generated paths, owner) when `out_dir` holds exactly the bundle whose render key is `key`, else None.
 
     Exactly: the manifest records `key` under an intact seal, no write is unfinished (journal, staging folder or
     old-style staging files), and every generated file is a regular file, reached without a link, with the
@@ -441,7 +564,19 @@ def recorded_digests(out_dir: Path) -> dict[str, set[str]]:
         tree.close()
 
 
-def _fresh(tree: Tree, key: str) -> tuple[str, tuple[str, ...]] | None:
+def holds_bundle(out_dir: Path) -> bool:
+    """Whether `out_dir` is a bundle folder (has a manifest or an unfinished write); True when unsure."""
+    try:
+        tree = Tree.open(out_dir, create=False)
+    except (OSError, RlobsError):
+        return True
+    try:
+        return tree.fd is not None and any(tree.kind(name) != "missing" for name in (MANIFEST, JOURNAL))
+    finally:
+        tree.close()
+
+
+def _fresh(tree: Tree, key: str) -> tuple[str, tuple[str, ...], Owner] | None:
     if tree.fd is None or any(tree.kind(name) != "missing" for name in (JOURNAL, STAGING)):
         return None
     raw = tree.read(MANIFEST)
@@ -450,7 +585,7 @@ def _fresh(tree: Tree, key: str) -> tuple[str, tuple[str, ...]] | None:
     data = json.loads(raw.decode("utf-8"))
     render, files = data["render"], data["files"]
     record = {"key": render["key"], "name": render["name"], "executable": render["executable"]}
-    if render["key"] != key or render["seal"] != _seal(record, files) or "pending" in data:
+    if render["key"] != key or render["seal"] != _seal(record, files, data.get("owner")) or "pending" in data:
         return None
     executable = set(render["executable"])
     for rel, digest in files.items():
@@ -461,28 +596,10 @@ def _fresh(tree: Tree, key: str) -> tuple[str, tuple[str, ...]] | None:
         with tree.folder(folder) as fd:
             if fd is None or any(_LEGACY.match(n) for n in os.listdir(fd)):
                 return None
-    return str(render["name"]), tuple(sorted(files))
+    return str(render["name"]), tuple(sorted(files)), Owner.from_manifest(data)
 
 
 def _diff(old: str, new: str, old_name: str, new_name: str) -> list[str]:
     import difflib  # only --diff needs it; its import compiles regular expressions
 
     return list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), old_name, new_name))
-
-
-def _refuse(out_dir: Path, found: _Plan) -> None:
-    """Raise when the render would overwrite a file rlobs did not write, or lose a hand edit."""
-    problems = []
-    if found.conflicts:
-        problems.append(
-            "these files exist but were not generated by rlobs; refusing to overwrite them "
-            "(move them away, or pass --force):\n  " + "\n  ".join(found.conflicts)
-        )
-    if found.edited:
-        problems.append(
-            "these generated files were edited since rlobs wrote them and a render would lose the edits "
-            "(make the change in the profile, move the file away, or pass --force; --force keeps an edited file "
-            "rlobs no longer generates and forgets it):\n  " + "\n  ".join(found.edited)
-        )
-    if problems:
-        raise OutputConflictError(f"{out_dir}: " + "\n".join(problems))

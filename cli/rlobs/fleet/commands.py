@@ -7,6 +7,7 @@ from typing import Any
 
 from rlobs.bundle.check import Checker
 from rlobs.bundle.filters import to_yaml
+from rlobs.bundle.owner import Owner
 from rlobs.bundle.write import Changes, open_bundle
 from rlobs.errors import RlobsError
 from rlobs.fleet import contract, preview
@@ -31,7 +32,8 @@ def render(path: Path, out: Path, *, write: bool, force: bool, with_diff: bool) 
     if out.exists() and not out.is_dir():
         raise RlobsError(f"{out}: expected a directory, got a file")
     with open_bundle(out, producible, write=write) as bundle:
-        changes = bundle.plan(built.files, force=force or not write, with_diff=with_diff)
+        # The same writer and rules as a profile's bundle: the folder's owner is the fleet, by name.
+        changes = bundle.plan(built.files, owner=Owner("fleet", fleet.name), force=force, with_diff=with_diff)
         if write:
             bundle.write(built.files, changes)
     return fleet.name, changes
