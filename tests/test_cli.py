@@ -145,6 +145,35 @@ def test_several_profiles_render_into_subdirectories(tmp_path: Path) -> None:
     assert (tmp_path / "out/rl-gke/README.md").exists()
 
 
+@pytest.mark.parametrize("command", ["render", "validate"])
+def test_a_parse_back_failure_names_the_profile_it_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """With several profiles, the "bug in rlobs" message says which profile's bundle failed (issue 10)."""
+    import rlobs.pipeline
+    from rlobs.bundle.spec import Rendered
+
+    eks = _blueprint_file(tmp_path, "eks-jark")
+    gke = _blueprint_file(tmp_path, "gke-managed-otel")
+    real = rlobs.pipeline.render
+
+    def broken_for_gke(plan: object) -> tuple[Rendered, ...]:
+        files = real(plan)  # type: ignore[arg-type]
+        if any(f.path.startswith("scripts/") for f in files):  # the gke bundle only
+            return (*files, Rendered("broken.yaml", "a: [\n", "yaml"))
+        return files
+
+    monkeypatch.setattr(rlobs.pipeline, "render", broken_for_gke)
+    args = [command, str(eks), str(gke)] + (["-o", str(tmp_path / "out")] if command == "render" else [])
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"error: {gke}: rendered bundle failed its parse-back check (a bug in rlobs)"), first
+    assert "broken.yaml: does not parse back" in result.stderr
+    assert str(eks) not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_validate(tmp_path: Path) -> None:
     profile = _blueprint_file(tmp_path)
     result = runner.invoke(app, ["validate", str(profile)])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rlobs.bundle.write import Changes, RenderKey
 
 if TYPE_CHECKING:
+    from rlobs.bundle.check import Checker
     from rlobs.bundle.spec import Rendered
     from rlobs.profile.model import Profile
 from rlobs.errors import RlobsError
@@ -145,13 +147,24 @@ def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_di
     # Made before the heavy imports below, so its parser process warms up on the other core meanwhile; when
     # re-rendering one bundle, only if some HCL text turns out new (the manifest's digests say what was checked).
     with Checker(recorded_digests(out) if len(profiles) == 1 else None) as checker:
-        from rlobs.pipeline import build
-
         loaded = _load_all(profiles)
-        built = [build(p, checker) for _, p in loaded]
+        built = [_built(path, p, checker) for path, (_, p) in zip(profiles, loaded, strict=True)]
     keys = [RenderKey(render_key(data), p.metadata.name) for data, p in loaded]
     targets = [out if len(loaded) == 1 else out / p.metadata.name for _, p in loaded]
     return _apply(list(zip(profiles, keys, built, targets, strict=True)), write=write, force=force, diff=with_diff)
+
+
+def _built(path: Path, profile: Profile, checker: Checker) -> tuple[Rendered, ...]:
+    """The profile's checked bundle; a refused bundle (a parse-back failure, a credential shape) names the profile
+    file it came from, so with several profiles the user knows which one to look at."""
+    from rlobs.pipeline import build
+
+    try:
+        return build(profile, checker)
+    except RlobsError as exc:
+        named = copy.copy(exc)  # same type, so the same exit code (CheckError: 1, a refusal: 2)
+        named.args = (f"{path}: {exc}",)
+        raise named from None
 
 
 def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
@@ -215,11 +228,9 @@ def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[
     from rlobs.bundle.check import Checker
 
     with Checker() as checker:
-        from rlobs.pipeline import build
-
         loaded = _load_all(profiles)
-        for _, profile in loaded:
-            build(profile, checker)
+        for path, (_, profile) in zip(profiles, loaded, strict=True):
+            _built(path, profile, checker)
     return [p.metadata.name for _, p in loaded]
 
 
