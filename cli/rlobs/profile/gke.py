@@ -54,11 +54,12 @@ ClusterName = Annotated[
 ]
 # https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.notificationChannels: the project part is an ID or
 # a number.
+_CHANNEL = r"projects/([a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]+)/notificationChannels/[0-9]+"
 NotificationChannel = Annotated[
     str,
     AfterValidator(
         matching(
-            r"projects/([a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]+)/notificationChannels/[0-9]+",
+            _CHANNEL,
             "a notification channel name like projects/my-project/notificationChannels/123",
         )
     ),
@@ -166,6 +167,7 @@ def _named(value: object) -> object:
     return {"name": value} if isinstance(value, str) else value
 
 
+_CHANNEL_PATTERN = f"^(?:{_CHANNEL})$"
 # Editors see both forms; the model holds one (a bare name becomes a ChannelRoute before validation).
 Channel = Annotated[
     ChannelRoute,
@@ -173,11 +175,15 @@ Channel = Annotated[
     WithJsonSchema(
         {
             "anyOf": [
-                {"type": "string", "description": "A notification channel name (critical and warning policies)."},
+                {
+                    "type": "string",
+                    "pattern": _CHANNEL_PATTERN,
+                    "description": "A notification channel name (critical and warning policies).",
+                },
                 {
                     "type": "object",
                     "properties": {
-                        "name": {"type": "string"},
+                        "name": {"type": "string", "pattern": _CHANNEL_PATTERN},
                         "severities": {"type": "array", "items": {"enum": ["critical", "warning", "info"]}},
                     },
                     "required": ["name"],
@@ -226,6 +232,12 @@ class GkeSpec(Model):
     )
     user_labels: dict[str, str] = Field(
         default_factory=dict,
+        # _label_problems checks them (one located problem per key); editors get the same rules.
+        json_schema_extra={
+            "propertyNames": {"pattern": f"^(?:{_LABEL_KEY.pattern})$"},
+            "additionalProperties": {"type": "string", "pattern": f"^(?:{_LABEL_VALUE.pattern})$"},
+            "maxProperties": MAX_USER_LABELS - len(OWNED_LABELS),
+        },
         description="Cloud Monitoring user labels on the dashboard and every alert policy (e.g. team: rl-research), "
         "for routing and search; lowercase keys and values.",
     )
