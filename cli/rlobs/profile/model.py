@@ -49,6 +49,23 @@ class RunIdentity(Model):
     )
 
 
+# Second-level template languages the bundle feeds, and how each profile string that reaches one is kept literal
+# (reviewed against the renderers in rl/ and targets/; Helm's tpl is in helmvalues.py TPL_VALUES):
+#
+#   evaluator                                   profile strings that reach it             kept literal by
+#   Prometheus annotation templates ({{ }})     runbook_url <- eks.gitops.repoUrl, path,  GitUrl, RepoPath, GitRevision:
+#     (rl/promrules.py _annotations)              targetRevision; tracker_url <- tracker    no braces; TrackerUrl: none,
+#                                                 url, entity, project, experiment          and go_template_literal
+#   Alertmanager notification templates         slack channel; receiver names, Secret     SlackChannel; DnsLabel,
+#     (targets/eks/alerting.py: channel is one)   file paths (not templates)                SecretKey
+#   Grafana variables ($v, ${v}, [[v]])         tracker links (rl/grafana.py); titles    TrackerUrl (no $ [ ]);
+#                                                 from metadata.name, run identity          DnsLabel, AttrValue (no $)
+#   Kubernetes env $(VAR)                       WANDB_BASE_URL, MLFLOW_TRACKING_URI,      TrackerUrl (no $),
+#                                                 WANDB_ENTITY/PROJECT, identity envs       PathSegment, AttrValue
+#   Cloud Monitoring ${...} (policy docs, tile)  tracker links (targets/gke/monitoring.py) TrackerUrl (no braces,
+#                                                                                           no ( ) for the tile link)
+#   Markdown (bundle READMEs, docs/)            every value shown there                   bundle/filters.py md_code
+
 # Tracker path segments (W&B entity and project, MLflow experiment id): one URL path segment, nothing to escape.
 PathSegment = Annotated[
     str,
