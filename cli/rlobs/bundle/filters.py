@@ -135,7 +135,7 @@ def py_items(pairs: object) -> list[str]:
 # end the code span's line or a table row), Unicode line/paragraph separators, and format characters such as the
 # bidirectional overrides (U+202E) that make a reader see other text than the file holds.
 _MD_UNSAFE = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
+    r"[\x00-\x1f\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
 )
 
 

@@ -107,8 +107,12 @@ AttrValue = Annotated[
 # Characters no free text of a profile may hold, whoever reads it: C0/C1 controls and DEL (a terminal runs escape
 # sequences, a newline splits a one-line report or a YAML/Markdown line), Unicode line and paragraph separators, and
 # invisible format characters such as the bidirectional overrides (U+202E), which make text read otherwise than it
-# is (CVE-2021-42574). The same class in ECMA-262 and Python regex syntax, so the schema carries it as is.
-INVISIBLE = r"\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+# is (CVE-2021-42574): every Cc, Cf, Zl and Zp character of the Basic Multilingual Plane. The same class in
+# ECMA-262 and Python regex syntax, so the schema carries it as is.
+INVISIBLE = (
+    r"\x00-\x1f\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+    r"\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+)
 
 
 def one_line(consumer: str, max_len: int) -> Callable[[str], str]:
