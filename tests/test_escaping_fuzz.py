@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import ast
 import json
-import shlex
 import subprocess
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +92,9 @@ FIELDS = {
         _set("eks", "helmValues", "kube-prometheus-stack", "prometheus", "prometheusSpec", "nodeSelector", "pool"),
     ),
     "gke.userLabels (value)": Field("gke-managed-otel", _set("gke", "userLabels", "team")),
+    "gke.userLabels (terraform)": Field("gke-autopilot-jobset", _set("gke", "userLabels", "team")),
+    # An identifier rather than free text, here for the shell scripts it reaches (gcloud argv).
+    "gke.project": Field("gke-managed-otel", _set("gke", "project"), ("rl-", "")),
 }
 
 
@@ -100,6 +102,7 @@ FIELDS = {
 class Tally:
     accepted: int = 0
     refused: int = 0
+    formats: set[str] = field(default_factory=set)  # the formats the value was read back from
 
 
 TALLY: dict[str, Tally] = {name: Tally() for name in FIELDS}
@@ -142,13 +145,24 @@ def _leaves(node: Any) -> Iterator[str]:
 
 def _hcl_string(text: str) -> str:
     # python-hcl2 keeps a string's quotes and escapes; the escapes are JSON's, plus $${ / %%{ (done by hcl_for_parser).
+    # It also keeps an interpolation as its text, so a `${` or `%{` left in the raw string would read back as the
+    # value although Terraform evaluates it: none may be left.
+    if PRE in text:
+        assert "${" not in text and "%{" not in text, f"a template sequence Terraform would evaluate: {text}"
     return str(json.loads(text)) if text.startswith('"') and text.endswith('"') else text
 
 
 def _shell_words(text: str) -> Iterator[str]:
+    """The words of each line holding the sentinel, as bash itself splits them: bash runs `set -- <line>` restricted,
+    with an empty environment and no PATH, so only builtins could run if quoting broke."""
     for line in text.replace("\\\n", " ").splitlines():
-        if PRE in line:
-            yield from shlex.split(line, comments=True)
+        if PRE not in line:
+            continue
+        script = f"set -f; set -- {line}\nprintf '%s\\0' \"$@\""
+        proc = subprocess.run(
+            ["/bin/bash", "--noprofile", "--norc", "-r", "-c", script], env={}, capture_output=True, check=False
+        )
+        yield from proc.stdout.decode("utf-8", "replace").split("\0")
 
 
 def _markdown(text: str) -> Iterator[str]:
@@ -216,6 +230,7 @@ def _round_trips(name: str, middle: str) -> None:
     assert holding, f"{name}: the value reaches no file"
     for r in holding:
         assert _holds(_strings(r), value), f"{name}: {r.path} ({r.fmt}) does not give back {value!r}"
+        TALLY[name].formats.add(r.fmt)
 
 
 def _run(name: str, examples: int) -> None:
@@ -226,7 +241,8 @@ def _run(name: str, examples: int) -> None:
 
     check()
     tally = TALLY[name]
-    print(f"{name}: {tally.accepted} accepted and round-tripped, {tally.refused} refused")
+    formats = ", ".join(sorted(tally.formats)) or "none"
+    print(f"{name}: {tally.accepted} accepted and round-tripped ({formats}), {tally.refused} refused")
 
 
 @pytest.mark.parametrize("name", sorted(FIELDS))
