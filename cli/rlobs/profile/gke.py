@@ -34,11 +34,10 @@ ProjectId = Annotated[
 # Regions (us-central1, northamerica-northeast1) and zones (us-central1-a):
 # https://cloud.google.com/compute/docs/regions-zones (a zone is its region plus "-" and one letter).
 _REGION = r"[a-z]+(-[a-z]+)+[0-9]{1,2}"
+LOCATION = f"{_REGION}(-[a-z])?"
 Location = Annotated[
     str,
-    AfterValidator(
-        matching(f"{_REGION}(-[a-z])?", "a GCP region or zone like us-central1 or us-central1-a", max_len=40)
-    ),
+    AfterValidator(matching(LOCATION, "a GCP region or zone like us-central1 or us-central1-a", max_len=40)),
 ]
 # https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster.FIELDS.name:
 # lowercase letters, numbers and hyphens; starts with a letter; ends with a letter or number; 1-40 characters.
