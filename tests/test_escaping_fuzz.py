@@ -34,7 +34,7 @@ from testing.helpers import all_profiles, tool
 PRE, POST = "qzx", "xzq"
 
 # What breaks formats and template languages, plus anything at all.
-_NASTY = [*"aZ09 -_./:@+%#?&=!*,;~$'\"`\\{}[]()<>|^\n\t\r\x00\x1b\x7f\u202e\u2028é", "{{", "${", "%{", "$(", "[["]
+_NASTY = [*"aZ09 -_./:@+%#?&=!*,;~$'\"`\\{}[]()<>|^\n\t\r\x00\x1b\x7f\u202e\u2028\x85é", "{{", "${", "%{", "$(", "[["]
 MIDDLE = st.one_of(
     st.lists(st.sampled_from(_NASTY), max_size=12).map("".join),
     st.text(alphabet="az09-_.:/@+%", max_size=12),  # mostly accepted, so the round trips run often
@@ -111,7 +111,9 @@ TALLY: dict[str, Tally] = {name: Tally() for name in FIELDS}
 def _profile_text(field: Field, value: str) -> str:
     data = yaml.safe_load(all_profiles()[field.blueprint])
     field.put(data, value)
-    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
+    # JSON is YAML, and its escapes are exact: PyYAML's pure-Python emitter writes a NEL (U+0085) raw inside a quoted
+    # scalar, which its reader then folds into a space.
+    return json.dumps(data)
 
 
 def _accepted(name: str, middle: str) -> tuple[str, tuple[Rendered, ...]] | None:
