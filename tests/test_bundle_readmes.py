@@ -8,7 +8,7 @@ import re
 import pytest
 
 from testing.bundles import build
-from testing.helpers import all_profiles, gke_profile, profile
+from testing.helpers import all_profiles, eks_profile, gke_profile, profile
 
 PROFILES = sorted(all_profiles())
 # Bundle folders a README points into; a path under one of them must be a file (or folder) of that bundle.
@@ -99,3 +99,27 @@ def test_policies_without_channels_say_they_notify_nobody(name: str) -> None:
     text, files = _readme(name)
     policies = any(f.startswith("monitoring/alert-policies/") for f in files)
     assert ("notify nobody" in text) == (policies and not gke_profile(name).gke.notification_channels)
+
+
+def test_readme_shows_a_backticked_value_as_one_code_span_and_no_link() -> None:
+    """A value with a run of two backticks (what broke out of the old fence) stays one code span in the README as a
+    CommonMark parser reads it. The value is put past the profile validator (which refuses it in repoUrl) to test
+    the escaping on its own."""
+    from markdown_it import MarkdownIt
+
+    from rlobs.pipeline import build as build_bundle
+    from testing.bundles import checker
+
+    hostile = "https://x``[click](https://evil.example)``/``"
+    base = eks_profile("eks-jark")
+    gitops = base.eks.gitops.model_copy(update={"repo_url": hostile})
+    forged = base.model_copy(update={"eks": base.eks.model_copy(update={"gitops": gitops})})
+    readme = {r.path: r.text for r in build_bundle(forged, checker())}["README.md"]
+    tokens = [
+        c
+        for t in MarkdownIt("commonmark").enable("table").parse(readme)
+        if t.type == "inline"
+        for c in t.children or []
+    ]
+    assert ("code_inline", hostile) in [(c.type, c.content) for c in tokens]
+    assert not [c for c in tokens if c.type == "link_open" and "evil" in str(c.attrGet("href"))]

@@ -7,6 +7,7 @@ import json
 import subprocess
 
 import hcl2
+import pytest
 import yaml
 
 from rlobs.bundle.filters import hcl_str, hcl_value, md_code, py_str, sh_quote, to_yaml
@@ -35,9 +36,62 @@ def test_python_literal_round_trips() -> None:
     assert ast.literal_eval(py_str(NASTY)) == NASTY
 
 
-def test_markdown_code_is_not_closed_by_backticks() -> None:
-    assert md_code("a`b") == "`` a`b ``"
+def _code_spans(markdown: str) -> list[tuple[str, str]]:
+    """(type, content) of every inline token CommonMark (with GFM tables) reads from `markdown`."""
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark").enable("table")
+    return [(c.type, c.content) for t in parser.parse(markdown) if t.type == "inline" for c in t.children or []]
+
+
+# Values that broke the old two-backtick fence or its padding: runs of 2 and 3 backticks, backticks at either end,
+# spaces at both ends, a link and an autolink that must stay literal, a pipe for table cells.
+CODE_VALUES = [
+    "ab",
+    "a`b",
+    "a``b",
+    "x``[link](https://evil.example)``y",
+    "```",
+    "`start",
+    "end`",
+    " both ",
+    "   ",
+    "<https://evil.example>",
+    "a|b",
+    "\\|",
+    "https://github.com/acme/gitops.git",
+]
+
+
+@pytest.mark.parametrize("value", CODE_VALUES)
+def test_markdown_code_comes_back_as_one_code_span(value: str) -> None:
+    assert _code_spans(f"see {md_code(value)} here") == [
+        ("text", "see "),
+        ("code_inline", value),
+        ("text", " here"),
+    ]
+
+
+@pytest.mark.parametrize("value", CODE_VALUES)
+def test_markdown_table_cell_code_comes_back_as_one_code_span(value: str) -> None:
+    from rlobs.bundle.filters import md_cell_code
+
+    table = f"| a | b |\n|---|---|\n| {md_cell_code(value)} | z |\n"
+    assert _code_spans(table) == [("text", "a"), ("text", "b"), ("code_inline", value), ("text", "z")]
+
+
+def test_markdown_code_fence_is_one_backtick_longer_than_the_longest_run() -> None:
     assert md_code("ab") == "`ab`"
+    assert md_code("a`b") == "``a`b``"
+    assert md_code("a``b") == "```a``b```"
+    assert md_code("`x") == "`` `x ``"
+
+
+def test_markdown_code_escapes_control_and_bidi_characters() -> None:
+    value = "a\nb\x1b[31m\u202ec\x7f"
+    text = md_code(value)
+    assert text.isprintable()
+    assert _code_spans(text) == [("code_inline", "a\\nb\\x1b[31m\\u202ec\\x7f")]
 
 
 def test_yaml_block_strings_round_trip() -> None:

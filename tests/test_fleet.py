@@ -176,3 +176,11 @@ def test_one_terraform_root_needs_one_shape_per_project() -> None:
     assert all("terraform clusters of project rl-dev-project (one Terraform root) to share" in ln for ln in lines)
     assert "dev-gke (existing, namespace), prod-gke (existing, ksa)" in lines[0]
     assert lines[0].startswith(f"fleet.yaml:{_line_of(text, 'project: rl-dev-project')}:")
+
+
+@pytest.mark.parametrize("region", ["'us-east-2`[x](https://evil.example)`'", '"us-east-2\\n| x |"'])
+def test_a_region_with_markup_or_a_newline_is_one_located_problem(region: str) -> None:
+    text = example_text().replace("region: us-east-2", f"region: {region}", 1)
+    (line,) = _problems(text)
+    assert line.startswith(f"fleet.yaml:{_line_of(text, f'region: {region}')}:"), line
+    assert "clusters[0].region" in line and line.isprintable(), line

@@ -131,3 +131,82 @@ def test_deep_merge_merges_maps_and_replaces_the_rest() -> None:
     base = {"a": {"b": 1, "c": [1]}, "d": 1}
     assert deep_merge(base, {"a": {"c": (2,), "e": {"f": None}}}) == {"a": {"b": 1, "c": [2], "e": {"f": None}}, "d": 1}
     assert base == {"a": {"b": 1, "c": [1]}, "d": 1}
+
+
+@pytest.mark.parametrize(
+    ("block", "path", "where"),
+    [
+        (
+            "opentelemetry-collector: {podAnnotations: {team: '{{ .Release.Name }}'}}",
+            "podAnnotations.team",
+            "templates/_helpers.tpl",
+        ),
+        (
+            "opentelemetry-collector: {config: {processors: {batch: {x: 'a{{b'}}}}",
+            "config.processors.batch.x",
+            "templates/_config.tpl",
+        ),
+        (
+            "kube-prometheus-stack: {prometheus: {prometheusSpec: {externalLabels: {cluster: '{{ .Values }}'}}}}",
+            "externalLabels.cluster",
+            "templates/prometheus/prometheus.yaml",
+        ),
+        (
+            "kube-prometheus-stack: {grafana: {additionalDataSources: [{name: '{{x}}'}]}}",
+            "additionalDataSources[0].name",
+            "templates/grafana/configmaps-datasources.yaml",
+        ),
+    ],
+)
+def test_template_text_where_the_chart_runs_tpl_is_refused(block: str, path: str, where: str) -> None:
+    (problem,) = _problems(block)
+    assert path in problem and where in problem and "tpl" in problem, problem
+
+
+def test_template_text_where_no_tpl_runs_is_data() -> None:
+    # alertmanager.templateFiles are Alertmanager's own templates; the chart copies them as they are.
+    parse_profile(
+        _with("kube-prometheus-stack: {alertmanager: {templateFiles: {a.tmpl: '{{ define \"x\" }}{{ end }}'}}}"),
+        "p.yaml",
+    )
+
+
+def test_every_tpl_path_names_keys_of_its_chart() -> None:
+    from rlobs.profile.helmvalues import TPL_VALUES
+
+    for chart, entries in TPL_VALUES.items():
+        assert chart in index()
+        for pattern, _ in entries:
+            first = pattern.split(".")[0]
+            assert first == "*" or first in index()[chart]["keys"], (chart, pattern)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("chart", "values", "kind"),
+    [
+        (
+            "opentelemetry-collector-0.170.0",
+            {
+                "mode": "deployment",
+                "image": {"repository": "otel/opentelemetry-collector-k8s"},
+                "podAnnotations": {"probe": '{{ print "TPL-RAN" }}'},
+            },
+            "Deployment",
+        ),
+        (
+            "kube-prometheus-stack-76.3.0",
+            {"prometheus": {"prometheusSpec": {"externalLabels": {"probe": '{{ print "TPL-RAN" }}'}}}},
+            "Prometheus",
+        ),
+    ],
+)
+def test_the_pinned_chart_really_runs_these_values_through_tpl(
+    chart: str, values: dict[str, Any], kind: str, tmp_path: Any
+) -> None:
+    """The review's premise, checked with helm itself: `{{` at a TPL_VALUES path is executed by the chart."""
+    from testing.helm import render
+
+    docs = render(chart, chart.rsplit("-", 1)[0], values, tmp_path)
+    text = yaml.safe_dump([d for d in docs if d.get("kind") == kind])
+    assert "TPL-RAN" in text and "print" not in text

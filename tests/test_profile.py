@@ -159,6 +159,9 @@ def test_every_terraform_variable_problem_is_reported() -> None:
     ]
 
 
+_DESCRIPTION = "  description: EKS JARK stack with pinned ArgoCD Applications, Grafana dashboards and PrometheusRules"
+
+
 def _eks_with(old: str, new: str) -> str:
     text = all_profiles()["eks-jark"]
     assert old in text
@@ -214,6 +217,16 @@ def test_keys_with_control_characters_are_escaped_in_problems() -> None:
         ("path: clusters/jark-stack/rlobs", "path: a/./b", "gitops.path"),
         ("targetRevision: main", "targetRevision: a..b.lock", "gitops.targetRevision"),
         ("targetRevision: main", "targetRevision: rel.lock", "gitops.targetRevision"),
+        # Free text, each by its consumer's rule (issue 10): the terminal table of `rlobs blueprints`,
+        # ai-on-eks' AWS and Helm arguments.
+        (_DESCRIPTION, '  description: "\\e[2JEKS"', "metadata.description"),
+        (_DESCRIPTION, '  description: "EKS\\u202e"', "metadata.description"),
+        ("  # terraformVariables:", '  terraformVariables: {vpc_cidr: "10.0.0.0/16\\n"}\n  #', "vpc_cidr"),
+        (
+            "  # terraformVariables:",
+            '  terraformVariables: {kms_key_admin_roles: ["arn:aws:iam::1:role/a\\x1b"]}\n  #',
+            "kms_key_admin_roles",
+        ),
     ],
 )
 def test_values_their_consumers_refuse_are_refused_at_their_key(old: str, new: str, path: str) -> None:

@@ -141,6 +141,26 @@ CORPUS = [
     ("gke-managed-otel", "logs: false", "logs: false\n  userLabels: {rlobs_bundle: x}"),
     ("gke-managed-otel", "logs: false", "logs: false\n  userLabels: {Team: rl}"),
     ("gke-managed-otel", "logs: false", "logs: false\n  userLabels: {team: RL}"),
+    # Free text: one printable line for the terminal table of `rlobs blueprints`.
+    *(
+        (
+            "eks-jark",
+            "  description: EKS JARK stack with pinned ArgoCD Applications, Grafana dashboards and PrometheusRules",
+            f"  description: {text}",
+        )
+        for text in ('"\\e[31mEKS"', '"EKS \\u202e"', '"two\\nlines"', "Été, ok", "'" + "x" * 201 + "'")
+    ),
+    # Cloud Monitoring user labels and channel names, key by key.
+    ("gke-managed-otel", "  notificationChannels: []", "  userLabels: {team: rl-research}"),
+    ("gke-managed-otel", "  notificationChannels: []", "  userLabels: {Team: rl}"),
+    ("gke-managed-otel", "  notificationChannels: []", "  userLabels: {team: RL}"),
+    (
+        "gke-managed-otel",
+        "  notificationChannels: []",
+        "  notificationChannels: [projects/p-123456/notificationChannels/1]",
+    ),
+    ("gke-managed-otel", "  notificationChannels: []", "  notificationChannels: [projects/p/channels/1]"),
+    ("gke-managed-otel", "  notificationChannels: []", "  notificationChannels: [{name: 'projects/p/x'}]"),
 ]
 
 

@@ -160,7 +160,12 @@ def test_go_template_literal_keeps_braces_literal() -> None:
     [
         ({"kind": "wandb", "project": "p"}, "expected entity"),
         ({"kind": "mlflow", "experiment": "1"}, "expected url"),
-        ({"kind": "mlflow", "url": "https://m/{{x}}", "experiment": "1"}, "without spaces or braces"),
+        ({"kind": "mlflow", "url": "https://m/{{x}}", "experiment": "1"}, "of RFC 3986 characters"),
+        # What Grafana ($var, ${var}, [[var]]), Kubernetes env ($(VAR)) and the Markdown tile link would act on.
+        *(
+            ({"kind": "mlflow", "url": f"https://m/{bad}", "experiment": "1"}, "without $ [ ] ( )")
+            for bad in ("$system", "${run}", "[[run]]", "$(HOME)", "a)b", "it's")
+        ),
         ({"kind": "wandb", "entity": "a/b", "project": "p"}, "a name of letters"),
     ],
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from typing import Any
 
@@ -130,11 +131,41 @@ def py_items(pairs: object) -> list[str]:
     return [f"{py_str(k)}: {py_str(v)}" for k, v in items]  # type: ignore[attr-defined]
 
 
+# Characters that must not reach a Markdown file raw: C0/C1 controls and DEL (terminal escapes, and CR/LF would
+# end the code span's line or a table row), Unicode line/paragraph separators, and format characters such as the
+# bidirectional overrides (U+202E) that make a reader see other text than the file holds.
+_MD_UNSAFE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
+)
+
+
+def _md_escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char) or (
+        f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+    )
+
+
 def md_code(value: object) -> str:
-    """Inline Markdown code; backticks in the value cannot close it early."""
-    text = str(value)
-    fence = "``" if "`" in text else "`"
-    return f"{fence}{text}{fence}" if fence == "`" else f"{fence} {text} {fence}"
+    """Inline Markdown code that shows the value literally, whatever it holds (CommonMark 0.31.2, "Code spans").
+
+    The span ends at the first backtick run as long as the opening one, so the fence is one backtick longer than
+    the longest run inside. The parser strips one space from each end when both ends are spaces, so the content is
+    padded with one space on each side when it starts or ends with a backtick (else the fence would grow) or itself
+    starts and ends with a space. Control and invisible format characters are shown as `\\xNN` / `\\uNNNN` escapes
+    (backslash escapes do not work inside a code span, so this is the only way to show them)."""
+    text = _MD_UNSAFE.sub(_md_escape_char, str(value))
+    if not text:
+        return "` `"  # CommonMark has no empty code span; one space is the closest a reader can see
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " " and text.strip(" ") != "")
+    return f"{fence} {text} {fence}" if pad else f"{fence}{text}{fence}"
+
+
+def md_cell_code(value: object) -> str:
+    """`md_code` for a GFM table cell: a `|` would end the cell even inside a code span unless written `\\|`, which
+    the table parser turns back into `|` before it reads the span (GitHub Flavored Markdown spec 0.29, "Tables")."""
+    return md_code(value).replace("|", "\\|")
 
 
 FILTERS = {
@@ -146,4 +177,5 @@ FILTERS = {
     "py": py_str,
     "py_items": py_items,
     "md_code": md_code,
+    "md_cell_code": md_cell_code,
 }

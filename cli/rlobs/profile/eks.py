@@ -22,9 +22,8 @@ from rlobs.profile.helmvalues import override_problems
 from rlobs.profile.problems import ProblemAt, raise_all
 from rlobs.profile.terraform import entry_problems, variable_problems
 
-AwsRegion = Annotated[
-    str, AfterValidator(matching(r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]", "an AWS region like us-west-2"))
-]
+AWS_REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]"
+AwsRegion = Annotated[str, AfterValidator(matching(AWS_REGION, "an AWS region like us-west-2"))]
 EksClusterName = Annotated[
     str,
     AfterValidator(

@@ -120,6 +120,26 @@ AttrValue = Annotated[
     ),
 ]
 
+# Characters no free text of a profile may hold, whoever reads it: C0/C1 controls and DEL (a terminal runs escape
+# sequences, a newline splits a one-line report or a YAML/Markdown line), Unicode line and paragraph separators, and
+# invisible format characters such as the bidirectional overrides (U+202E), which make text read otherwise than it
+# is (CVE-2021-42574): every Cc, Cf, Zl and Zp character of the Basic Multilingual Plane. The same class in
+# ECMA-262 and Python regex syntax, so the schema carries it as is.
+INVISIBLE = (
+    r"\x00-\x1f\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+    r"\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+)
+
+
+def one_line(consumer: str, max_len: int) -> Callable[[str], str]:
+    """One line of printable text for `consumer` (who reads the value, said in the message)."""
+    return matching(
+        f"[^{INVISIBLE}]*",
+        f"one line of at most {max_len} characters without control or invisible characters ({consumer})",
+        max_len,
+    )
+
+
 Severity = Literal["critical", "warning", "info"]
 # Which alerts a receiver or channel gets: the bundle's RL alerts, the stack's cluster alerts, or both.
 AlertGroup = Literal["rl", "cluster", "all"]

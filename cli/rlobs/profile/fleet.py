@@ -16,8 +16,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from rlobs.errors import Problem, ProfileError
-from rlobs.profile.eks import GitRevision, GitUrl, PrometheusEndpoint, RepoPath
+from rlobs.profile.eks import AWS_REGION, GitRevision, GitUrl, PrometheusEndpoint, RepoPath
 from rlobs.profile.fields import DnsLabel, Model, matching
+from rlobs.profile.gke import LOCATION, ProjectId
 from rlobs.profile.load import dotted, validate_located, validate_model
 from rlobs.profile.model import API_VERSION, GkeProfile, Metadata, Profile
 from rlobs.profile.problems import ProblemAt, raise_all
@@ -42,6 +43,20 @@ ClusterName = Annotated[
 ]
 
 
+# Either target's region, refused where it is written before any effective profile is built (the fleet README shows
+# it in a table); which of the two the cluster's target needs is checked in its effective profile.
+Region = Annotated[
+    str,
+    AfterValidator(
+        matching(
+            f"{AWS_REGION}|{LOCATION}",
+            "an AWS region like us-west-2 (eks) or a GCP region or zone like us-central1 (gke)",
+            40,
+        )
+    ),
+]
+
+
 class FleetGitOps(Model):
     """The one Git repository the fleet's bundle is committed to; every EKS cluster syncs from it."""
 
@@ -54,8 +69,8 @@ class FleetCluster(Model):
     name: ClusterName = Field(description="Cluster name: the EKS or GKE cluster and its bundle's name.")
     target: Literal["eks", "gke"]
     environment: DnsLabel = Field(description="e.g. dev, staging, prod: selects the values layer env/<environment>.")
-    region: str = Field(description="AWS region (eks) or GCP region or zone (gke) of the cluster.")
-    project: str | None = Field(None, description="gke: the cluster's GCP project.")
+    region: Region = Field(description="AWS region (eks) or GCP region or zone (gke) of the cluster.")
+    project: ProjectId | None = Field(None, description="gke: the cluster's GCP project.")
     revision: GitRevision | None = Field(
         None, description="eks: the revision this cluster syncs (default gitops.targetRevision), e.g. a release tag."
     )

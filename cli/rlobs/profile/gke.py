@@ -47,11 +47,10 @@ ProjectId = Annotated[
 # Regions (us-central1, northamerica-northeast1) and zones (us-central1-a):
 # https://cloud.google.com/compute/docs/regions-zones (a zone is its region plus "-" and one letter).
 REGION = r"[a-z]+(-[a-z]+)+[0-9]{1,2}"
+LOCATION = f"{REGION}(-[a-z])?"
 Location = Annotated[
     str,
-    AfterValidator(
-        matching(f"{REGION}(-[a-z])?", "a GCP region or zone like us-central1 or us-central1-a", max_len=40)
-    ),
+    AfterValidator(matching(LOCATION, "a GCP region or zone like us-central1 or us-central1-a", max_len=40)),
 ]
 # https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster.FIELDS.name:
 # lowercase letters, numbers and hyphens; starts with a letter; ends with a letter or number; 1-40 characters.
@@ -67,11 +66,12 @@ ClusterName = Annotated[
 ]
 # https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.notificationChannels: the project part is an ID or
 # a number.
+_CHANNEL = r"projects/([a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]+)/notificationChannels/[0-9]+"
 NotificationChannel = Annotated[
     str,
     AfterValidator(
         matching(
-            r"projects/([a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]+)/notificationChannels/[0-9]+",
+            _CHANNEL,
             "a notification channel name like projects/my-project/notificationChannels/123",
         )
     ),
@@ -179,6 +179,7 @@ def _named(value: object) -> object:
     return {"name": value} if isinstance(value, str) else value
 
 
+_CHANNEL_PATTERN = f"^(?:{_CHANNEL})$"
 # Editors see both forms; the model holds one (a bare name becomes a ChannelRoute before validation).
 Channel = Annotated[
     ChannelRoute,
@@ -186,11 +187,15 @@ Channel = Annotated[
     WithJsonSchema(
         {
             "anyOf": [
-                {"type": "string", "description": "A notification channel name (critical and warning policies)."},
+                {
+                    "type": "string",
+                    "pattern": _CHANNEL_PATTERN,
+                    "description": "A notification channel name (critical and warning policies).",
+                },
                 {
                     "type": "object",
                     "properties": {
-                        "name": {"type": "string"},
+                        "name": {"type": "string", "pattern": _CHANNEL_PATTERN},
                         "severities": {"type": "array", "items": {"enum": ["critical", "warning", "info"]}},
                     },
                     "required": ["name"],
@@ -263,6 +268,12 @@ class GkeSpec(Model):
     )
     user_labels: dict[str, str] = Field(
         default_factory=dict,
+        # _label_problems checks them (one located problem per key); editors get the same rules.
+        json_schema_extra={
+            "propertyNames": {"pattern": f"^(?:{LABEL_KEY.pattern})$"},
+            "additionalProperties": {"type": "string", "pattern": f"^(?:{LABEL_VALUE.pattern})$"},
+            "maxProperties": MAX_USER_LABELS - len(OWNED_LABELS),
+        },
         description="Cloud Monitoring user labels on the dashboard and every alert policy (e.g. team: rl-research), "
         "for routing and search; lowercase keys and values.",
     )

@@ -4,6 +4,7 @@ own keys (data/helm_keys.json, built from the charts by tools/helm_keys.py) and 
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -70,6 +71,118 @@ OWNED: dict[str, dict[tuple[str, ...], str]] = {
     },
 }
 
+# Where the pinned charts run a value through Helm's `tpl`, which executes `{{ ... }}` in it at `helm template` time
+# with the release's whole context (a value there is code, not data). Reviewed in the charts of ../shared
+# (upstream/helm-charts/<chart>-<version>/templates, `grep -rn tpl`); a value at or below one of these key paths
+# (`*` is any one key) may not hold `{{`. rlobs renders no `{{` of its own into any of them, and the profile
+# values it places there (Secret and StorageClass names, Slack channels in alertmanager.config) cannot hold one.
+#
+# The review, per chart (files under templates/; TPL_VALUES below lists each key path with its file):
+#   kube-prometheus-stack 76.3.0   alertmanager/secret.yaml (config, stringConfig with tplConfig: true),
+#                                  alertmanager/alertmanager.yaml, prometheus/prometheus.yaml and additional*.yaml,
+#                                  thanos-ruler/ruler.yaml (selectors, labels, URLs, storage), exporters/*/
+#                                  servicemonitor.yaml (relabelings, selector), */ingress*.yaml, */route.yaml,
+#                                  grafana/configmaps-datasources.yaml, prometheus-operator/deployment.yaml,
+#                                  extra-objects.yaml
+#   opentelemetry-collector 0.170.0  _config.tpl (the whole `config`), _helpers.tpl (labels, pod annotations),
+#                                  every object's annotations (<kind>.yaml), _pod.tpl (extra volumes, containers),
+#                                  extraManifests.yaml, ingress.yaml, httproute.yaml
+#   fluent-operator 3.2.0, opensearch-operator 2.7.0   no tpl call
+TPL_VALUES: dict[str, tuple[tuple[str, str], ...]] = {
+    "kube-prometheus-stack": (
+        ("alertmanager.config", "alertmanager/secret.yaml"),
+        ("alertmanager.stringConfig", "alertmanager/secret.yaml"),
+        *(
+            (f"alertmanager.alertmanagerSpec.{key}", "alertmanager/alertmanager.yaml")
+            for key in ("alertmanagerConfigSelector", "alertmanagerConfigNamespaceSelector", "externalUrl")
+        ),
+        *(
+            (f"alertmanager.alertmanagerSpec.{key}", "alertmanager/alertmanager.yaml")
+            for key in ("serviceName", "storage")
+        ),
+        ("prometheus.prometheusSpec.*Selector", "prometheus/prometheus.yaml"),
+        *(
+            (f"prometheus.prometheusSpec.{key}", "prometheus/prometheus.yaml")
+            for key in (
+                "externalLabels",
+                "externalUrl",
+                "secrets",
+                "configMaps",
+                "remoteRead",
+                "remoteWrite",
+                "podMetadata",
+                "serviceName",
+                "storageSpec",
+                "excludedFromEnforcement",
+            )
+        ),
+        ("prometheus.prometheusSpec.additional*", "prometheus/additional*.yaml"),
+        ("thanosRuler.thanosRulerSpec.*Selector", "thanos-ruler/ruler.yaml"),
+        *(
+            (f"thanosRuler.thanosRulerSpec.{key}", "thanos-ruler/ruler.yaml")
+            for key in ("additionalArgs", "externalPrefix", "labels", "serviceName")
+        ),
+        ("*.serviceMonitor.*elabelings", "exporters/*/servicemonitor.yaml"),
+        ("*.serviceMonitor.selector", "exporters/*/servicemonitor.yaml"),
+        *(
+            (f"*.{i}.{k}", "*/ingress*.yaml")
+            for i in ("ingress", "thanosIngress")
+            for k in ("annotations", "hosts", "paths", "tls")
+        ),
+        ("*.ingressPerReplica.annotations", "*/ingressperreplica.yaml"),
+        ("*.route.*.additionalRules", "*/route.yaml"),
+        ("grafana.additionalDataSources", "grafana/configmaps-datasources.yaml"),
+        ("grafana.deleteDatasources", "grafana/configmaps-datasources.yaml"),
+        ("prometheusOperator.denyNamespaces", "prometheus-operator/deployment.yaml"),
+        ("prometheusOperator.secretFieldSelector", "prometheus-operator/deployment.yaml"),
+        ("extraManifests", "extra-objects.yaml"),
+    ),
+    "opentelemetry-collector": (
+        ("config", "_config.tpl"),
+        ("additionalLabels", "_helpers.tpl"),
+        ("podAnnotations", "_helpers.tpl"),
+        ("podLabels", "_helpers.tpl"),
+        ("configMap.existingName", "_helpers.tpl"),
+        ("annotations", "deployment.yaml"),
+        ("*.annotations", "<kind>.yaml"),
+        ("clusterRole.clusterRoleBinding.annotations", "clusterrolebinding.yaml"),
+        ("extraVolumes", "_pod.tpl"),
+        ("extraVolumeMounts", "_pod.tpl"),
+        ("extraContainers", "_pod.tpl"),
+        ("initContainers", "_pod.tpl"),
+        ("extraManifests", "extraManifests.yaml"),
+        ("ingress.hosts", "ingress.yaml"),
+        ("ingress.additionalIngresses", "ingress.yaml"),
+        ("httproute.rules", "httproute.yaml"),
+    ),
+}
+
+
+def tpl_file(chart: str, path: tuple[str | int, ...]) -> str | None:
+    """The chart file that runs the value at `path` (or a value above it) through tpl, or None."""
+    for pattern, where in TPL_VALUES.get(chart, ()):
+        parts = pattern.split(".")
+        if len(path) >= len(parts) and all(fnmatch.fnmatchcase(str(k), p) for k, p in zip(path, parts, strict=False)):
+            return where
+    return None
+
+
+def _template_text(chart: str, value: Any, path: tuple[str | int, ...], at: KeyPath) -> Iterator[ProblemAt]:
+    """`{{` in a key or string value that the chart runs through tpl: Helm would execute it."""
+    items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list | tuple) else ()
+    for key, sub in items:
+        here = (*path, key)
+        where = tpl_file(chart, here)
+        if where is not None and ("{{" in str(key) or (isinstance(sub, str) and "{{" in sub)):
+            yield ProblemAt(
+                (*at, *here),
+                f"expected text without '{{{{': {chart} runs this value through Helm's tpl (templates/{where}), "
+                "which would execute it as a template, got a template action",
+            )
+        else:
+            yield from _template_text(chart, sub, here, at)
+
+
 # A key that names a credential and holds a literal value (not the name of a Secret, a key in one, or a file).
 _SECRET_NAME = re.compile(r"(?i)(password|passwd|token|api[-_]?key|webhook[-_]?url|routing[-_]?key|credentials?)")
 # A key naming where a credential is (existingSecret, passwordKey, tokenFile, usernames), not the credential itself.
@@ -98,6 +211,7 @@ def override_problems(mode: str, overrides: Mapping[str, Any]) -> list[ProblemAt
             continue
         found = list(_walk(chart, index()[chart]["keys"], values, (), at))
         secrets = list(_inline_secrets(values, at))
+        found += _template_text(chart, values, (), at)
         # One problem per key: a key rlobs owns says which profile key to use; otherwise a literal secret says
         # how to reference a Secret, which matters more than the key's spelling.
         owned = {f.path for f in found if f.message.startswith("expected no override")}

@@ -17,6 +17,7 @@ from rlobs.profile.fields import (
     Severity,
     duration_seconds,
     matching,
+    one_line,
 )
 from rlobs.profile.gke import MAX_EXPORT_SECONDS, MIN_EXPORT_SECONDS, SYSTEM_NAMESPACE, GkeSpec
 from rlobs.profile.problems import ProblemAt, raise_all
@@ -26,9 +27,13 @@ API_VERSION = "rlobs/v1alpha1"
 WorkloadKind = Literal["Deployment", "StatefulSet", "Job", "JobSet", "RayJob", "RayCluster", "RayService"]
 
 
+# Printed in a terminal table by `rlobs blueprints` (and --format json): one line, nothing a terminal acts on.
+Description = Annotated[str, AfterValidator(one_line("rlobs blueprints prints it in a terminal table", 200))]
+
+
 class Metadata(Model):
     name: DnsLabel = Field(description="Bundle name; also names dashboards, rules and policies.")
-    description: str = Field("", max_length=200, description="One line shown by `rlobs blueprints`.")
+    description: Description = Field("", description="One line shown by `rlobs blueprints`.")
 
 
 class RunIdentity(Model):
@@ -44,17 +49,43 @@ class RunIdentity(Model):
     )
 
 
+# Second-level template languages the bundle feeds, and how each profile string that reaches one is kept literal
+# (reviewed against the renderers in rl/ and targets/; Helm's tpl is in helmvalues.py TPL_VALUES):
+#
+#   evaluator                                   profile strings that reach it             kept literal by
+#   Prometheus annotation templates ({{ }})     runbook_url <- eks.gitops.repoUrl, path,  GitUrl, RepoPath, GitRevision:
+#     (rl/promrules.py _annotations)              targetRevision; tracker_url <- tracker    no braces; TrackerUrl: none,
+#                                                 url, entity, project, experiment          and go_template_literal
+#   Alertmanager notification templates         slack channel; receiver names, Secret     SlackChannel; DnsLabel,
+#     (targets/eks/alerting.py: channel is one)   file paths (not templates)                SecretKey
+#   Grafana variables ($v, ${v}, [[v]])         tracker links (rl/grafana.py); titles    TrackerUrl (no $ [ ]);
+#                                                 from metadata.name, run identity          DnsLabel, AttrValue (no $)
+#   Kubernetes env $(VAR)                       WANDB_BASE_URL, MLFLOW_TRACKING_URI,      TrackerUrl (no $),
+#                                                 WANDB_ENTITY/PROJECT, identity envs       PathSegment, AttrValue
+#   Cloud Monitoring ${...} (policy docs, tile)  tracker links (targets/gke/monitoring.py) TrackerUrl (no braces,
+#                                                                                           no ( ) for the tile link)
+#   Markdown (bundle READMEs, docs/)            every value shown there                   bundle/filters.py md_code
+
 # Tracker path segments (W&B entity and project, MLflow experiment id): one URL path segment, nothing to escape.
 PathSegment = Annotated[
     str,
     AfterValidator(matching(r"[A-Za-z0-9][A-Za-z0-9._-]*", "a name of letters, digits and . _ - like rl-team", 128)),
 ]
-# An http(s) URL without spaces, quotes or braces (a brace is never valid unencoded in a URL, RFC 3986), short
-# enough that a run link stays within Cloud Monitoring's 2083 characters per documentation link.
+# An http(s) URL of RFC 3986 characters, short enough that a run link stays within Cloud Monitoring's 2083
+# characters per documentation link. Left out, for the consumers that would act on them: `$` (Grafana expands `$var`
+# and `${var}` in dashboard and data links, Kubernetes `$(VAR)` in the WANDB_BASE_URL / MLFLOW_TRACKING_URI env
+# values), `[` `]` (Grafana's `[[var]]`), `(` `)` and `'` (they end the Markdown link of the Cloud Monitoring tracker
+# tile), braces (Go templates in PrometheusRule annotations, Cloud Monitoring's `${...}` documentation variables),
+# and spaces, quotes, `<>`, `|`, `\`, `^` and backticks, which RFC 3986 never allows unencoded. Percent-encode any
+# of them (%24 for `$`).
 TrackerUrl = Annotated[
     str,
     AfterValidator(
-        matching(r"https?://[^\s\"'<>{}|\\^`]+", "an http(s) URL like https://wandb.ai, without spaces or braces", 1800)
+        matching(
+            r"https?://[A-Za-z0-9._~:/?#@!&*+,;=%-]+",
+            "an http(s) URL like https://wandb.ai, of RFC 3986 characters without $ [ ] ( ) ' (percent-encode them)",
+            1800,
+        )
     ),
 ]
 # Characters W&B refuses in a run id (docs.wandb.ai run identifiers: no / \ # ? % :).

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from functools import cache
 from typing import Any
 
+from rlobs.profile.fields import INVISIBLE
 from rlobs.profile.problems import KeyPath, ProblemAt
 from rlobs.resources import read_text
 
@@ -113,7 +115,23 @@ def _variable_problem(known: dict[str, dict[str, Any]], key: str, value: Any) ->
         return f"expected no {key}: rlobs sets it from {_OWNED[key]}"
     if key == "enable_cluster_addons" and isinstance(value, dict) and value.get("metrics-server") is False:
         return "expected metrics-server to stay true (it is the stack's Metrics Server)"
-    return type_problem(known[key]["type"], value) or _validation_problem(key, value)
+    return type_problem(known[key]["type"], value) or _validation_problem(key, value) or _text_problem(value)
+
+
+# ai-on-eks hands its string variables to AWS resource arguments (names, ARNs, CIDRs, domains) and Helm values, none
+# of which takes a control character or a multi-line value; tfvars escapes would carry one, the consumers would not.
+MAX_TEXT = 1024
+_TEXT = re.compile(f"[^{INVISIBLE}]{{0,{MAX_TEXT}}}")
+
+
+def _text_problem(value: Any) -> str | None:
+    texts = [value] if isinstance(value, str) else list(value) if isinstance(value, tuple | list) else []
+    if any(isinstance(text, str) and not _TEXT.fullmatch(text) for text in texts):
+        return (
+            f"expected one line of at most {MAX_TEXT} characters without control or invisible characters "
+            "(ai-on-eks passes it to AWS resource arguments and Helm values)"
+        )
+    return None
 
 
 def _validation_problem(key: str, value: Any) -> str | None:
