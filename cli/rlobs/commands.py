@@ -132,6 +132,13 @@ def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_di
     answered = up_to_date(profiles, out)
     if answered is not None:
         return answered
+    return render_full(profiles, out, write=write, force=force, with_diff=with_diff)
+
+
+def render_full(
+    profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool = False
+) -> list[RenderResult]:
+    """The render itself, when up_to_date() found that some bundle may differ."""
     fleet = fleet_file(profiles)
     if fleet is not None:
         from rlobs.fleet import commands as fleets
