@@ -113,7 +113,7 @@ def _load_all(profiles: list[Path]) -> list[tuple[bytes, Profile]]:
 
 def fleet_file(paths: list[Path]) -> Path | None:
     """The fleet file among the arguments (a fleet is rendered alone), or None when they are all profiles."""
-    from rlobs.profile.fleet import is_fleet
+    from rlobs.profile.kind import is_fleet
 
     fleets = [p for p in paths if p.is_file() and is_fleet(_text(p))]
     if fleets and len(paths) > 1:
