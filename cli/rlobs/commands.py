@@ -149,8 +149,8 @@ def render_full(
     from rlobs.bundle.write import recorded_digests
     from rlobs.renderkey import render_key
 
-    # Made before the heavy imports below, so its parser process warms up on the other core meanwhile; when
-    # re-rendering one bundle, only if some HCL text turns out new (the manifest's digests say what was checked).
+    # When re-rendering one bundle, HCL text the manifest records was checked before (rlobs writes only checked
+    # files) and is not parsed again.
     with Checker(recorded_digests(out) if len(profiles) == 1 else None) as checker:
         from rlobs.pipeline import build
 
