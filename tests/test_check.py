@@ -144,3 +144,25 @@ def test_a_re_render_parses_only_new_hcl_text(tmp_path: Path, counting: type[_Co
     profile.write_text(profile.read_text() + "# a comment: the same bundle, a new render key\n")
     commands.render([profile], out, write=True, force=False, with_diff=False)
     assert sorted(counting.parsed) == templates
+
+
+def test_text_that_passed_is_not_checked_again_by_the_same_checker(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rlobs.bundle import check as module
+
+    seen: list[str] = []
+    monkeypatch.setitem(module._PARSERS, "json", lambda r: seen.append(r.path))
+    with Checker() as checker:
+        checker.check([Rendered("a.json", "{}\n", "json"), Rendered("b.json", "[]\n", "json")])
+        checker.check([Rendered("c.json", "{}\n", "json"), Rendered("d.json", "[1]\n", "json")])
+        # The same text in another format is checked in that format.
+        with pytest.raises(CheckError, match=r"e\.yaml"):
+            checker.check([Rendered("e.yaml", "{}\n", "json"), Rendered("e.yaml", "a: [\n", "yaml")])
+    assert seen == ["a.json", "b.json", "d.json"]
+
+
+def test_a_failed_check_remembers_nothing() -> None:
+    with Checker() as checker:
+        with pytest.raises(CheckError):
+            checker.check([Rendered("a.json", "{}\n", "json"), Rendered("b.json", "{\n", "json")])
+        with pytest.raises(CheckError, match=r"b\.json"):
+            checker.check([Rendered("b.json", "{\n", "json")])

@@ -78,11 +78,16 @@ class Checker:
 
     `known` maps bundle paths to digests (sha256) of HCL text that already passed this check: the manifest of the
     bundle being re-rendered, as rlobs writes only checked files. HCL text with a known digest is not parsed again.
+
+    A file that passed is remembered by its format and digest, and the same text is not checked again by this
+    checker: the bundles of many profiles (or of a fleet's clusters) share most of their files byte for byte (the
+    app, the docs, the tests), and every check here depends on the text and the format alone.
     """
 
     def __init__(self, known: Mapping[str, set[str]] | None = None) -> None:
         self._known = known or {}
         self._hcl: HclWorker | None = None
+        self._passed: set[tuple[str, str]] = set()
 
     def _worker(self) -> HclWorker:
         if self._hcl is None:
@@ -91,11 +96,13 @@ class Checker:
 
     def check(self, files: Iterable[Rendered]) -> None:
         """Raise CheckError naming every file that does not parse back, and refuse any credential-shaped text."""
-        files = tuple(files)
+        todo = [(r, hashlib.sha256(r.text.encode()).hexdigest()) for r in files]
+        todo = [(r, digest) for r, digest in todo if (r.fmt, digest) not in self._passed]
+        files = tuple(r for r, _ in todo)
         _no_credentials(files)
         failures: list[str] = []
         scripts: list[Rendered] = []
-        hcl_files = self._for_worker(files)
+        hcl_files = self._for_worker(todo)
         if hcl_files:
             self._worker()  # starting now, while the other formats are checked
         for r in files:
@@ -115,12 +122,14 @@ class Checker:
             raise CheckError(
                 "rendered bundle failed its parse-back check (a bug in rlobs):\n  " + "\n  ".join(failures)
             )
+        # HCL skipped as known from a manifest was not checked here: only what was is remembered.
+        self._passed.update((r.fmt, d) for r, d in todo if not (r.fmt == "hcl" and d in self._known.get(r.path, ())))
 
-    def _for_worker(self, files: tuple[Rendered, ...]) -> dict[str, str]:
+    def _for_worker(self, todo: list[tuple[Rendered, str]]) -> dict[str, str]:
         """The new HCL text (path -> text as python-hcl2 reads it) that rlobs.bundle.hclread leaves to python-hcl2."""
         found = {}
-        for r in files:
-            if r.fmt == "hcl" and hashlib.sha256(r.text.encode()).hexdigest() not in self._known.get(r.path, ()):
+        for r, digest in todo:
+            if r.fmt == "hcl" and digest not in self._known.get(r.path, ()):
                 try:
                     hclread.read(r.text)
                 except hclread.NotOurs:
