@@ -108,6 +108,13 @@ class _Plan:
     diff: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """A write staged in a bundle's staging folder and not committed yet (Bundle.stage, Bundle.commit)."""
+
+    journal: dict[str, Any]
+
+
 class Bundle:
     """A locked bundle directory: plan a render against it, then write it as one transaction."""
 
@@ -247,23 +254,50 @@ class Bundle:
 
     def write(self, rendered: Iterable[Rendered], changes: Changes, *, key: RenderKey | None = None) -> None:
         """Apply `changes` as one transaction: stage everything, commit the journal, then roll it forward."""
+        self.commit(self.stage(rendered, changes, key=key))
+
+    def commit(self, staged: Staged | None) -> None:
+        """Commit what stage() staged (nothing when it had nothing to do): the journal, then its roll forward."""
+        if staged is not None:
+            self._commit()
+            self._finish(staged.journal)
+
+    def discard(self) -> None:
+        """Drop what stage() staged and was not committed: the bundle stays exactly as it was."""
+        self._discard_staging()
+
+    def stage(self, rendered: Iterable[Rendered], changes: Changes, *, key: RenderKey | None = None) -> Staged | None:
+        """Every new file and the new manifest, durable in the staging folder; nothing in the bundle changes until
+        commit(). None when there is nothing to write."""
         if not (changes.manifest_changed or changes.changed):
-            return
+            return None
         rendered = tuple(rendered)
         by_path = {r.path: r for r in rendered}
         to_write = [by_path[p] for p in sorted(changes.created + changes.updated)]
         manifest = _manifest_of(rendered, key)
         try:
-            journal = self._stage(to_write, manifest, changes.deleted)
+            return Staged(self._stage(to_write, manifest, changes.deleted))
         except OSError as exc:
             self._discard_staging()
             raise RlobsError(
                 f"could not write the bundle to {self.path}: {exc.strerror or exc}; the previous bundle is untouched"
             ) from None
-        self._finish(journal)
+
+    def _commit(self) -> None:
+        """Rename the staged journal into place: the commit point (module docstring)."""
+        try:
+            with self.tree.folder((STAGING,)) as staging:
+                assert staging is not None and self.tree.fd is not None
+                os.replace("journal", JOURNAL, src_dir_fd=staging, dst_dir_fd=self.tree.fd)
+            self.tree.sync()
+        except OSError as exc:
+            self._discard_staging()
+            raise RlobsError(
+                f"could not write the bundle to {self.path}: {exc.strerror or exc}; the previous bundle is untouched"
+            ) from None
 
     def _stage(self, files: list[Rendered], manifest: str, deleted: tuple[str, ...]) -> dict[str, Any]:
-        """Every new file and the manifest in the staging folder, then the journal renamed into place (commit)."""
+        """Every new file, the manifest and the journal in the staging folder (commit() renames the journal)."""
         self._discard_staging()
         assert self.tree.fd is not None  # opened to write
         os.mkdir(STAGING, 0o700, dir_fd=self.tree.fd)
@@ -284,8 +318,6 @@ class Bundle:
                 syncfs(staging)  # every staged file on disk before the journal that names them (module docstring)
             _write_new(staging, "journal", (json.dumps(journal, indent=2) + "\n").encode(), 0o644)
             os.fsync(staging)
-            os.replace("journal", JOURNAL, src_dir_fd=staging, dst_dir_fd=self.tree.fd)
-        self.tree.sync()
         return journal
 
     def _finish(self, journal: dict[str, Any]) -> None:
