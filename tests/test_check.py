@@ -116,7 +116,7 @@ def test_the_worker_starts_only_for_hcl_the_reader_leaves_to_it(counting: type[_
     with Checker() as checker:
         checker.check([Rendered("a.tfvars", 'x = "y"\nz = {\n  "k" = [1, true]\n}\n', "hcl")])
         assert counting.made == 0
-        checker.check([Rendered("b.tf", _BLOCK, "hcl"), Rendered("c.tf", _BLOCK, "hcl")])
+        checker.check([Rendered("b.tf", _BLOCK, "hcl"), Rendered("c.tf", _BLOCK.replace("y", "z"), "hcl")])
         checker.check([Rendered("d.tfvars", 'x = "${y}"\n', "hcl")])  # an interpolation: not rlobs's shape
     assert counting.made == 1 and counting.parsed == ["b.tf", "c.tf", "d.tfvars"]
 
@@ -153,11 +153,12 @@ def test_text_that_passed_is_not_checked_again_by_the_same_checker(monkeypatch: 
     monkeypatch.setitem(module._PARSERS, "json", lambda r: seen.append(r.path))
     with Checker() as checker:
         checker.check([Rendered("a.json", "{}\n", "json"), Rendered("b.json", "[]\n", "json")])
+        checker.check([Rendered("x.json", "[2]\n", "json"), Rendered("y.json", "[2]\n", "json")])  # once
         checker.check([Rendered("c.json", "{}\n", "json"), Rendered("d.json", "[1]\n", "json")])
         # The same text in another format is checked in that format.
         with pytest.raises(CheckError, match=r"e\.yaml"):
             checker.check([Rendered("e.yaml", "{}\n", "json"), Rendered("e.yaml", "a: [\n", "yaml")])
-    assert seen == ["a.json", "b.json", "d.json"]
+    assert seen == ["a.json", "b.json", "x.json", "d.json"]
 
 
 def test_a_failed_check_remembers_nothing() -> None:

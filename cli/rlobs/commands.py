@@ -145,20 +145,30 @@ def render_full(
 
         name, changes = fleets.render(fleet, out, write=write, force=force, with_diff=with_diff)
         return [RenderResult(fleet, name, out, changes)]
-    from rlobs.bundle.check import Checker
-    from rlobs.bundle.write import recorded_digests
     from rlobs.renderkey import render_key
 
-    # When re-rendering one bundle, HCL text the manifest records was checked before (rlobs writes only checked
-    # files) and is not parsed again.
-    with Checker(recorded_digests(out) if len(profiles) == 1 else None) as checker:
-        from rlobs.pipeline import build
+    if len(profiles) > 1:
+        from rlobs import batch, progress
 
         loaded = _load_all(profiles)
-        built = [build(p, checker) for _, p in loaded]
-    keys = [RenderKey(render_key(data), p.metadata.name) for data, p in loaded]
-    targets = [out if len(loaded) == 1 else out / p.metadata.name for _, p in loaded]
-    return _apply(list(zip(profiles, keys, built, targets, strict=True)), write=write, force=force, diff=with_diff)
+        jobs = [
+            batch.Job(path, p, RenderKey(render_key(data), p.metadata.name), out / p.metadata.name)
+            for path, (data, p) in zip(profiles, loaded, strict=True)
+        ]
+        with progress.bundles(len(jobs)) as advance:
+            return batch.render_many(jobs, write=write, force=force, diff=with_diff, advance=advance)
+    from rlobs.bundle.check import Checker
+    from rlobs.bundle.write import recorded_digests
+
+    # When re-rendering a bundle, HCL text the manifest records was checked before (rlobs writes only checked
+    # files) and is not parsed again.
+    with Checker(recorded_digests(out)) as checker:
+        from rlobs.pipeline import build
+
+        ((data, profile),) = _load_all(profiles)
+        built = build(profile, checker)
+    key = RenderKey(render_key(data), profile.metadata.name)
+    return _apply([(profiles[0], key, built, out)], write=write, force=force, diff=with_diff)
 
 
 def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:

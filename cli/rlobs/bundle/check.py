@@ -96,8 +96,7 @@ class Checker:
 
     def check(self, files: Iterable[Rendered]) -> None:
         """Raise CheckError naming every file that does not parse back, and refuse any credential-shaped text."""
-        todo = [(r, hashlib.sha256(r.text.encode()).hexdigest()) for r in files]
-        todo = [(r, digest) for r, digest in todo if (r.fmt, digest) not in self._passed]
+        todo = self._new(files)
         files = tuple(r for r, _ in todo)
         _no_credentials(files)
         failures: list[str] = []
@@ -124,6 +123,16 @@ class Checker:
             )
         # HCL skipped as known from a manifest was not checked here: only what was is remembered.
         self._passed.update((r.fmt, d) for r, d in todo if not (r.fmt == "hcl" and d in self._known.get(r.path, ())))
+
+    def _new(self, files: Iterable[Rendered]) -> list[tuple[Rendered, str]]:
+        """Each text (with its digest) not checked before, once per format: a fleet's clusters share most files."""
+        todo, seen = [], set(self._passed)
+        for r in files:
+            digest = hashlib.sha256(r.text.encode()).hexdigest()
+            if (r.fmt, digest) not in seen:
+                seen.add((r.fmt, digest))
+                todo.append((r, digest))
+        return todo
 
     def _for_worker(self, todo: list[tuple[Rendered, str]]) -> dict[str, str]:
         """The new HCL text (path -> text as python-hcl2 reads it) that rlobs.bundle.hclread leaves to python-hcl2."""
