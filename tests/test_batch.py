@@ -88,5 +88,7 @@ def test_a_refused_directory_writes_nothing_elsewhere(tmp_path: Path) -> None:
 
 
 def test_the_pool_is_sized_to_the_cores_and_the_bundles() -> None:
-    assert batch.workers_for(1) == 1
-    assert batch.workers_for(1000) == batch.cores() >= 1
+    from rlobs.bundle import pool
+
+    assert pool.workers_for(1) == 1
+    assert pool.workers_for(1000) == pool.cores() >= 1

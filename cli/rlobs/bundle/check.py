@@ -124,6 +124,10 @@ class Checker:
         # HCL skipped as known from a manifest was not checked here: only what was is remembered.
         self._passed.update((r.fmt, d) for r, d in todo if not (r.fmt == "hcl" and d in self._known.get(r.path, ())))
 
+    def remember(self, files: Iterable[Rendered]) -> None:
+        """Files another checker of this render passed (a pool worker's, rlobs.bundle.pool): not checked again."""
+        self._passed.update((r.fmt, hashlib.sha256(r.text.encode()).hexdigest()) for r in files)
+
     def _new(self, files: Iterable[Rendered]) -> list[tuple[Rendered, str]]:
         """Each text (with its digest) not checked before, once per format: a fleet's clusters share most files."""
         todo, seen = [], set(self._passed)
