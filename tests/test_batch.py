@@ -51,9 +51,8 @@ def test_the_pool_writes_byte_for_byte_what_a_serial_render_writes(tmp_path: Pat
     serial = batch.render_many(_jobs(paths, tmp_path / "serial"), write=True, force=False, diff=False, workers=1)
     assert _tree(tmp_path / "pooled") == _tree(tmp_path / "serial")
     assert len(_tree(tmp_path / "pooled")) > 5 * 20
-    assert [r.name for r in pooled] == [r.name for r in serial] == [f"rl-{('eks', 'gke')[i % 2]}-{i}" for i in range(5)]
-    assert [r.changes for r in pooled] == [r.changes for r in serial]
-    assert sorted(names) == sorted(r.name for r in pooled)
+    assert pooled == serial and all(len(c.created) > 20 for c in pooled)
+    assert sorted(names) == sorted(f"rl-{('eks', 'gke')[i % 2]}-{i}" for i in range(5))
     # And as the command renders them (the pool sized to the cores), the same again.
     commands.render(paths, tmp_path / "command", write=True, force=False, with_diff=False)
     assert _tree(tmp_path / "command") == _tree(tmp_path / "serial")

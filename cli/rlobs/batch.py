@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rlobs.bundle.spec import Rendered
-    from rlobs.bundle.write import Bundle, RenderKey, Staged
-    from rlobs.commands import RenderResult
+    from rlobs.bundle.write import Bundle, Changes, RenderKey, Staged
     from rlobs.profile.model import Profile
 
 
@@ -44,20 +43,19 @@ def render_many(
     diff: bool,
     advance: Callable[[str], None] = lambda _: None,
     workers: int | None = None,
-) -> list[RenderResult]:
-    """Build every job's bundle, plan each against its directory (all locked, in path order, for the whole render)
-    and stage it as it arrives; commit every staged bundle once all are staged. `advance` is called with each
-    bundle's name as it is done (the progress display)."""
+) -> list[Changes]:
+    """Each job's changes, in the jobs' order. Builds every job's bundle, plans each against its directory (all
+    locked, in path order, for the whole render) and stages it as it arrives; commits every staged bundle once all
+    are staged. `advance` is called with each bundle's name as it is done (the progress display)."""
     from rlobs.bundle import pool
     from rlobs.bundle.write import open_bundle
-    from rlobs.commands import RenderResult
     from rlobs.pipeline import build
     from rlobs.targets import producible
 
     def bundle_of(index: int) -> tuple[Rendered, ...]:
         return build(jobs[index].profile, pool.checker())
 
-    results: list[RenderResult | None] = [None] * len(jobs)
+    results: list[Changes | None] = [None] * len(jobs)
     with ExitStack() as stack:
         dirs = sorted({j.out_dir for j in jobs})
         bundles: dict[Path, Bundle] = {d: stack.enter_context(open_bundle(d, producible, write=write)) for d in dirs}
@@ -70,7 +68,7 @@ def render_many(
                 changes = bundle.plan(files, force=force or not write, with_diff=diff, key=job.key)
                 if write:
                     staged[job.out_dir] = bundle.stage(files, changes, key=job.key)
-                results[index] = RenderResult(job.path, job.key.name, job.out_dir, changes)
+                results[index] = changes
                 advance(job.key.name)
         except BaseException:
             for out_dir in staged:

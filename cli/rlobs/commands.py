@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -128,15 +129,33 @@ def _text(path: Path) -> str:
         return ""  # the loader reports it
 
 
-def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool) -> list[RenderResult]:
+def render(
+    profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool, progress: Progress | None = None
+) -> list[RenderResult]:
     answered = up_to_date(profiles, out)
     if answered is not None:
         return answered
-    return render_full(profiles, out, write=write, force=force, with_diff=with_diff)
+    return render_full(profiles, out, write=write, force=force, with_diff=with_diff, progress=progress)
+
+
+# Shows the progress of a render of many bundles: called with their number, it gives a function to call with each
+# bundle's name as it is done (rlobs.progress.bundles; the commands themselves print nothing).
+Progress = Callable[[int], AbstractContextManager[Callable[[str], None]]]
+
+
+@contextmanager
+def _no_progress(_total: int) -> Iterator[Callable[[str], None]]:
+    yield lambda _name: None
 
 
 def render_full(
-    profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool = False
+    profiles: list[Path],
+    out: Path,
+    *,
+    write: bool,
+    force: bool,
+    with_diff: bool = False,
+    progress: Progress | None = None,
 ) -> list[RenderResult]:
     """The render itself, when up_to_date() found that some bundle may differ."""
     fleet = fleet_file(profiles)
@@ -148,15 +167,16 @@ def render_full(
     from rlobs.renderkey import render_key
 
     if len(profiles) > 1:
-        from rlobs import batch, progress
+        from rlobs import batch
 
         loaded = _load_all(profiles)
         jobs = [
             batch.Job(path, p, RenderKey(render_key(data), p.metadata.name), out / p.metadata.name)
             for path, (data, p) in zip(profiles, loaded, strict=True)
         ]
-        with progress.bundles(len(jobs)) as advance:
-            return batch.render_many(jobs, write=write, force=force, diff=with_diff, advance=advance)
+        with (progress or _no_progress)(len(jobs)) as advance:
+            changes = batch.render_many(jobs, write=write, force=force, diff=with_diff, advance=advance)
+        return [RenderResult(j.path, j.key.name, j.out_dir, c) for j, c in zip(jobs, changes, strict=True)]
     from rlobs.bundle.check import Checker
     from rlobs.bundle.write import recorded_digests
 

@@ -52,12 +52,14 @@ def _answer(argv: list[str]) -> int | None:
     parsed = _parse(argv)
     if parsed is None:
         return None
-    from rlobs import boundary, commands, output
+    from rlobs import boundary, commands, output, progress
 
     try:
         results = commands.up_to_date(parsed.profiles, parsed.out)
         if results is None:
-            results = commands.render_full(parsed.profiles, parsed.out, write=not parsed.check, force=False)
+            results = commands.render_full(
+                parsed.profiles, parsed.out, write=not parsed.check, force=False, progress=progress.bundles
+            )
     except (RlobsError, KeyboardInterrupt, OSError, ValueError) as exc:
         code = boundary.exit_code(exc, as_json=parsed.as_json)
         if code is None:
@@ -67,7 +69,10 @@ def _answer(argv: list[str]) -> int | None:
 
 
 def run() -> None:
-    code = _answer(sys.argv[1:])
+    try:
+        code = _answer(sys.argv[1:])
+    except KeyboardInterrupt:  # before the boundary is imported
+        sys.exit(130)
     if code is not None:
         sys.exit(code)
     from rlobs.main import run as typer_app

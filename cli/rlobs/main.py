@@ -178,7 +178,10 @@ def render(
             _preview(profiles)
             return
 
-        results = commands.render(profiles, out, write=not (check or diff or dry_run), force=force, with_diff=diff)
+        from rlobs import progress
+
+        write = not (check or diff or dry_run)
+        results = commands.render(profiles, out, write=write, force=force, with_diff=diff, progress=progress.bundles)
     from rlobs import output
 
     code = output.report_render(results, as_json=fmt is Fmt.json, check=check, diff=diff, dry_run=dry_run)
