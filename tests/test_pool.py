@@ -55,3 +55,18 @@ def test_each_process_has_its_own_checker() -> None:
 
     found = dict(r for _, r in pool.run(task, 6, workers=2))
     assert os.getpid() not in found and pool.checker() is parent
+
+
+def test_the_workers_collect_garbage_even_when_the_caller_did_not() -> None:
+    import gc
+
+    gc.disable()  # as rlobs.entry does for a run
+    try:
+
+        def task(_: int) -> bool:
+            return gc.isenabled()
+
+        assert [enabled for _, enabled in pool.run(task, 4, workers=2)] == [True] * 4
+        assert gc.isenabled()  # many bundles: the caller collects too
+    finally:
+        gc.enable()

@@ -8,6 +8,7 @@ as it arrives holds only a few results in memory, whatever the number of jobs.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 from collections.abc import Callable, Iterator
@@ -59,12 +60,14 @@ def _call(index: int) -> Any:
 def _worker_start() -> None:
     # Ctrl-C reaches the whole process group; the parent alone handles it (and stops the workers).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.enable()  # a worker builds many bundles (rlobs.entry turns the collector off for one)
 
 
 def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Iterator[tuple[int, T]]:
     """(index, task(index)) for every index below `count`, as each is done: in this process with one worker,
     else by a forked pool. An exception in a task is raised here, and the jobs not started are cancelled."""
     workers = workers_for(count) if workers is None else workers
+    gc.enable()  # many bundles: their garbage is collected (rlobs.entry turns the collector off for one)
     if workers <= 1:
         for index in range(count):
             yield index, task(index)
@@ -72,6 +75,7 @@ def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Ite
     import multiprocessing
 
     _TASK[:] = [task]
+    gc.freeze()  # what is loaded so far stays shared with the workers: no collector pass writes to its pages
     context = multiprocessing.get_context("fork")
     try:
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_start) as pool:
