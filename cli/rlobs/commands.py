@@ -175,8 +175,8 @@ def render_full(
             for path, (data, p) in zip(profiles, loaded, strict=True)
         ]
         with (progress or _no_progress)(len(jobs)) as advance:
-            changes = batch.render_many(jobs, write=write, force=force, diff=with_diff, advance=advance)
-        return [RenderResult(j.path, j.key.name, j.out_dir, c) for j, c in zip(jobs, changes, strict=True)]
+            done = batch.render_many(jobs, write=write, force=force, diff=with_diff, advance=advance)
+        return [RenderResult(j.path, j.key.name, j.out_dir, c) for j, c in zip(jobs, done, strict=True)]
     from rlobs.bundle.check import Checker
     from rlobs.bundle.write import recorded_digests
 
