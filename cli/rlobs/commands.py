@@ -106,7 +106,9 @@ def _load_all(profiles: list[Path]) -> list[tuple[bytes, Profile]]:
     if problems:
         raise ProfileError(problems)
     names = [p.metadata.name for _, p in loaded]
-    dupes = sorted({n for n in names if names.count(n) > 1})
+    from collections import Counter
+
+    dupes = sorted(n for n, count in Counter(names).items() if count > 1)
     if dupes:
         raise RlobsError(f"profiles share metadata.name {', '.join(dupes)}: expected one bundle name per profile")
     return loaded
@@ -164,15 +166,16 @@ def render_full(
 
         name, changes = fleets.render(fleet, out, write=write, force=force, with_diff=with_diff)
         return [RenderResult(fleet, name, out, changes)]
-    from rlobs.renderkey import render_key
+    from rlobs.renderkey import render_key, render_keys
 
     if len(profiles) > 1:
         from rlobs import batch
 
         loaded = _load_all(profiles)
+        keys = render_keys([data for data, _ in loaded])
         jobs = [
-            batch.Job(path, p, RenderKey(render_key(data), p.metadata.name), out / p.metadata.name)
-            for path, (data, p) in zip(profiles, loaded, strict=True)
+            batch.Job(path, p, RenderKey(key, p.metadata.name), out / p.metadata.name)
+            for path, (_, p), key in zip(profiles, loaded, keys, strict=True)
         ]
         with (progress or _no_progress)(len(jobs)) as advance:
             done = batch.render_many(jobs, write=write, force=force, diff=with_diff, advance=advance)
@@ -196,10 +199,10 @@ def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
     the render keys in the manifests without importing the rendering stack; None when anything may differ."""
     from rlobs.bundle.write import fresh, recorded_key
     from rlobs.profile.source import read_source
-    from rlobs.renderkey import render_key
+    from rlobs.renderkey import render_keys
 
     try:
-        keys = [render_key(read_source(p)) for p in profiles]
+        keys = render_keys([read_source(p) for p in profiles])
         if len(set(keys)) != len(keys):
             return None  # the same profile twice: the full load reports the shared name
         if len(profiles) == 1:
