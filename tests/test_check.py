@@ -98,21 +98,35 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> type[_CountingWorker]:
     return _CountingWorker
 
 
+_BLOCK = 'locals {\n  x = "y"\n}\n'  # HCL the attribute-file reader leaves to python-hcl2
+
+
 def test_known_hcl_text_is_not_parsed_again_and_starts_no_worker(counting: type[_CountingWorker]) -> None:
     import hashlib
 
-    text = 'x = "y"\n'
-    known = {"c.tfvars": {hashlib.sha256(text.encode()).hexdigest()}}
+    known = {"c.tf": {hashlib.sha256(_BLOCK.encode()).hexdigest()}}
     with Checker(known) as checker:
-        checker.check([Rendered("c.tfvars", text, "hcl")])
+        checker.check([Rendered("c.tf", _BLOCK, "hcl")])
         assert counting.made == 0
-        checker.check([Rendered("c.tfvars", 'x = "z"\n', "hcl"), Rendered("d.tfvars", text, "hcl")])
-    assert counting.made == 1 and counting.parsed == ["c.tfvars", "d.tfvars"]  # new text, or known text elsewhere
+        checker.check([Rendered("c.tf", _BLOCK.replace("y", "z"), "hcl"), Rendered("d.tf", _BLOCK, "hcl")])
+    assert counting.made == 1 and counting.parsed == ["c.tf", "d.tf"]  # new text, or known text elsewhere
 
 
-def test_without_known_text_the_worker_starts_at_once(counting: type[_CountingWorker]) -> None:
-    with Checker({}):
-        assert counting.made == 1
+def test_the_worker_starts_only_for_hcl_the_reader_leaves_to_it(counting: type[_CountingWorker]) -> None:
+    with Checker() as checker:
+        checker.check([Rendered("a.tfvars", 'x = "y"\nz = {\n  "k" = [1, true]\n}\n', "hcl")])
+        assert counting.made == 0
+        checker.check([Rendered("b.tf", _BLOCK, "hcl"), Rendered("c.tf", _BLOCK.replace("y", "z"), "hcl")])
+        checker.check([Rendered("d.tfvars", 'x = "${y}"\n', "hcl")])  # an interpolation: not rlobs's shape
+    assert counting.made == 1 and counting.parsed == ["b.tf", "c.tf", "d.tfvars"]
+
+
+def test_a_cold_eks_render_starts_no_worker(tmp_path: Path, counting: type[_CountingWorker]) -> None:
+    from rlobs import commands
+    from testing.helpers import REPO
+
+    commands.render([REPO / "blueprints" / "eks-jark.yaml"], tmp_path, write=True, force=False, with_diff=False)
+    assert counting.made == 0
 
 
 def test_a_re_render_parses_only_new_hcl_text(tmp_path: Path, counting: type[_CountingWorker]) -> None:
@@ -122,13 +136,34 @@ def test_a_re_render_parses_only_new_hcl_text(tmp_path: Path, counting: type[_Co
     from testing.helpers import REPO
 
     profile = tmp_path / "rlobs.yaml"
-    shutil.copy(REPO / "blueprints" / "eks-jark.yaml", profile)
+    shutil.copy(REPO / "tests" / "profiles" / "gke-autopilot-jobset.yaml", profile)
     out = tmp_path / "out"
     commands.render([profile], out, write=True, force=False, with_diff=False)
-    assert counting.parsed == ["terraform/blueprint.tfvars"]
+    templates = ["terraform/main.tf", "terraform/variables.tf"]
+    assert sorted(counting.parsed) == templates  # terraform.tfvars is read without the worker
     profile.write_text(profile.read_text() + "# a comment: the same bundle, a new render key\n")
     commands.render([profile], out, write=True, force=False, with_diff=False)
-    assert counting.parsed == ["terraform/blueprint.tfvars"]
-    profile.write_text(profile.read_text().replace("name: jark-stack", "name: jark-two"))
-    commands.render([profile], out, write=True, force=False, with_diff=False)
-    assert counting.parsed == ["terraform/blueprint.tfvars"] * 2
+    assert sorted(counting.parsed) == templates
+
+
+def test_text_that_passed_is_not_checked_again_by_the_same_checker(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rlobs.bundle import check as module
+
+    seen: list[str] = []
+    monkeypatch.setitem(module._PARSERS, "json", lambda r: seen.append(r.path))
+    with Checker() as checker:
+        checker.check([Rendered("a.json", "{}\n", "json"), Rendered("b.json", "[]\n", "json")])
+        checker.check([Rendered("x.json", "[2]\n", "json"), Rendered("y.json", "[2]\n", "json")])  # once
+        checker.check([Rendered("c.json", "{}\n", "json"), Rendered("d.json", "[1]\n", "json")])
+        # The same text in another format is checked in that format.
+        with pytest.raises(CheckError, match=r"e\.yaml"):
+            checker.check([Rendered("e.yaml", "{}\n", "json"), Rendered("e.yaml", "a: [\n", "yaml")])
+    assert seen == ["a.json", "b.json", "x.json", "d.json"]
+
+
+def test_a_failed_check_remembers_nothing() -> None:
+    with Checker() as checker:
+        with pytest.raises(CheckError):
+            checker.check([Rendered("a.json", "{}\n", "json"), Rendered("b.json", "{\n", "json")])
+        with pytest.raises(CheckError, match=r"b\.json"):
+            checker.check([Rendered("b.json", "{\n", "json")])

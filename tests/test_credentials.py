@@ -41,3 +41,27 @@ def test_no_shipped_bundle_looks_like_it_holds_a_credential() -> None:
 
 def test_redact_hides_userinfo_query_and_fragment() -> None:
     assert credentials.redact("https://u:p@h/x?access_token=t#f") == "https://***@h/x?***"
+
+
+def _plain_search(text: str) -> list[str]:
+    """found_in without its shortcuts: every shape's regex over the whole text."""
+    found = [name for name, _, regex in credentials._SHAPES if regex.search(text)]
+    users = credentials._USERINFO.findall(text)
+    if any(len(u) >= 16 and credentials._entropy(u) >= 3.0 for u in users):
+        found.append("a token in a URL")
+    return found
+
+
+def test_the_shortcuts_find_exactly_what_a_plain_search_finds() -> None:
+    import random
+
+    from testing.helpers import REPO
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted((REPO / "tests" / "golden").rglob("*")) if p.is_file()]
+    pieces = [*SECRETS.values(), "://", "\n", " ", "@", ":", "x", "AKIA", "ghp_", "https://a:b", "é", "\r"]
+    rng = random.Random(14)
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(3000)]
+    texts += [f"{a}\n{b}" for a in SECRETS.values() for b in SECRETS.values()]
+    assert texts
+    for text in texts:
+        assert credentials.found_in(text) == _plain_search(text), repr(text[:200])

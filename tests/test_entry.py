@@ -106,3 +106,53 @@ def test_a_stale_bundle_still_fails_the_check(tmp_path: Path) -> None:
     done = _script("render", str(profile), "-o", str(out), "--check")
     assert done.returncode == 1
     assert f"would create {out / 'docs/runbook.md'}" in done.stdout
+
+
+def _bad_profile(tmp_path: Path) -> Path:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BLUEPRINT.read_text().replace("namespace: ", "namespace: Not_A_Name #", 1) + "extra: 1\n")
+    return bad
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["cold", "cold-json", "cold-check", "two", "bad", "bad-json", "missing", "fleet"],
+)
+def test_a_cold_render_run_by_the_script_is_what_the_typer_app_does(tmp_path: Path, case: str) -> None:
+    """Output, errors and exit code the same, whether the console script or the Typer app runs it."""
+    profile = tmp_path / "rlobs.yaml"
+    shutil.copy(BLUEPRINT, profile)
+    args = {
+        "cold": [str(profile)],
+        "cold-json": [str(profile), "--format", "json"],
+        "cold-check": [str(profile), "--check"],
+        "two": [str(profile), str(REPO / "blueprints" / "gke-managed-otel.yaml")],
+        "bad": [str(_bad_profile(tmp_path))],
+        "bad-json": [str(_bad_profile(tmp_path)), "--format=json"],
+        "missing": [str(tmp_path / "missing.yaml")],
+        "fleet": [str(REPO / "blueprints" / "fleet" / "rl-fleet.yaml")],
+    }[case]
+    fast = _script("render", *args, "-o", str(tmp_path / "fast"))
+    full = CliRunner().invoke(app, ["render", *args, "-o", str(tmp_path / "full")])
+    assert fast.returncode == full.exit_code
+    assert fast.stdout.replace("/fast", "/full") == full.stdout
+    # Progress lines (several profiles) come in the order the bundles finish.
+    errors = [[n for n in err.splitlines() if not n.startswith("rendered ")] for err in (fast.stderr, full.stderr)]
+    assert errors[0] == errors[1]
+    assert "Traceback" not in fast.stderr
+    if fast.returncode == 0 and case != "cold-check":
+        fast_files = {p.relative_to(tmp_path / "fast") for p in (tmp_path / "fast").rglob("*") if p.is_file()}
+        full_files = {p.relative_to(tmp_path / "full") for p in (tmp_path / "full").rglob("*") if p.is_file()}
+        assert fast_files == full_files and len(fast_files) > 30
+
+
+def test_a_cold_render_imports_no_cli_framework(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        f"sys.argv = ['rlobs', 'render', {str(BLUEPRINT)!r}, '-o', {str(tmp_path / 'out')!r}]\n"
+        "from rlobs import entry\n"
+        "try:\n    entry.run()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+        "assert not [m for m in sys.modules if m.split('.')[0] in ('typer', 'click', 'hcl2')], 'imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

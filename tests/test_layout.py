@@ -61,6 +61,7 @@ def test_the_target_registry_the_profile_union_and_the_blueprints_agree() -> Non
 
 @pytest.mark.slow  # a subprocess render
 def test_a_render_imports_only_its_own_target() -> None:
+    """Planned, checked and written (the writer asks every target's PATHS, never its planner); no fleet model."""
     import subprocess
     import sys
 
@@ -69,13 +70,14 @@ def test_a_render_imports_only_its_own_target() -> None:
     for target, other in (("eks", "gke"), ("gke", "eks")):
         blueprint = next(p for p in sorted((REPO / "blueprints").glob("*.yaml")) if p.name.startswith(target))
         code = (
-            "import sys\n"
-            "from rlobs.pipeline import build\n"
-            "from rlobs.profile.load import load_profile\n"
-            "from rlobs.bundle.check import Checker\n"
-            f"with Checker() as c:\n    build(load_profile({str(blueprint)!r}), c)\n"
+            "import sys, tempfile\n"
+            "from pathlib import Path\n"
+            "from rlobs import commands\n"
+            "with tempfile.TemporaryDirectory() as out:\n"
+            f"    commands.render([Path({str(blueprint)!r})], Path(out), write=True, force=False, with_diff=False)\n"
             f"assert not [m for m in sys.modules if m.startswith('rlobs.targets.{other}')], sorted(sys.modules)\n"
             f"assert 'rlobs.targets.{target}.plan' in sys.modules\n"
+            "assert 'rlobs.profile.fleet' not in sys.modules\n"
         )
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr[-2000:]

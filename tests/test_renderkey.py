@@ -233,3 +233,9 @@ def test_several_profiles_are_found_by_their_keys(tmp_path: Path) -> None:
     assert commands.up_to_date([profiles[0], profiles[0]], out) is None  # the full load reports the shared name
     os.rename(out / "rl-b", out / "moved")
     assert commands.up_to_date(profiles, out) is None
+
+
+def test_the_keys_of_many_profiles_are_each_ones_key() -> None:
+    profiles = [b"a", b"b", BLUEPRINT.read_bytes()]
+    assert renderkey.render_keys(profiles) == [renderkey.render_key(p) for p in profiles]
+    assert len(set(renderkey.render_keys(profiles))) == 3

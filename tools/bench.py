@@ -7,8 +7,11 @@ over all of them alike; the table gives the median wall time over the rounds and
 - `rlobs --help`, piped and on a pseudo-terminal (rich help);
 - a cold render of each shipped blueprint into a fresh directory;
 - a no-op re-render and `--check` of an up-to-date bundle, and `validate`;
-- the marginal cost of one more profile: (render of 100 profiles - render of 1) / 99;
-- peak memory (max RSS of the process) of renders of 10 and 100 profiles (and 1000 with BENCH_1000=1).
+- the marginal cost of one more profile: (render of 100 profiles - render of 1) / 99, and with BENCH_1000=1 also
+  (render of 1000 - render of 100) / 900, which equals it when the cost is linear;
+- the marginal cost of one more fleet cluster: (render of a 100-cluster fleet - a 10-cluster fleet) / 90, and the
+  same for `validate`;
+- peak memory (max RSS of the process and its pool) of renders of 10 and 100 profiles (and 1000 with BENCH_1000=1).
 
 BENCH_ROUNDS sets the number of rounds (default 5, after one warm-up round).
 """
@@ -83,6 +86,24 @@ def _fleet(folder: Path, count: int) -> list[str]:
     return paths
 
 
+def _fleet_file(folder: Path, clusters: int) -> str:
+    """The example fleet with `clusters` clusters: its own five, then copies of them under new names."""
+    import copy
+
+    import yaml
+
+    base = yaml.safe_load((REPO / "blueprints" / "fleet" / "rl-fleet.yaml").read_text(encoding="utf-8"))
+    own = base["clusters"]
+    base["clusters"] = [
+        {**copy.deepcopy(own[i % len(own)]), "name": own[i % len(own)]["name"] + (f"-{i:03d}" if i >= len(own) else "")}
+        for i in range(clusters)
+    ]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"fleet{clusters}.yaml"
+    path.write_text(yaml.safe_dump(base, sort_keys=False), encoding="utf-8")
+    return str(path)
+
+
 def _cases(tmp: Path) -> list[Case]:
     rlobs = str(BIN / "rlobs")
     eks = str(REPO / "blueprints" / "eks-jark.yaml")
@@ -107,6 +128,12 @@ def _cases(tmp: Path) -> list[Case]:
         cases.append(
             Case(f"render {n} profiles (cold)", [rlobs, "render", *paths, "-o", f"{fresh}/fleet{n}-{{round}}"])
         )
+    for n in (10, 100):
+        fleet = _fleet_file(tmp / "fleets", n)
+        cases += [
+            Case(f"render fleet of {n} clusters (cold)", [rlobs, "render", fleet, "-o", f"{fresh}/f{n}-{{round}}"]),
+            Case(f"validate fleet of {n} clusters", [rlobs, "validate", fleet]),
+        ]
     return cases
 
 
@@ -145,9 +172,33 @@ def main() -> int:
     for c in cases:
         t, peak = med[c.name], max(c.rss_kib) / 1024
         print(f"{c.name.ljust(width)}  {t * 1000:9.1f}  {t / floor:7.2f}  {peak:12.1f}")
-    one = med["render eks-jark (cold)"]
-    marginal = (med["render 100 profiles (cold)"] - one) / 99
-    print(f"{'marginal cost per profile (100)'.ljust(width)}  {marginal * 1000:9.1f}  {marginal / floor:7.2f}")
+    margins = [("marginal cost per profile (1 -> 100)", "render eks-jark (cold)", "render 100 profiles (cold)", 99)]
+    if "render 1000 profiles (cold)" in med:
+        margins.append(
+            (
+                "marginal cost per profile (100 -> 1000)",
+                "render 100 profiles (cold)",
+                "render 1000 profiles (cold)",
+                900,
+            )
+        )
+    margins += [
+        (
+            "marginal cost per fleet cluster, render",
+            "render fleet of 10 clusters (cold)",
+            "render fleet of 100 clusters (cold)",
+            90,
+        ),
+        (
+            "marginal cost per fleet cluster, validate",
+            "validate fleet of 10 clusters",
+            "validate fleet of 100 clusters",
+            90,
+        ),
+    ]
+    for label, small, big, extra in margins:
+        marginal = (med[big] - med[small]) / extra
+        print(f"{label.ljust(width)}  {marginal * 1000:9.1f}  {marginal / floor:7.2f}")
     rss = {c.name: max(c.rss_kib) for c in cases}
     big = "render 1000 profiles (cold)" if "render 1000 profiles (cold)" in rss else "render 100 profiles (cold)"
     ratio = rss[big] / rss["render 10 profiles (cold)"]

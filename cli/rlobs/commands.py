@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -12,7 +13,6 @@ from rlobs.bundle.owner import Owner
 from rlobs.bundle.write import Changes, RenderKey
 
 if TYPE_CHECKING:
-    from rlobs.bundle.check import Checker
     from rlobs.bundle.spec import Rendered
     from rlobs.profile.model import Profile
 from rlobs.errors import Problem, RlobsError
@@ -168,7 +168,9 @@ def _load_all(profiles: list[Path]) -> list[tuple[bytes, Profile]]:
     if problems:
         raise ProfileError(problems)
     names = [p.metadata.name for _, p in loaded]
-    dupes = sorted({n for n in names if names.count(n) > 1})
+    from collections import Counter
+
+    dupes = sorted(n for n, count in Counter(names).items() if count > 1)
     if dupes:
         raise RlobsError(f"profiles share metadata.name {', '.join(dupes)}: expected one bundle name per profile")
     return loaded
@@ -176,7 +178,7 @@ def _load_all(profiles: list[Path]) -> list[tuple[bytes, Profile]]:
 
 def fleet_file(paths: list[Path]) -> Path | None:
     """The fleet file among the arguments (a fleet is rendered alone), or None when they are all profiles."""
-    from rlobs.profile.fleet import is_fleet
+    from rlobs.profile.kind import is_fleet
 
     fleets = [p for p in paths if p.is_file() and is_fleet(_text(p))]
     if fleets and len(paths) > 1:
@@ -198,38 +200,78 @@ def warnings(profiles: list[Path]) -> list[tuple[Problem, ...]]:
     return [tuple(load_warnings(p)) for p in profiles]
 
 
-def render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool) -> list[RenderResult]:
-    """What rendering does (or would do) to each bundle; a bundle rendered from its profile carries the profile's
-    warnings. An up-to-date one is answered from its render key without reading YAML (rlobs.entry's fast path, where
-    importing a YAML parser alone would cost more than the answer), so its warnings were given when it was rendered."""
+def render(
+    profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool, progress: Progress | None = None
+) -> list[RenderResult]:
+    """What rendering does (or would do) to each bundle. An up-to-date one is answered from its render key without
+    reading YAML (rlobs.entry's fast path, where importing a YAML parser alone would cost more than the answer), so
+    its warnings were given when it was rendered."""
     answered = up_to_date(profiles, out)
     if answered is not None:
         return answered
-    results = _render(profiles, out, write=write, force=force, with_diff=with_diff)
+    return render_full(profiles, out, write=write, force=force, with_diff=with_diff, progress=progress)
+
+
+# Shows the progress of a render of many bundles: called with their number, it gives a function to call with each
+# bundle's name as it is done (rlobs.progress.bundles; the commands themselves print nothing).
+Progress = Callable[[int], AbstractContextManager[Callable[[str], None]]]
+
+
+@contextmanager
+def _no_progress(_total: int) -> Iterator[Callable[[str], None]]:
+    yield lambda _name: None
+
+
+def render_full(
+    profiles: list[Path],
+    out: Path,
+    *,
+    write: bool,
+    force: bool,
+    with_diff: bool = False,
+    progress: Progress | None = None,
+) -> list[RenderResult]:
+    """The render itself, when up_to_date() found that some bundle may differ; each bundle rendered from its
+    profile carries the profile's warnings."""
+    results = _render_full(profiles, out, write=write, force=force, with_diff=with_diff, progress=progress)
     return [replace(r, warnings=w) for r, w in zip(results, warnings([r.profile for r in results]), strict=True)]
 
 
-def _render(profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool) -> list[RenderResult]:
+def _render_full(
+    profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool, progress: Progress | None
+) -> list[RenderResult]:
     fleet = fleet_file(profiles)
     if fleet is not None:
         from rlobs.fleet import commands as fleets
 
         name, changes = fleets.render(fleet, out, write=write, force=force, with_diff=with_diff)
         return [RenderResult(fleet, name, out, changes)]
+    from rlobs.renderkey import render_key, render_keys
+
+    if len(profiles) > 1:
+        from rlobs import batch
+
+        loaded = _load_all(profiles)
+        keys = render_keys([data for data, _ in loaded])
+        jobs = [
+            batch.Job(path, p, RenderKey(key, p.metadata.name), Owner("profile", p.metadata.name, p.target))
+            for path, (_, p), key in zip(profiles, loaded, keys, strict=True)
+        ]
+        with (progress or _no_progress)(len(jobs)) as advance:
+            done = batch.render_many(jobs, out, write=write, force=force, diff=with_diff, advance=advance)
+        return [RenderResult(j.path, j.key.name, out / j.key.name, c) for j, c in zip(jobs, done, strict=True)]
     from rlobs.bundle.check import Checker
     from rlobs.bundle.write import recorded_digests
-    from rlobs.renderkey import render_key
+    from rlobs.pipeline import build_named
 
-    # Made before the heavy imports below, so its parser process warms up on the other core meanwhile; when
-    # re-rendering one bundle, only if some HCL text turns out new (the manifest's digests say what was checked).
-    with Checker(recorded_digests(out) if len(profiles) == 1 else None) as checker:
-        loaded = _load_all(profiles)
-        built = [_build(path, p, checker) for path, (_, p) in zip(profiles, loaded, strict=True)]
-    jobs = [
-        _Job(path, RenderKey(render_key(data), p.metadata.name), Owner("profile", p.metadata.name, p.target), files)
-        for path, (data, p), files in zip(profiles, loaded, built, strict=True)
-    ]
-    return _apply(jobs, out, write=write, force=force, diff=with_diff)
+    # When re-rendering a bundle, HCL text the manifest records was checked before (rlobs writes only checked
+    # files) and is not parsed again.
+    with Checker(recorded_digests(out)) as checker:
+        ((data, profile),) = _load_all(profiles)
+        built = build_named(profiles[0], profile, checker)
+    key = RenderKey(render_key(data), profile.metadata.name)
+    job = _Job(profiles[0], key, Owner("profile", profile.metadata.name, profile.target), built)
+    return _apply([job], out, write=write, force=force, diff=with_diff)
 
 
 def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
@@ -237,10 +279,10 @@ def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
     the render keys in the manifests without importing the rendering stack; None when anything may differ."""
     from rlobs.bundle.write import fresh, holds_bundle, recorded_key
     from rlobs.profile.source import read_source
-    from rlobs.renderkey import render_key
+    from rlobs.renderkey import render_keys
 
     try:
-        keys = [render_key(read_source(p)) for p in profiles]
+        keys = render_keys([read_source(p) for p in profiles])
         if len(set(keys)) != len(keys):
             return None  # the same profile twice: the full load reports the shared name
         if len(profiles) == 1:
@@ -271,48 +313,21 @@ class _Job:
 
 
 def _apply(jobs: list[_Job], out: Path, *, write: bool, force: bool, diff: bool) -> list[RenderResult]:
-    """One profile renders into `out`; several into `out/<metadata.name>` each, `out` being no bundle itself.
+    """One profile's bundle into `out` (several go through rlobs.batch, into `out/<metadata.name>` each).
 
-    Lock every bundle directory (in path order, so two renders cannot deadlock; `out` first, shared, when it is
-    the parent), plan all, then write all: one refused bundle writes nothing, and no other render can change a
-    directory between its plan and write. --check, --diff and --dry-run plan exactly as the write does and
-    report its refusals instead of raising them."""
-    from rlobs.bundle.write import open_bundle, refusal_error
+    The directory is locked for the whole plan and write, so no other render can change it in between. --check,
+    --diff and --dry-run plan exactly as the write does and report its refusals instead of raising them."""
+    from rlobs.bundle.write import open_bundle
     from rlobs.targets import producible
 
-    with ExitStack() as stack:
-        single = len(jobs) == 1
-        parent = None if single else stack.enter_context(open_bundle(out, producible, write=False))
-        # Inside a bundle the members are refused: opened to read only, so the refused render creates no folder.
-        write_dirs = write and (parent is None or parent.owner() is None)
-        dirs = {j.key.name: out if single else out / j.key.name for j in jobs}
-        bundles = {d: stack.enter_context(open_bundle(d, producible, write=write_dirs)) for d in sorted(dirs.values())}
-        results = []
-        for job in jobs:
-            out_dir = dirs[job.key.name]
-            changes = bundles[out_dir].plan(
-                job.files, owner=job.owner, force=force, with_diff=diff, key=job.key, parent=parent
-            )
-            results.append(RenderResult(job.profile, job.key.name, out_dir, changes))
+    (job,) = jobs
+    with open_bundle(out, producible, write=write) as bundle:
+        changes = bundle.plan(job.files, owner=job.owner, force=force, with_diff=diff, key=job.key)
         if write:
-            if any(r.changes.refused for r in results):
-                raise refusal_error((r.out_dir, r.changes) for r in results)
-            for job, result in zip(jobs, results, strict=True):
-                bundles[result.out_dir].write(job.files, result.changes, key=job.key)
-    return results
-
-
-def _build(path: Path, profile: Profile, checker: Checker) -> tuple[Rendered, ...]:
-    """The profile's bundle; a refusal of what it renders (parse-back, credential shapes) names the profile."""
-    from rlobs.errors import CheckError
-    from rlobs.pipeline import build
-
-    try:
-        return build(profile, checker)
-    except (CheckError, RlobsError) as exc:
-        if type(exc) not in (CheckError, RlobsError):
-            raise
-        raise type(exc)(f"{path} ({profile.metadata.name}): {exc}") from None
+            if changes.refused:
+                bundle.discard()  # nothing staged yet: only a folder opening the bundle created goes again
+            bundle.write(job.files, changes, key=job.key)  # raises the plan's refusals, writing nothing
+    return [RenderResult(job.profile, job.key.name, out, changes)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,12 +355,13 @@ def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[
 
     found = []
     with Checker() as checker:
+        from rlobs.pipeline import build_named
         from rlobs.profile.load import load_source
 
         for path in profiles:
             try:
                 _, profile = load_source(path)
-                _build(path, profile, checker)
+                build_named(path, profile, checker)
                 found.append(Validated(path, profile.metadata.name))
             except RlobsError as exc:
                 found.append(Validated(path, None, exc))

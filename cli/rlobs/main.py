@@ -82,42 +82,18 @@ class SignalsFmt(StrEnum):
 
 @contextmanager
 def _errors(fmt: Fmt = Fmt.text) -> Iterator[None]:
-    """The error boundary: user errors print `error: ...` lines and exit with their code; no traceback.
-
-    One channel per format: text prints the lines on stderr; --format json prints them only as JSON on stdout
-    (`{"errors": [...]}`), for editors and CI.
-    """
-    from rlobs import output
+    """The error boundary (rlobs.boundary): user errors print `error: ...` lines and exit with their code; no
+    traceback. One channel per format: text prints the lines on stderr; --format json prints them only as JSON on
+    stdout (`{"errors": [...]}`), for editors and CI."""
+    from rlobs import boundary
 
     try:
         yield
-    except RlobsError as exc:
-        if fmt is Fmt.json:
-            output.as_json({"errors": exc.as_dicts()})
-        else:
-            for line in exc.lines():
-                output.say(f"error: {line}", err=True, style="red")
-        raise typer.Exit(exc.exit_code) from None
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
-    except OSError as exc:  # a user's path: unreadable, unwritable, a full disk, a name too long
-        where = f"{exc.filename}: " if exc.filename is not None else ""
-        _fail(fmt, f"{where}{exc.strerror or exc}")
-    except ValueError as exc:  # pathlib refuses a path holding a NUL byte with ValueError
-        if "null byte" not in str(exc):
+    except (RlobsError, KeyboardInterrupt, OSError, ValueError) as exc:
+        code = boundary.exit_code(exc, as_json=fmt is Fmt.json)
+        if code is None:
             raise
-        _fail(fmt, f"expected a path without a NUL byte, got one ({exc})")
-
-
-def _fail(fmt: Fmt, message: str) -> None:
-    from rlobs import output
-    from rlobs.errors import EXIT_USAGE
-
-    if fmt is Fmt.json:
-        output.as_json({"errors": [{"message": message}]})
-    else:
-        output.say(f"error: {message}", err=True, style="red")
-    raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(code) from None
 
 
 def _version(value: bool) -> None:
@@ -280,11 +256,13 @@ def render(
             _preview(profiles)
             return
 
-        results = commands.render(profiles, out, write=not (check or diff or dry_run), force=force, with_diff=diff)
+        from rlobs import progress
+
+        write = not (check or diff or dry_run)
+        shown = progress.bundles if fmt is Fmt.text else None  # JSON: one document on stdout, nothing else
+        results = commands.render(profiles, out, write=write, force=force, with_diff=diff, progress=shown)
     from rlobs import output
 
-    if fmt is Fmt.text:
-        output.report_warnings([w for r in results for w in r.warnings])
     code = output.report_render(results, as_json=fmt is Fmt.json, check=check, diff=diff, dry_run=dry_run)
     raise typer.Exit(code)
 

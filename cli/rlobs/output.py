@@ -115,6 +115,7 @@ def report_render(results: list[RenderResult], *, as_json: bool, check: bool, di
     if as_json:
         print(json.dumps([r.as_dict(mode) for r in results], indent=2, sort_keys=False))
     else:
+        report_warnings([w for r in results for w in r.warnings])
         for r in results:
             _report_text(r, mode, diff=diff)
     if any(r.changes.refused for r in results):

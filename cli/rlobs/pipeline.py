@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rlobs.bundle.check import Checker
 from rlobs.bundle.render import render
 from rlobs.bundle.spec import Plan, Rendered
+from rlobs.errors import CheckError, RlobsError
 from rlobs.profile.model import Profile
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets import TARGETS
@@ -18,3 +21,14 @@ def build(profile: Profile, checker: Checker) -> tuple[Rendered, ...]:
     rendered = render(plan_bundle(profile))
     checker.check(rendered)
     return rendered
+
+
+def build_named(path: Path, profile: Profile, checker: Checker) -> tuple[Rendered, ...]:
+    """build(), with a refusal of what the profile renders (a parse-back failure, a credential shape) naming the
+    profile file and bundle: with several profiles the user knows which one to look at."""
+    try:
+        return build(profile, checker)
+    except (CheckError, RlobsError) as exc:
+        if type(exc) not in (CheckError, RlobsError):
+            raise  # a profile or output error already says where it is
+        raise type(exc)(f"{path} ({profile.metadata.name}): {exc}") from None

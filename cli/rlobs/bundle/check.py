@@ -11,6 +11,7 @@ from types import TracebackType
 
 import yaml
 
+from rlobs.bundle import hclread
 from rlobs.bundle.hclworker import HclWorker
 from rlobs.bundle.spec import Format, Rendered
 from rlobs.credentials import found_in
@@ -70,17 +71,23 @@ def _shell(scripts: list[Rendered]) -> list[str]:
 
 
 class Checker:
-    """The parse-back stage. It owns a python-hcl2 worker process, started when the checker is made so that its
-    ~250 ms start-up overlaps whatever the caller does next (see hclworker.py); one checker serves many bundles.
+    """The parse-back stage; one checker serves many bundles. HCL in the attribute-file shape rlobs writes (its
+    tfvars) is read by rlobs.bundle.hclread; any other HCL (the GKE Terraform templates) by python-hcl2 in a worker
+    process (hclworker.py), started only when some HCL text needs it, before the other formats are checked so that
+    its ~250 ms start-up overlaps them.
 
     `known` maps bundle paths to digests (sha256) of HCL text that already passed this check: the manifest of the
-    bundle being re-rendered, as rlobs writes only checked files. HCL text with a known digest is not parsed
-    again, and with `known` given the worker is started only when some HCL text is new.
+    bundle being re-rendered, as rlobs writes only checked files. HCL text with a known digest is not parsed again.
+
+    A file that passed is remembered by its format and digest, and the same text is not checked again by this
+    checker: the bundles of many profiles (or of a fleet's clusters) share most of their files byte for byte (the
+    app, the docs, the tests), and every check here depends on the text and the format alone.
     """
 
     def __init__(self, known: Mapping[str, set[str]] | None = None) -> None:
         self._known = known or {}
-        self._hcl: HclWorker | None = None if known else HclWorker()
+        self._hcl: HclWorker | None = None
+        self._passed: set[tuple[str, str]] = set()
 
     def _worker(self) -> HclWorker:
         if self._hcl is None:
@@ -89,20 +96,20 @@ class Checker:
 
     def check(self, files: Iterable[Rendered]) -> None:
         """Raise CheckError naming every file that does not parse back, and refuse any credential-shaped text."""
-        files = tuple(files)
+        todo = self._new(files)
+        files = tuple(r for r, _ in todo)
         _no_credentials(files)
         failures: list[str] = []
         scripts: list[Rendered] = []
-        hcl_files: dict[str, str] = {}
+        hcl_files = self._for_worker(todo)
+        if hcl_files:
+            self._worker()  # starting now, while the other formats are checked
         for r in files:
             if not r.text.endswith("\n") or r.text.endswith("\n\n"):
                 failures.append(f"{r.path}: expected exactly one trailing newline")
             if r.fmt == "sh":
                 scripts.append(r)
-            elif r.fmt == "hcl":
-                if hashlib.sha256(r.text.encode()).hexdigest() not in self._known.get(r.path, ()):
-                    hcl_files[r.path] = hcl_for_parser(r.text)
-            else:
+            elif r.fmt != "hcl":  # HCL: read by hclread above, or by the worker below
                 try:
                     _PARSERS[r.fmt](r)
                 except Exception as exc:
@@ -114,6 +121,33 @@ class Checker:
             raise CheckError(
                 "rendered bundle failed its parse-back check (a bug in rlobs):\n  " + "\n  ".join(failures)
             )
+        # HCL skipped as known from a manifest was not checked here: only what was is remembered.
+        self._passed.update((r.fmt, d) for r, d in todo if not (r.fmt == "hcl" and d in self._known.get(r.path, ())))
+
+    def remember(self, files: Iterable[Rendered]) -> None:
+        """Files another checker of this render passed (a pool worker's, rlobs.bundle.pool): not checked again."""
+        self._passed.update((r.fmt, hashlib.sha256(r.text.encode()).hexdigest()) for r in files)
+
+    def _new(self, files: Iterable[Rendered]) -> list[tuple[Rendered, str]]:
+        """Each text (with its digest) not checked before, once per format: a fleet's clusters share most files."""
+        todo, seen = [], set(self._passed)
+        for r in files:
+            digest = hashlib.sha256(r.text.encode()).hexdigest()
+            if (r.fmt, digest) not in seen:
+                seen.add((r.fmt, digest))
+                todo.append((r, digest))
+        return todo
+
+    def _for_worker(self, todo: list[tuple[Rendered, str]]) -> dict[str, str]:
+        """The new HCL text (path -> text as python-hcl2 reads it) that rlobs.bundle.hclread leaves to python-hcl2."""
+        found = {}
+        for r, digest in todo:
+            if r.fmt == "hcl" and digest not in self._known.get(r.path, ()):
+                try:
+                    hclread.read(r.text)
+                except hclread.NotOurs:
+                    found[r.path] = hcl_for_parser(r.text)
+        return found
 
     def close(self) -> None:
         if self._hcl is not None:

@@ -1,7 +1,8 @@
-"""python-hcl2 in a child process, started before the render so its start-up overlaps it.
+"""python-hcl2 in a child process, for the HCL that rlobs.bundle.hclread does not read (the Terraform templates).
 
-Importing lark and loading python-hcl2's grammar cache costs ~250 ms, more than the whole render; on a
-second core it costs the CLI nothing. Requests and answers are one JSON line each.
+Importing lark and loading python-hcl2's grammar cache costs ~250 ms, more than the whole render; the checker
+starts the process before it checks the other formats, so on a second core that overlaps them. Requests and
+answers are one JSON line each.
 """
 
 from __future__ import annotations

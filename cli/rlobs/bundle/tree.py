@@ -45,13 +45,16 @@ def _kind(mode: int) -> Kind:
 class Tree:
     """The bundle root; `fd` is None while the directory does not exist (read-only use on a fresh output)."""
 
-    def __init__(self, path: Path, fd: int | None) -> None:
+    def __init__(self, path: Path, fd: int | None, created: tuple[Path, ...] = ()) -> None:
         self.path = path
         self.fd = fd
+        self.created = created  # the folders open() made for it, deepest first (remove_created() takes them back)
 
     @classmethod
     def open(cls, path: Path, *, create: bool) -> Tree:
+        created: tuple[Path, ...] = ()
         if create:
+            created = tuple(p for p in (path, *path.parents) if not p.exists())
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 with contextlib.suppress(FileExistsError):
@@ -59,7 +62,7 @@ class Tree:
             except (FileExistsError, NotADirectoryError) as exc:
                 raise RlobsError(f"{exc.filename}: expected a folder to write the bundle in, got a file") from None
         try:
-            return cls(path, os.open(path, _DIR))
+            return cls(path, os.open(path, _DIR), created)
         except FileNotFoundError:
             if create:
                 raise
@@ -70,6 +73,15 @@ class Tree:
             if exc.errno == errno.ENOTDIR:
                 raise RlobsError(f"{path}: expected a directory, got a file") from None
             raise
+
+    def remove_created(self) -> None:
+        """Remove the folders open() made, deepest first, while they are empty: a render that wrote nothing leaves
+        no folder behind either. A folder something else has put a file in since is kept, and so are its parents."""
+        for folder in self.created:
+            try:
+                os.rmdir(folder)
+            except OSError:
+                return
 
     def close(self) -> None:
         if self.fd is not None:

@@ -5,7 +5,16 @@ A write is a transaction. Every new file and the new manifest are staged in `.rl
 the old bundle untouched and the next render removes the staging folder (roll back); after it, the next render
 replays the journal (roll forward: renames and deletions are idempotent) before it looks at anything else. So after
 a SIGKILL at any instant the directory holds exactly the old or exactly the new bundle once the next render starts,
-and --check reports an unfinished transaction as drift. The directory's lock (tree.Tree.lock) covers the whole
+and --check reports an unfinished transaction as drift.
+
+Durability (a power cut, not only a killed process): the journal must never reach the disk before the files it
+names, or a roll forward would rename empty or partial files into place. So the staged files and the new manifest
+are written without a flush each, then one syncfs(2) of the staging folder's filesystem puts all of them on disk,
+and only then is the journal written, fsync'ed, renamed into place and the directory fsync'ed: the commit point is
+durable after the files it commits. One syncfs instead of an fsync per file (37 for the EKS blueprint) is the same
+guarantee at a fraction of the cost (~4 ms instead of ~15 ms here); where there is no syncfs, every file is
+fsync'ed as before. The roll forward is renames and unlinks, fsync'ed as a whole at its end: replayed from the
+durable journal if a crash loses any of them. The directory's lock (tree.Tree.lock) covers the whole
 plan-and-write, so two renders never interleave.
 
 The manifest is not a licence to delete: a file is removed only if an rlobs target can produce its path, it is a
@@ -111,6 +120,13 @@ class _Plan:
     edited: list[str] = field(default_factory=list)  # rlobs's, but edited since it wrote them
     edited_stale: list[str] = field(default_factory=list)  # the same, and no longer rendered
     diff: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """A write staged in a bundle's staging folder and not committed yet (Bundle.stage, Bundle.commit)."""
+
+    journal: dict[str, Any]
 
 
 class Bundle:
@@ -314,23 +330,52 @@ class Bundle:
         the refusals the plan found instead, before anything is written."""
         if changes.refused:
             raise refusal_error([(self.path, changes)])
-        if not (changes.manifest_changed or changes.created or changes.updated or changes.deleted or changes.leftovers):
-            return
+        self.commit(self.stage(rendered, changes, key=key))
+
+    def commit(self, staged: Staged | None) -> None:
+        """Commit what stage() staged (nothing when it had nothing to do): the journal, then its roll forward."""
+        if staged is not None:
+            self._commit()
+            self._finish(staged.journal)
+
+    def discard(self) -> None:
+        """Drop what stage() staged and was not committed: the bundle stays exactly as it was, and a folder opening
+        it created is removed again."""
+        self._discard_staging()
+        self.tree.remove_created()
+
+    def stage(self, rendered: Iterable[Rendered], changes: Changes, *, key: RenderKey | None = None) -> Staged | None:
+        """Every new file and the new manifest, durable in the staging folder; nothing in the bundle changes until
+        commit(). None when there is nothing to write."""
+        if not (changes.manifest_changed or changes.changed):
+            return None
         rendered = tuple(rendered)
         by_path = {r.path: r for r in rendered}
         to_write = [by_path[p] for p in sorted(changes.created + changes.updated)]
         manifest = _manifest_of(rendered, key, changes.owner)
         try:
-            journal = self._stage(to_write, manifest, changes.deleted)
+            return Staged(self._stage(to_write, manifest, changes.deleted))
         except OSError as exc:
             self._discard_staging()
             raise RlobsError(
                 f"could not write the bundle to {self.path}: {exc.strerror or exc}; the previous bundle is untouched"
             ) from None
-        self._finish(journal)
+
+    def _commit(self) -> None:
+        """Rename the staged journal into place: the commit point (module docstring)."""
+        try:
+            with self.tree.folder((STAGING,)) as staging:
+                assert staging is not None and self.tree.fd is not None
+                os.replace("journal", JOURNAL, src_dir_fd=staging, dst_dir_fd=self.tree.fd)
+            self.tree.sync()
+        except OSError as exc:
+            self._discard_staging()
+            raise RlobsError(
+                f"could not write the bundle to {self.path}: {exc.strerror or exc}; the previous bundle is untouched"
+            ) from None
 
     def _stage(self, files: list[Rendered], manifest: str, deleted: tuple[str, ...]) -> dict[str, Any]:
-        """Every new file and the manifest in the staging folder, then the journal renamed into place (commit)."""
+        """Every new file, the manifest and the journal in the staging folder (commit() renames the journal)."""
         self._discard_staging()
         assert self.tree.fd is not None  # opened to write
         os.mkdir(STAGING, 0o700, dir_fd=self.tree.fd)
@@ -343,13 +388,14 @@ class Bundle:
         }
         with self.tree.folder((STAGING,)) as staging:
             assert staging is not None
+            syncfs = _syncfs()
             for i, r in enumerate(files):
-                _write_new(staging, str(i), r.text.encode(), 0o755 if r.executable else 0o644)
-            _write_new(staging, "manifest", manifest.encode(), 0o644)
+                _write_new(staging, str(i), r.text.encode(), 0o755 if r.executable else 0o644, sync=syncfs is None)
+            _write_new(staging, "manifest", manifest.encode(), 0o644, sync=syncfs is None)
+            if syncfs is not None:
+                syncfs(staging)  # every staged file on disk before the journal that names them (module docstring)
             _write_new(staging, "journal", (json.dumps(journal, indent=2) + "\n").encode(), 0o644)
             os.fsync(staging)
-            os.replace("journal", JOURNAL, src_dir_fd=staging, dst_dir_fd=self.tree.fd)
-        self.tree.sync()
         return journal
 
     def _finish(self, journal: dict[str, Any]) -> None:
@@ -477,14 +523,34 @@ def refusal_error(found: Iterable[tuple[Path, Changes]]) -> OutputConflictError:
     return OutputConflictError("\n".join(details), list(details.values()))
 
 
-def _write_new(dir_fd: int, name: str, data: bytes, mode: int) -> None:
-    """A new file (O_EXCL, so nothing planted at the name is followed), flushed to disk."""
+def _write_new(dir_fd: int, name: str, data: bytes, mode: int, *, sync: bool = True) -> None:
+    """A new file (O_EXCL, so nothing planted at the name is followed), flushed to disk unless `sync` is false."""
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
         fh.flush()
         os.fchmod(fh.fileno(), mode)
-        os.fsync(fh.fileno())
+        if sync:
+            os.fsync(fh.fileno())
+
+
+def _syncfs() -> Callable[[int], None] | None:
+    """syncfs(2) (Linux): everything written to the filesystem holding a descriptor, on disk when it returns
+    (writeback errors reported since Linux 5.8); None where the C library has no syncfs, and files are then
+    fsync'ed one by one."""
+    import ctypes
+
+    try:
+        call = ctypes.CDLL(None, use_errno=True).syncfs
+    except (AttributeError, OSError):
+        return None
+
+    def syncfs(fd: int) -> None:
+        if call(fd) != 0:
+            errno = ctypes.get_errno()
+            raise OSError(errno, os.strerror(errno))
+
+    return syncfs
 
 
 def manifest_text(

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rlobs.bundle import pool
+from rlobs.bundle.check import Checker
 from rlobs.bundle.render import make_env, render
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, Rendered, TemplateFile
 from rlobs.errors import RlobsError
@@ -75,17 +77,38 @@ def _replaced(member: Member) -> tuple[str, ...]:
     return ("terraform/",) if gke is not None and gke.manage == "terraform" else ()
 
 
+def _singles(members: tuple[Member, ...], checker: Checker | None) -> dict[str, tuple[Rendered, ...]]:
+    """Each cluster's single-cluster bundle, by cluster name, in the fleet's order."""
+    catalog = load_catalog()
+    env = make_env()
+
+    def single(index: int) -> tuple[Rendered, ...]:
+        profile = members[index].profile
+        files = render(TARGETS[profile.target].plan(profile, catalog), env)
+        if checker is not None:
+            pool.checker().check(files)
+        return files
+
+    if checker is None:
+        return {m.name: single(i) for i, m in enumerate(members)}
+    built: dict[int, tuple[Rendered, ...]] = {}
+    for index, files in pool.run(single, len(members)):
+        checker.remember(files)
+        built[index] = files
+    return {m.name: built[i] for i, m in enumerate(members)}
+
+
 def _cluster_files(member: Member, single: tuple[Rendered, ...]) -> list[Rendered]:
     replaced = _replaced(member)
     keep = [r for r in single if not replaced or not r.path.startswith(replaced)]
     return [Rendered(f"{CLUSTERS_DIR}/{member.name}/{r.path}", r.text, r.fmt, r.executable) for r in keep]
 
 
-def build_fleet(fleet: Fleet) -> FleetBuild:
-    """Every file of the fleet bundle, rendered (not yet checked); raises when the referential check fails."""
-    catalog = load_catalog()
-    env = make_env()
-    singles = {m.name: render(TARGETS[m.profile.target].plan(m.profile, catalog), env) for m in fleet.members}
+def build_fleet(fleet: Fleet, checker: Checker | None = None) -> FleetBuild:
+    """Every file of the fleet bundle, rendered; raises when the referential check fails. With a `checker`, each
+    cluster's files are planned, rendered and parse-checked in parallel (rlobs.bundle.pool), and the checker
+    remembers them as checked; the fleet's own files are left to it."""
+    singles = _singles(fleet.members, checker)
     sets = appsets.application_sets(fleet)
     contracts = contract.contract(fleet)
     problems = contract.referential_problems(
@@ -126,9 +149,9 @@ def build_fleet(fleet: Fleet) -> FleetBuild:
         for m in fleet.members
     ]
     specs += _project_scripts(fleet)
-    specs += gketf.project_files(fleet, catalog)
+    specs += gketf.project_files(fleet, load_catalog())  # loaded once per process (rl.catalog)
     specs.append(_readme(fleet, sets, contracts, specs))
-    files = list(render(Plan(fleet.name, tuple(specs)), env))
+    files = list(render(Plan(fleet.name, tuple(specs))))
     for m in fleet.members:
         files += _cluster_files(m, singles[m.name])
     return FleetBuild(tuple(sorted(files, key=lambda r: r.path)), sets, contracts, singles)

@@ -12,6 +12,8 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
+import rlobs.profile.noplugins  # noqa: F401 (before pydantic builds a model)
+
 
 class Model(_BaseModel):
     """Base of every profile object: camelCase keys, unknown keys rejected, no coercion, frozen."""

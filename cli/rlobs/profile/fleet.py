@@ -19,12 +19,13 @@ from rlobs.errors import Problem, ProfileError
 from rlobs.profile.eks import AWS_REGION, GitRevision, GitUrl, PrometheusEndpoint, RepoPath
 from rlobs.profile.fields import DnsLabel, Model, matching
 from rlobs.profile.gke import LOCATION, ProjectId
+from rlobs.profile.kind import FLEET_KIND as FLEET_KIND  # where it was defined before
+from rlobs.profile.kind import is_fleet as is_fleet
 from rlobs.profile.load import dotted, validate_located, validate_model
 from rlobs.profile.model import API_VERSION, GkeProfile, Metadata, Profile
 from rlobs.profile.problems import ProblemAt, raise_all
-from rlobs.profile.yamlsource import Located, Path, Pos, YamlSyntaxError, load_located, load_yaml
+from rlobs.profile.yamlsource import Located, Path, Pos, YamlSyntaxError, load_located
 
-FLEET_KIND = "Fleet"
 CLUSTERS_DIR = "clusters"
 
 # Cluster names become Application names (`<cluster>-<component>`, the longest component being
@@ -214,15 +215,6 @@ class Fleet:
     @property
     def name(self) -> str:
         return self.spec.metadata.name
-
-
-def is_fleet(text: str) -> bool:
-    """Whether a YAML file is a fleet (kind: Fleet) rather than a profile; unparseable text is left to the loader."""
-    try:
-        data = load_yaml(text)
-    except Exception:  # any parse error is reported by the fleet loader, with its position
-        return False
-    return isinstance(data, dict) and data.get("kind") == FLEET_KIND
 
 
 def load_fleet(path: FsPath) -> Fleet:

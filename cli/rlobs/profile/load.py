@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -15,7 +16,7 @@ from rlobs.profile.source import NulByteError, read_source
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
+    from pydantic import BaseModel, TypeAdapter
 
     from rlobs.profile.model import Profile, ProfileBase
 
@@ -160,13 +161,13 @@ def dotted(path: Path) -> str:
 
 def _validate(located: Located, display: str) -> tuple[Profile | None, list[Problem]]:
     # pydantic and the model are imported here, not at module level, to keep `rlobs --help` fast.
-    from pydantic import TypeAdapter, ValidationError
+    from pydantic import ValidationError
 
-    from rlobs.profile.model import Profile, ProfileBase
+    from rlobs.profile.model import ProfileBase
 
     data = _tuples(located.data)
     try:
-        profile: Profile = TypeAdapter(Profile).validate_python(data)
+        profile: Profile = _adapter().validate_python(data)
         return profile, []
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
@@ -187,6 +188,16 @@ def _validate(located: Located, display: str) -> tuple[Profile | None, list[Prob
             p for err in exc.errors(include_url=False) for p in _problems(err, located, display, ProfileBase, "", {})
         ]
     return None, problems
+
+
+@cache
+def _adapter() -> TypeAdapter[Profile]:
+    """The validator of the Profile union, built once per process (building it costs more than validating)."""
+    from pydantic import TypeAdapter
+
+    from rlobs.profile.model import Profile
+
+    return TypeAdapter(Profile)
 
 
 def _members() -> dict[str, type[ProfileBase]]:

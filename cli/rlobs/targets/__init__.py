@@ -40,20 +40,21 @@ class Target(Protocol):
         ...
 
 
-_PLANS = {"eks": "rlobs.targets.eks.plan", "gke": "rlobs.targets.gke.plan"}
+# Each target's package; its `plan` module is the Target, its `paths` module the PATHS alone (light to import).
+_PACKAGES = {"eks": "rlobs.targets.eks", "gke": "rlobs.targets.gke"}
 
 
 class _Registry(Mapping[str, Target]):
     """Target name -> its plan module, imported when first asked for: a render imports only its own target."""
 
     def __getitem__(self, name: str) -> Target:
-        return cast("Target", import_module(_PLANS[name]))
+        return cast("Target", import_module(_PACKAGES[name] + ".plan"))
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_PLANS)
+        return iter(_PACKAGES)
 
     def __len__(self) -> int:
-        return len(_PLANS)
+        return len(_PACKAGES)
 
 
 TARGETS: Mapping[str, Target] = _Registry()
@@ -66,7 +67,8 @@ def _paths() -> re.Pattern[str]:
     def one(pattern: str) -> str:
         return "[^/]+".join(re.escape(piece) for piece in pattern.split("*"))
 
-    return re.compile("|".join(one(p) for t in TARGETS.values() for p in t.PATHS))
+    every = (p for package in _PACKAGES.values() for p in import_module(package + ".paths").PATHS)
+    return re.compile("|".join(one(p) for p in every))
 
 
 def producible(path: str) -> bool:

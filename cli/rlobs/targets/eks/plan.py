@@ -21,6 +21,7 @@ from rlobs.rl.labels import bundle_labels
 from rlobs.rl.naming import Pipeline
 from rlobs.rl.tracker import tracker_env
 from rlobs.targets.eks import argocd, dashboards, monitors, security, stack, tfvars, values, workload
+from rlobs.targets.eks.paths import PATHS as PATHS  # the Target protocol's PATHS
 from rlobs.targets.eks.stack import GRAFANA_DASHBOARD_LABEL, MONITORING, PROM_EXPORTER_PORT, RELEASE_LABEL
 from rlobs.targets.eks.versions import (
     AI_ML_OBSERVABILITY_COMMIT,
@@ -30,22 +31,6 @@ from rlobs.targets.eks.versions import (
 )
 
 NAME = "eks"
-# Every path this target's bundles can hold (`*` stays within one folder); the writer deletes nothing else.
-PATHS: tuple[str, ...] = (
-    "README.md",
-    "app/*.py",
-    "app/requirements.txt",
-    "argocd/root-app.yaml",
-    "argocd/apps/*.yaml",
-    "docs/*.md",
-    "rl-layer/*.yaml",
-    "stack/*.yaml",
-    "terraform/blueprint.tfvars",
-    "tests/*.yaml",
-    "values/*.yaml",
-    "workload/*.yaml",
-    "workload/openapi.json",
-)
 README = "README.md"
 
 

@@ -13,24 +13,9 @@ from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job
 from rlobs.rl.naming import Pipeline
 from rlobs.targets.gke import monitoring, project, tfpolicy, workload
+from rlobs.targets.gke.paths import PATHS as PATHS  # the Target protocol's PATHS
 
 NAME = "gke"
-# Every path this target's bundles can hold (`*` stays within one folder); the writer deletes nothing else.
-PATHS: tuple[str, ...] = (
-    "README.md",
-    "app/*.py",
-    "app/requirements.txt",
-    "docs/*.md",
-    "monitoring/alert-policies/*.json",
-    "monitoring/dashboards/*.json",
-    "scripts/*.sh",
-    "terraform/*.tf",
-    "terraform/*.tf.json",
-    "terraform/terraform.tfvars",
-    "tests/*.yaml",
-    "workload/*.yaml",
-    "workload/openapi.json",
-)
 DASHBOARDS_DIR = "monitoring/dashboards"
 POLICIES_DIR = "monitoring/alert-policies"
 WORKLOAD_DIR = "workload"

@@ -1,0 +1,90 @@
+"""Many profiles in one render: built in parallel, staged as each is done, committed when every one is staged.
+
+Every profile is loaded and validated before any bundle is built (commands._load_all), so a bad profile stops the
+render before anything is written. The bundles are then built (planned, rendered, parse-checked) by a process pool
+sized to the cores this process may run on (rlobs.bundle.pool), forked after the profiles are validated: only
+the rendered files travel between processes, once.
+
+Memory stays bounded: at most two bundles per worker are in flight, and each finished bundle is compared with its
+directory and staged there (rlobs.bundle.write: its files durable in the staging folder, the bundle itself
+unchanged) as soon as it arrives, then dropped; only its list of changes is kept. Only when every bundle is staged
+is each one committed. Anything that goes wrong before that (a file that fails its check, a directory that refuses
+the write, Ctrl-C) discards every staging folder: one bad bundle writes nothing. The output is byte for byte what
+rendering the profiles one by one writes (tests/test_batch.py), and results are reported in the profiles' order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rlobs.bundle.owner import Owner
+    from rlobs.bundle.spec import Rendered
+    from rlobs.bundle.write import Bundle, Changes, RenderKey, Staged
+    from rlobs.profile.model import Profile
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    path: Path  # the profile file, as given
+    profile: Profile
+    key: RenderKey  # its name is the bundle's folder under the render's output folder
+    owner: Owner
+
+
+def render_many(
+    jobs: list[Job],
+    out: Path,
+    *,
+    write: bool,
+    force: bool,
+    diff: bool,
+    advance: Callable[[str], None] = lambda _: None,
+    workers: int | None = None,
+) -> list[Changes]:
+    """Each job's changes, in the jobs' order, its bundle in `out/<name>`. Builds every job's bundle, plans each
+    against its directory (`out` locked shared and each bundle folder exclusively, in path order, for the whole
+    render) and stages it as it arrives; commits every staged bundle once all are staged and none is refused.
+    `out` is never a bundle itself: then every member is refused, and opened read-only so no folder is created.
+    --check, --diff and --dry-run plan exactly as the write does and report its refusals instead of raising them.
+    `advance` is called with each bundle's name as it is done (the progress display)."""
+    from rlobs.bundle import pool
+    from rlobs.bundle.write import open_bundle, refusal_error
+    from rlobs.pipeline import build_named
+    from rlobs.targets import producible
+
+    def bundle_of(index: int) -> tuple[Rendered, ...]:
+        return build_named(jobs[index].path, jobs[index].profile, pool.checker())
+
+    results: list[Changes | None] = [None] * len(jobs)
+    with ExitStack() as stack:
+        parent = stack.enter_context(open_bundle(out, producible, write=False))
+        write_dirs = write and parent.owner() is None
+        dirs = {j.key.name: out / j.key.name for j in jobs}
+        bundles: dict[Path, Bundle] = {
+            d: stack.enter_context(open_bundle(d, producible, write=write_dirs)) for d in sorted(dirs.values())
+        }
+        staged: dict[Path, Staged | None] = {}
+        try:
+            for index, files in pool.run(bundle_of, len(jobs), workers):
+                job = jobs[index]
+                bundle = bundles[dirs[job.key.name]]
+                changes = bundle.plan(files, owner=job.owner, force=force, with_diff=diff, key=job.key, parent=parent)
+                if write and not changes.refused and not any(r is not None and r.refused for r in results):
+                    staged[dirs[job.key.name]] = bundle.stage(files, changes, key=job.key)
+                results[index] = changes
+                advance(job.key.name)
+            found = [r for r in results if r is not None]
+            if write and any(c.refused for c in found):
+                raise refusal_error((dirs[j.key.name], c) for j, c in zip(jobs, found, strict=True))
+        except BaseException:
+            for out_dir in sorted(bundles, reverse=True):  # members before the folder holding them
+                bundles[out_dir].discard()
+            raise
+        for out_dir, staging in staged.items():
+            bundles[out_dir].commit(staging)
+    return found

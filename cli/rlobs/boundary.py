@@ -1,0 +1,39 @@
+"""The error boundary: an exception a command raised -> the lines the user sees and the exit code.
+
+The Typer app (main.py) and the console script's direct render (entry.py) both end here, so a render started
+either way prints the same `error: ...` lines and exits with the same code."""
+
+from __future__ import annotations
+
+from rlobs import output
+from rlobs.errors import EXIT_USAGE, RlobsError
+
+
+def exit_code(exc: BaseException, *, as_json: bool) -> int | None:
+    """Print what went wrong and return the exit code; None for an exception that is not the user's to fix (the
+    caller re-raises it: a bug shows its traceback). One channel per format: `error: ...` lines on stderr, or with
+    --format json only the problems as JSON on stdout."""
+    if isinstance(exc, RlobsError):
+        if as_json:
+            output.as_json({"errors": exc.as_dicts()})
+        else:
+            for line in exc.lines():
+                output.say(f"error: {line}", err=True, style="red")
+        return exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return 130
+    if isinstance(exc, OSError):  # a user's path: unreadable, unwritable, a full disk, a name too long
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        return failed(f"{where}{exc.strerror or exc}", as_json=as_json)
+    if isinstance(exc, ValueError) and "null byte" in str(exc):  # pathlib refuses a path holding a NUL byte
+        return failed(f"expected a path without a NUL byte, got one ({exc})", as_json=as_json)
+    return None
+
+
+def failed(message: str, *, as_json: bool) -> int:
+    """Print one usage error; its exit code."""
+    if as_json:
+        output.as_json({"errors": [{"message": message}]})
+    else:
+        output.say(f"error: {message}", err=True, style="red")
+    return EXIT_USAGE

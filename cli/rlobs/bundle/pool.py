@@ -1,0 +1,96 @@
+"""Bundles built in parallel: a forked process pool sized to the cores, with a bounded number of jobs in flight.
+
+The pool is forked from the caller after its inputs are loaded and validated: a worker starts with everything
+imported and calls the task it inherited (a closure is fine: nothing is pickled but the job's index and its
+result). At most IN_FLIGHT_PER_WORKER jobs per worker are submitted at once, so a caller that consumes each result
+as it arrives holds only a few results in memory, whatever the number of jobs.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from rlobs.bundle.check import Checker
+
+T = TypeVar("T")
+
+IN_FLIGHT_PER_WORKER = 2  # one being built, one waiting: no worker idles, and no result waits long in memory
+
+_TASK: list[Callable[[int], Any]] = []  # the current task, set before the pool forks
+_CHECKERS: dict[int, Checker] = {}  # pid -> that process's checker (a forked child never uses its parent's)
+
+
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity, as a container or `taskset` sets it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
+def workers_for(count: int) -> int:
+    """Worker processes for `count` jobs: one per core, none beyond the jobs, and none without fork()."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(cores(), count))
+
+
+def checker() -> Checker:
+    """This process's checker, for tasks that parse-check what they build (it remembers the text it checked)."""
+    from rlobs.bundle.check import Checker
+
+    pid = os.getpid()
+    if pid not in _CHECKERS:
+        _CHECKERS[pid] = Checker()
+    return _CHECKERS[pid]
+
+
+def _call(index: int) -> Any:
+    return _TASK[0](index)
+
+
+def _worker_start() -> None:
+    # Ctrl-C reaches the whole process group; the parent alone handles it (and stops the workers).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.enable()  # a worker builds many bundles (rlobs.entry turns the collector off for one)
+
+
+def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Iterator[tuple[int, T]]:
+    """(index, task(index)) for every index below `count`, as each is done: in this process with one worker,
+    else by a forked pool. An exception in a task is raised here, and the jobs not started are cancelled."""
+    workers = workers_for(count) if workers is None else workers
+    gc.enable()  # many bundles: their garbage is collected (rlobs.entry turns the collector off for one)
+    if workers <= 1:
+        for index in range(count):
+            yield index, task(index)
+        return
+    import multiprocessing
+
+    _TASK[:] = [task]
+    gc.freeze()  # what is loaded so far stays shared with the workers: no collector pass writes to its pages
+    context = multiprocessing.get_context("fork")
+    try:
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_start) as pool:
+            pending: dict[Future[T], int] = {}
+            submitted = 0
+            try:
+                while submitted < count or pending:
+                    while submitted < count and len(pending) < workers * IN_FLIGHT_PER_WORKER:
+                        pending[pool.submit(_call, submitted)] = submitted
+                        submitted += 1
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in sorted(done, key=pending.__getitem__):
+                        yield pending.pop(future), future.result()
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+    finally:
+        _TASK.clear()

@@ -1,0 +1,72 @@
+"""The forked pool returns what a serial run returns, raises a task's error, and keeps few jobs in flight."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlobs.bundle import pool
+
+pytestmark = pytest.mark.slow  # forks processes
+
+
+def test_the_pool_returns_every_result_a_serial_run_returns() -> None:
+    offset = 7  # a closure: the workers inherit it by fork, nothing is pickled but the index
+
+    def task(index: int) -> int:
+        return index * index + offset
+
+    assert sorted(pool.run(task, 25, workers=2)) == list(pool.run(task, 25, workers=1))
+
+
+def test_a_task_error_is_raised_in_the_caller() -> None:
+    def task(index: int) -> int:
+        if index == 3:
+            raise ValueError("planted")
+        return index
+
+    with pytest.raises(ValueError, match="planted"):
+        list(pool.run(task, 10, workers=2))
+
+
+def test_only_a_few_jobs_are_in_flight_while_the_caller_is_busy(tmp_path: Path) -> None:
+    def task(index: int) -> int:
+        (tmp_path / str(index)).touch()  # the workers share the file system
+        return index
+
+    results = pool.run(task, 40, workers=2)
+    next(results)
+    import time
+
+    time.sleep(0.5)  # the caller busy with the first result: the workers may not run ahead unbounded
+    started = len(list(tmp_path.iterdir()))
+    assert started <= 2 * pool.IN_FLIGHT_PER_WORKER + 1
+    assert len(list(results)) == 39
+
+
+def test_each_process_has_its_own_checker() -> None:
+    import os
+
+    parent = pool.checker()
+
+    def task(_: int) -> tuple[int, int]:
+        return os.getpid(), id(pool.checker())
+
+    found = dict(r for _, r in pool.run(task, 6, workers=2))
+    assert os.getpid() not in found and pool.checker() is parent
+
+
+def test_the_workers_collect_garbage_even_when_the_caller_did_not() -> None:
+    import gc
+
+    gc.disable()  # as rlobs.entry does for a run
+    try:
+
+        def task(_: int) -> bool:
+            return gc.isenabled()
+
+        assert [enabled for _, enabled in pool.run(task, 4, workers=2)] == [True] * 4
+        assert gc.isenabled()  # many bundles: the caller collects too
+    finally:
+        gc.enable()

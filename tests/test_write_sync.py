@@ -1,0 +1,70 @@
+"""The writer's durability order: every staged file on disk (one syncfs, or an fsync each) before the journal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rlobs.bundle import write
+from rlobs.bundle.spec import Rendered
+
+
+def _any(_: str) -> bool:
+    return True
+
+
+FILES = [Rendered(f"f{i}.yaml", f"a: {i}\n", "yaml") for i in range(5)]
+
+
+def _write_recording(monkeypatch: pytest.MonkeyPatch, out: Path, *, syncfs: bool) -> list[str]:
+    events: list[str] = []
+    real_write, real_syncfs = write._write_new, write._syncfs
+
+    def recording_write(dir_fd: int, name: str, data: bytes, mode: int, *, sync: bool = True) -> None:
+        events.append(f"{name}{' fsync' if sync else ''}")
+        real_write(dir_fd, name, data, mode, sync=sync)
+
+    def recording_syncfs() -> Any:
+        call = real_syncfs()
+        assert call is not None, "this C library has syncfs"
+
+        def syncfs(fd: int) -> None:
+            events.append("syncfs")
+            call(fd)
+
+        return syncfs
+
+    monkeypatch.setattr(write, "_write_new", recording_write)
+    monkeypatch.setattr(write, "_syncfs", recording_syncfs if syncfs else lambda: None)
+    with write.open_bundle(out, _any, write=True) as bundle:
+        bundle.write(FILES, bundle.plan(FILES))
+    assert sorted(p.name for p in out.iterdir()) == [write.MANIFEST, *(r.path for r in FILES)]
+    return events
+
+
+def test_one_syncfs_puts_every_staged_file_on_disk_before_the_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events = _write_recording(monkeypatch, tmp_path / "out", syncfs=True)
+    assert events == ["0", "1", "2", "3", "4", "manifest", "syncfs", "journal fsync"]
+
+
+def test_without_syncfs_each_file_is_fsynced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    events = _write_recording(monkeypatch, tmp_path / "out", syncfs=False)
+    assert events == ["0 fsync", "1 fsync", "2 fsync", "3 fsync", "4 fsync", "manifest fsync", "journal fsync"]
+
+
+def test_a_failing_syncfs_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def failing() -> Any:
+        def syncfs(fd: int) -> None:
+            raise OSError(5, "Input/output error")
+
+        return syncfs
+
+    monkeypatch.setattr(write, "_syncfs", failing)
+    out = tmp_path / "out"
+    with write.open_bundle(out, _any, write=True) as bundle, pytest.raises(write.RlobsError, match="untouched"):
+        bundle.write(FILES, bundle.plan(FILES))
+    assert [p.name for p in out.iterdir()] == []
