@@ -98,6 +98,9 @@ def _fleet_file(folder: Path, clusters: int) -> str:
         {**copy.deepcopy(own[i % len(own)]), "name": own[i % len(own)]["name"] + (f"-{i:03d}" if i >= len(own) else "")}
         for i in range(clusters)
     ]
+    for cluster in base["clusters"][len(own) :]:
+        if cluster["target"] == "eks" and "prometheus" not in cluster:  # a copy of the hub: the hub must reach it
+            cluster["prometheus"] = {"url": f"https://prometheus.{cluster['name']}.rl.example.com"}
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"fleet{clusters}.yaml"
     path.write_text(yaml.safe_dump(base, sort_keys=False), encoding="utf-8")
