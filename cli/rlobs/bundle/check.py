@@ -57,17 +57,36 @@ def hcl_for_parser(text: str) -> str:
     return _HCL_ESCAPES.sub(lambda m: m.group(1)[0] + "\\u007b", text)
 
 
+# One bash process runs `bash -n` on each script in turn, its stdin the script's file (as a pipe would feed it:
+# same parser, same messages), and names the scripts that fail; one spawn from here instead of one per script.
+_SHELL_LOOP = 'for i; do bash -n <"$i.sh" 2>"$i.err" || printf "%s\\n" "$i"; done'
+
+
 def _shell(scripts: list[Rendered]) -> list[str]:
-    """`bash -n` each script, all at once (one process per script: bash stops at the first syntax error)."""
-    procs = [
-        (r, subprocess.Popen(["bash", "-n"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)) for r in scripts
-    ]
-    failures = []
-    for r, proc in procs:
-        _, err = proc.communicate(r.text)
-        if proc.returncode != 0:
-            failures.append(f"{r.path}: bash -n: {err.strip()}")
-    return failures
+    """`bash -n` each script (one bash process per script, as bash stops at the first syntax error)."""
+    if not scripts:
+        return []
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="rlobs-sh-") as tmp:
+        folder = Path(tmp)
+        for i, r in enumerate(scripts):
+            (folder / f"{i}.sh").write_text(r.text, encoding="utf-8")
+        done = subprocess.run(
+            ["bash", "-c", _SHELL_LOOP, "bash", *(str(i) for i in range(len(scripts)))],
+            cwd=folder,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0 or done.stderr:
+            raise CheckError(f"bash -n could not run: {done.stderr.strip() or f'exit {done.returncode}'}")
+        return [
+            f"{scripts[int(i)].path}: bash -n: {(folder / f'{i}.err').read_text(encoding='utf-8').strip()}"
+            for i in done.stdout.split()
+        ]
 
 
 class Checker:
