@@ -12,12 +12,16 @@ from types import TracebackType
 import yaml
 
 from rlobs.bundle import hclread
+from rlobs.bundle.filters import CachedResolve
 from rlobs.bundle.hclworker import HclWorker
 from rlobs.bundle.spec import Format, Rendered
 from rlobs.credentials import found_in
 from rlobs.errors import CheckError, RlobsError
 
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(CachedResolve, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml's parser when PyYAML has it, the safe constructor, each scalar's implicit tag resolved once."""
 
 
 def _yaml(r: Rendered) -> None:

@@ -13,7 +13,32 @@ import yaml
 _SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class _BlockDumper(_SafeDumper):  # type: ignore[valid-type,misc]
+class CachedResolve:
+    """A YAML loader's or dumper's implicit tag resolution, remembered per scalar: PyYAML asks it for every scalar it
+    reads or writes, and the answer depends only on the node kind, the text and the implicit flags (no path
+    resolvers are registered), so a remembered answer is the one it would compute again. Mixed in before the
+    loader or dumper class; each subclass that mixes it in keeps its own table."""
+
+    _resolved: dict[tuple[str, tuple[bool, bool]], str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._resolved = {}
+
+    def resolve(self, kind: type[yaml.Node], value: str, implicit: tuple[bool, bool]) -> str:
+        if kind is not yaml.ScalarNode or len(value) > _RESOLVE_CACHED_LEN:
+            return super().resolve(kind, value, implicit)  # type: ignore[misc,no-any-return]
+        key = (value, tuple(implicit))
+        tag = self._resolved.get(key)  # type: ignore[arg-type]
+        if tag is None:
+            tag = self._resolved[key] = super().resolve(kind, value, implicit)  # type: ignore[misc,index]
+        return tag
+
+
+_RESOLVE_CACHED_LEN = 200  # longer scalars (embedded JSON, scripts) are rare and would only fill the table
+
+
+class _BlockDumper(CachedResolve, _SafeDumper):  # type: ignore[valid-type,misc]
     """Multi-line strings as `|` blocks so embedded JSON, configs and PromQL stay readable in diffs."""
 
     def ignore_aliases(self, data: object) -> bool:  # noqa: ARG002 - PyYAML's signature
