@@ -46,6 +46,24 @@ class _BlockDumper(CachedResolve, _SafeDumper):  # type: ignore[valid-type,misc]
         # the bundle should never meet YAML anchors (&id001 / *id001).
         return True
 
+    def represent_data(self, data: Any) -> yaml.Node:
+        """The nodes PyYAML's represent_data builds for plain dicts, lists and strings, without its per-value
+        lookups (the type's representer, and alias bookkeeping, which ignore_aliases turns off); anything else as
+        PyYAML does it. Mappings in insertion order and block style, as to_yaml asks (sort_keys=False,
+        default_flow_style=False)."""
+        kind = type(data)
+        if kind is str:
+            return _str_representer(self, data)
+        if kind is dict:
+            pairs = [(self.represent_data(k), self.represent_data(v)) for k, v in data.items()]
+            return yaml.MappingNode(_MAP, pairs, flow_style=False)
+        if kind is list:
+            return yaml.SequenceNode(_SEQ, [self.represent_data(v) for v in data], flow_style=False)
+        return super().represent_data(data)  # type: ignore[no-any-return]
+
+
+_MAP, _SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+
 
 def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     if "\n" in value and not any(c in value for c in "\t\r") and value == value.rstrip(" "):
@@ -54,8 +72,6 @@ def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 _BlockDumper.add_representer(str, _str_representer)
-
-
 def to_yaml(data: Any) -> str:
     # width: never fold long lines (PromQL, URLs); folding makes diffs noisy.
     return yaml.dump(
