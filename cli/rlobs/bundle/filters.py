@@ -101,7 +101,66 @@ def number(value: float) -> str:
 
 
 def to_json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    """`json.dumps(data, indent=2, ensure_ascii=False)` and a newline; plain data is written by _indented, which
+    gives the same text without the per-value generators of json's pure-Python indenting encoder."""
+    out: list[str] = []
+    try:
+        _indented(data, out, "\n")
+    except _NotPlain:
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    out.append("\n")
+    return "".join(out)
+
+
+class _NotPlain(Exception):
+    """A value _indented leaves to json.dumps (a subclass, a non-string key, anything not JSON's own types)."""
+
+
+_json_str = json.encoder.encode_basestring  # the C encoder's string escaping when built with it, as json.dumps uses
+
+
+def _indented(value: Any, out: list[str], newline: str) -> None:
+    kind = type(value)
+    if kind is str:
+        out.append(_json_str(value))
+    elif kind is dict:
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        sep = "{" + inner
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            out.append(sep)
+            out.append(_json_str(key))
+            out.append(": ")
+            _indented(item, out, inner)
+            sep = "," + inner
+        out.append(newline + "}")
+    elif kind is list or kind is tuple:
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        sep = "[" + inner
+        for item in value:
+            out.append(sep)
+            _indented(item, out, inner)
+            sep = "," + inner
+        out.append(newline + "]")
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif kind is int:
+        out.append(int.__repr__(value))
+    elif kind is float and value == value and value not in (float("inf"), float("-inf")):
+        out.append(float.__repr__(value))
+    else:
+        raise _NotPlain
 
 
 def sh_quote(value: object) -> str:
