@@ -19,7 +19,6 @@ from rlobs.credentials import found_in
 from rlobs.errors import CheckError, RlobsError
 
 
-
 class _Loader(CachedResolve, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """libyaml's parser when PyYAML has it, the safe constructor, each scalar's implicit tag resolved once."""
 

@@ -72,6 +72,8 @@ def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 _BlockDumper.add_representer(str, _str_representer)
+
+
 def to_yaml(data: Any) -> str:
     # width: never fold long lines (PromQL, URLs); folding makes diffs noisy.
     return yaml.dump(
@@ -124,43 +126,59 @@ def _indented(value: Any, out: list[str], newline: str) -> None:
     if kind is str:
         out.append(_json_str(value))
     elif kind is dict:
-        if not value:
-            out.append("{}")
-            return
-        inner = newline + "  "
-        sep = "{" + inner
-        for key, item in value.items():
-            if type(key) is not str:
-                raise _NotPlain
-            out.append(sep)
-            out.append(_json_str(key))
-            out.append(": ")
-            _indented(item, out, inner)
-            sep = "," + inner
-        out.append(newline + "}")
+        _indented_object(value, out, newline)
     elif kind is list or kind is tuple:
-        if not value:
-            out.append("[]")
-            return
-        inner = newline + "  "
-        sep = "[" + inner
-        for item in value:
-            out.append(sep)
-            _indented(item, out, inner)
-            sep = "," + inner
-        out.append(newline + "]")
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif kind is int:
-        out.append(int.__repr__(value))
-    elif kind is float and value == value and value not in (float("inf"), float("-inf")):
-        out.append(float.__repr__(value))
+        _indented_array(value, out, newline)
     else:
-        raise _NotPlain
+        out.append(_json_scalar(value))
+
+
+def _indented_object(value: dict[Any, Any], out: list[str], newline: str) -> None:
+    if not value:
+        out.append("{}")
+        return
+    inner = newline + "  "
+    sep = "{" + inner
+    for key, item in value.items():
+        if type(key) is not str:
+            raise _NotPlain
+        out.append(sep)
+        out.append(_json_str(key))
+        out.append(": ")
+        _indented(item, out, inner)
+        sep = "," + inner
+    out.append(newline + "}")
+
+
+def _indented_array(value: list[Any] | tuple[Any, ...], out: list[str], newline: str) -> None:
+    if not value:
+        out.append("[]")
+        return
+    inner = newline + "  "
+    sep = "[" + inner
+    for item in value:
+        out.append(sep)
+        _indented(item, out, inner)
+        sep = "," + inner
+    out.append(newline + "]")
+
+
+_INFINITIES = (float("inf"), float("-inf"))
+
+
+def _json_scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and value == value and value not in _INFINITIES:  # NaN and infinities: as json.dumps has them
+        return float.__repr__(value)
+    raise _NotPlain
 
 
 def sh_quote(value: object) -> str:
