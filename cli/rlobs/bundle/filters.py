@@ -19,20 +19,23 @@ class CachedResolve:
     resolvers are registered), so a remembered answer is the one it would compute again. Mixed in before the
     loader or dumper class; each subclass that mixes it in keeps its own table."""
 
-    _resolved: dict[tuple[str, tuple[bool, bool]], str]
+    _resolved: dict[tuple[type[yaml.Node], str | None, Any], str]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._resolved = {}
 
-    def resolve(self, kind: type[yaml.Node], value: str, implicit: tuple[bool, bool]) -> str:
-        if kind is not yaml.ScalarNode or len(value) > _RESOLVE_CACHED_LEN:
+    def resolve(self, kind: type[yaml.Node], value: str | None, implicit: Any) -> str:
+        key = (kind, value, implicit)
+        try:
+            return self._resolved[key]
+        except KeyError:
+            tag: str = super().resolve(kind, value, implicit)  # type: ignore[misc]
+            if value is None or len(value) <= _RESOLVE_CACHED_LEN:
+                self._resolved[key] = tag
+            return tag
+        except TypeError:  # an unhashable `implicit` (PyYAML passes tuples)
             return super().resolve(kind, value, implicit)  # type: ignore[misc,no-any-return]
-        key = (value, tuple(implicit))
-        tag = self._resolved.get(key)  # type: ignore[arg-type]
-        if tag is None:
-            tag = self._resolved[key] = super().resolve(kind, value, implicit)  # type: ignore[misc,index]
-        return tag
 
 
 _RESOLVE_CACHED_LEN = 200  # longer scalars (embedded JSON, scripts) are rare and would only fill the table
