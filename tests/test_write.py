@@ -42,7 +42,13 @@ def _plan(files: list[Rendered], out: Path, *, force: bool = True) -> Changes:
         return bundle.plan(files, force=force, with_diff=True)
 
 
-OLD = [Rendered("a.yaml", "a: 1\n", "text"), Rendered("b/b.yaml", "b: 1\n", "text"), Rendered("c.yaml", "c\n", "text")]
+# OLD's e/ is not in NEW: a render of NEW over OLD deletes e/e.yaml and then the folder it leaves empty.
+OLD = [
+    Rendered("a.yaml", "a: 1\n", "text"),
+    Rendered("b/b.yaml", "b: 1\n", "text"),
+    Rendered("c.yaml", "c\n", "text"),
+    Rendered("e/e.yaml", "e: 1\n", "text"),
+]
 NEW = [Rendered("a.yaml", "a: 2\n", "text"), Rendered("b/b.yaml", "b: 2\n", "text"), Rendered("d/d.sh", "d\n", "sh")]
 
 
@@ -413,6 +419,12 @@ def _kill_trial(root: Path, old_dir: Path, trial: int, kill_at: int, delay: floa
     return out, drift
 
 
+def _mix(found: dict[str, object], old: dict[str, object], new: dict[str, object]) -> list[str]:
+    """Where a bundle differs from both the old and the new one: what a failed trial shows."""
+    paths = sorted(set(found) | set(old) | set(new))
+    return [p for p in paths if found.get(p) != old.get(p) and found.get(p) != new.get(p)][:10]
+
+
 @pytest.mark.slow
 def test_sigkill_at_every_rename_and_at_random_instants(tmp_path: Path, references: tuple[Path, Path, int]) -> None:
     old_dir, new_dir, renames = references
@@ -431,7 +443,7 @@ def test_sigkill_at_every_rename_and_at_random_instants(tmp_path: Path, referenc
             assert drift or before == new, out  # --check reports a half-written bundle and its journal
             _recover(out)
             after = snapshot(out)
-            assert after in (old, new), out  # exactly one bundle: no mix, no staging file
+            assert after in (old, new), (out, _mix(after, old, new))  # exactly one bundle: no mix, no staging file
             outcomes["old" if after == old else "new"] += 1
     assert outcomes["old"] and outcomes["new"], outcomes
     assert renames >= 30, renames  # every file, the journal and the manifest are renamed into place
@@ -492,7 +504,7 @@ def test_another_owner_is_refused_unless_force(tmp_path: Path) -> None:
         _owned(NEW, tmp_path, GKE)
     assert exc.value.lines() == [preview.refused[0].line(tmp_path)]
     assert snapshot(tmp_path) == before
-    assert _owned(NEW, tmp_path, GKE, force=True).deleted == ("c.yaml",)
+    assert _owned(NEW, tmp_path, GKE, force=True).deleted == ("c.yaml", "e/e.yaml")
     assert json.loads((tmp_path / MANIFEST).read_text())["owner"]["name"] == "rl-gke"
     # The same profile with another target is another bundle too; a fleet is never a profile's bundle.
     assert _owned(NEW, tmp_path, Owner("profile", "rl-gke", "eks"), write=False).refused

@@ -411,8 +411,10 @@ class Bundle:
         """Finish a committed write; every step is idempotent, so an interrupted roll-forward is replayed."""
         for op in journal["delete"]:
             rel = op["path"]
-            if self.tree.kind(rel) == "file" and _digest(self.tree.read(rel) or b"") in op["digests"]:
-                self.tree.unlink(rel)
+            kind = self.tree.kind(rel)
+            # Missing: a replay after a kill between a file's unlink and the removal of the folders it emptied.
+            if kind == "missing" or (kind == "file" and _digest(self.tree.read(rel) or b"") in op["digests"]):
+                self.tree.unlink(rel)  # the file, then every folder above it left empty
         with self.tree.folder((STAGING,)) as staging:
             if staging is not None:
                 present = set(os.listdir(staging))
