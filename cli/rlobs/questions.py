@@ -15,7 +15,7 @@ from rlobs.errors import ProfileError
 from rlobs.profile.load import dotted, parse_profile
 from rlobs.profile.model import WorkloadKind
 from rlobs.profile.warnings import placeholders
-from rlobs.profile.yamlsource import Path, load_yaml
+from rlobs.profile.yamlsource import Path, get_at, load_yaml
 
 KINDS: tuple[str, ...] = get_args(WorkloadKind)
 
@@ -31,7 +31,7 @@ class Question:
 
 
 def _is_jobset(text: str) -> bool:
-    return bool(_get(load_yaml(text), ("workload", "kind")) == "JobSet")
+    return bool(get_at(load_yaml(text), ("workload", "kind")) == "JobSet")
 
 
 _WORKLOAD = (
@@ -85,7 +85,7 @@ def start(found: dict[str, Blueprint], target: str) -> str:
 
 def default(text: str, question: Question) -> str | None:
     """The blueprint's value as the suggested answer, except a placeholder (the user must give their own)."""
-    value = _get(load_yaml(text), question.path)
+    value = get_at(load_yaml(text), question.path)
     if question.many and isinstance(value, list):
         return ", ".join(str(v) for v in value)
     if not isinstance(value, str) or value in placeholders():
@@ -104,9 +104,9 @@ def answer(text: str, question: Question, raw: str) -> tuple[str, list[str]]:
     elif question.many:
         value = [v.strip() for v in raw.split(",") if v.strip()]
     new = set_value(text, question.path, value, after=question.after)
-    if question.path == ("workload", "kind") and value == "JobSet" and _get(load_yaml(new), _JOBS) is None:
+    if question.path == ("workload", "kind") and value == "JobSet" and get_at(load_yaml(new), _JOBS) is None:
         # Asked next; until then the JobSet runs the loop in its workload.container's job.
-        new = set_value(new, _JOBS, [_get(load_yaml(new), ("workload", "container"))], after="kind")
+        new = set_value(new, _JOBS, [get_at(load_yaml(new), ("workload", "container"))], after="kind")
     return (new, []) if not (problems := problems_at(new, question.path)) else (text, problems)
 
 
@@ -177,11 +177,3 @@ def _node(text: str, path: Path) -> tuple[yaml.Node | None, yaml.Node | None]:
         if node is None:
             return parent, None
     return parent, node
-
-
-def _get(data: Any, path: Path) -> Any:
-    for part in path:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(part)
-    return data

@@ -13,7 +13,7 @@ from rlobs.credentials import found_in, redact
 from rlobs.errors import Problem, ProfileError
 from rlobs.profile.problems import ProblemAt, Problems
 from rlobs.profile.source import NulByteError, read_source
-from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located
+from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located, value_at
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, TypeAdapter
@@ -232,20 +232,10 @@ def _problems(
 def _at(located: Located, display: str, loc: Path, message: str) -> Problem:
     pos = located.pos(loc, key=True)
     # The value the problem is about is the one at its own path, not the whole object whose validator found it.
-    found, value = _value_at(located.data, loc)
+    found, value = value_at(located.data, loc)
     if found and ", got " not in message:
         message = f"{message}, got {_got(value)}"
     return Problem(display, pos.line, pos.column, _dotted(loc), message)
-
-
-def _value_at(data: Any, path: Path) -> tuple[bool, Any]:
-    for part in path:
-        listed = isinstance(data, list | tuple) and isinstance(part, int) and 0 <= part < len(data)
-        if listed or (isinstance(data, dict) and part in data):
-            data = data[part]
-        else:
-            return False, None
-    return True, data
 
 
 def _section_problem(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rlobs.errors import Problem
 from rlobs.profile.gitweb import link_problem
 from rlobs.profile.source import read_source
-from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located, load_yaml
+from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, get_at, load_located, load_yaml
 from rlobs.resources import package_dir
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def placeholders() -> dict[str, str]:
             continue
         data = load_yaml(entry.read_text(encoding="utf-8"))
         for path, own in PLACEHOLDER_KEYS.items():
-            value = _get(data, path)
+            value = get_at(data, path)
             if isinstance(value, str) and value:
                 found[value] = own
                 repo = _REPO_PATH.match(value) if path[-1] == "repoUrl" else None
@@ -82,11 +82,11 @@ def _placeholders_in(data: Any) -> Iterator[tuple[Path, str, str]]:
 
 def _unrouted(data: Any) -> Iterator[tuple[Path, str]]:
     """Alerts that fire but notify nobody: no receiver (eks) or notification channel (gke) gets the RL alerts."""
-    if not isinstance(data, dict) or _get(data, ("alerts", "enabled")) is False:
+    if not isinstance(data, dict) or get_at(data, ("alerts", "enabled")) is False:
         return
     target = data.get("target")
     if target == "eks":
-        receivers = _get(data, ("eks", "alertmanagerReceivers")) or []
+        receivers = get_at(data, ("eks", "alertmanagerReceivers")) or []
         routed = [r for r in receivers if isinstance(r, dict) and r.get("alerts", "rl") in ("rl", "all")]
         if not routed:
             yield (
@@ -94,7 +94,7 @@ def _unrouted(data: Any) -> Iterator[tuple[Path, str]]:
                 "expected a receiver for the RL alerts (alerts: rl or all), got none: the RL alerts fire but notify "
                 "nobody (add one, or set alerts.enabled: false)",
             )
-    elif target == "gke" and not _get(data, ("gke", "notificationChannels")):
+    elif target == "gke" and not get_at(data, ("gke", "notificationChannels")):
         yield (
             ("gke", "notificationChannels"),
             "expected a notification channel, got none: every alert policy fires but notifies nobody (add one, or "
@@ -105,7 +105,7 @@ def _unrouted(data: Any) -> Iterator[tuple[Path, str]]:
 def _unlinked(data: Any) -> Iterator[tuple[Path, str]]:
     """A GitOps repository on a host whose web links rlobs does not know: the alerts' runbook links may not open."""
     path = ("eks", "gitops", "repoUrl")
-    url = _get(data, path) if isinstance(data, dict) and data.get("target") == "eks" else None
+    url = get_at(data, path) if isinstance(data, dict) and data.get("target") == "eks" else None
     if isinstance(url, str) and (problem := link_problem(url)) is not None:
         yield path, problem
 
@@ -115,14 +115,6 @@ def _at(located: Located, display: str, path: Path, message: str) -> Problem:
 
     pos = located.pos(path, key=True)
     return Problem(display, pos.line, pos.column, dotted(path), message)
-
-
-def _get(data: Any, path: Path) -> Any:
-    for part in path:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(part)
-    return data
 
 
 def _strings(data: Any, path: Path) -> Iterator[tuple[Path, str]]:

@@ -207,3 +207,19 @@ def load_located(text: str) -> Located:
     if node is not None:
         _walk(node, (), located)
     return located
+
+
+def value_at(data: Any, path: Path) -> tuple[bool, Any]:
+    """(True, the value) at `path` in loaded YAML data (keys of mappings, indexes of lists), else (False, None)."""
+    for part in path:
+        listed = isinstance(data, list | tuple) and isinstance(part, int) and 0 <= part < len(data)
+        if listed or (isinstance(data, dict) and part in data):
+            data = data[part]
+        else:
+            return False, None
+    return True, data
+
+
+def get_at(data: Any, path: Path) -> Any:
+    """The value at `path` in loaded YAML data, or None where there is none."""
+    return value_at(data, path)[1]
