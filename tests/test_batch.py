@@ -64,10 +64,10 @@ def test_one_bundle_failing_its_check_writes_nothing(tmp_path: Path, monkeypatch
 
     real = pipeline.build
 
-    def build(profile: object, checker: object) -> object:  # runs in the forked workers too
+    def build(profile: object, checker: object, env: object = None) -> object:  # runs in the forked workers too
         if getattr(getattr(profile, "metadata", None), "name", "") == "rl-gke-3":
             raise CheckError("rendered bundle failed its parse-back check (a bug in rlobs):\n  x.yaml: planted")
-        return real(profile, checker)  # type: ignore[arg-type]
+        return real(profile, checker, env)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pipeline, "build", build)
     paths = _profiles(tmp_path / "profiles", 6)

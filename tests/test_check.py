@@ -167,3 +167,29 @@ def test_a_failed_check_remembers_nothing() -> None:
             checker.check([Rendered("a.json", "{}\n", "json"), Rendered("b.json", "{\n", "json")])
         with pytest.raises(CheckError, match=r"b\.json"):
             checker.check([Rendered("b.json", "{\n", "json")])
+
+
+def test_serialised_yaml_is_parsed_and_template_yaml_is_also_constructed() -> None:
+    # A date the resolver reads as a timestamp but no calendar has: only constructing it fails. A template could
+    # write it plain; the serialiser quotes any string the resolver would not read back as a string.
+    bad_date = "a: 2024-13-45\n"
+    with pytest.raises(CheckError, match=r"t\.yaml: does not parse back: ValueError"):
+        check([Rendered("t.yaml", bad_date, "yaml")])
+    check([Rendered("d.yaml", bad_date, "yaml", serialised=True)])
+    with pytest.raises(CheckError, match=r"s\.yaml: does not parse back"):
+        check([Rendered("s.yaml", "a: [1\n", "yaml", serialised=True)])  # the syntax is still checked
+    with Checker() as checker:  # text that passed as data is still checked in full from a template
+        checker.check([Rendered("d.yaml", bad_date, "yaml", serialised=True)])
+        with pytest.raises(CheckError, match=r"t\.yaml"):
+            checker.check([Rendered("t.yaml", bad_date, "yaml")])
+
+
+def test_the_renderer_marks_what_the_serialiser_wrote() -> None:
+    import jinja2
+
+    from rlobs.bundle.render import render
+    from rlobs.bundle.spec import DataFile, Plan, TemplateFile
+
+    plan = Plan("x", (DataFile("a.yaml", "yaml", {"a": 1}, "data"), TemplateFile("b.yaml", "yaml", "t.j2", "text")))
+    env = jinja2.Environment(loader=jinja2.DictLoader({"t.j2": "b: 1\n"}))
+    assert {r.path: r.serialised for r in render(plan, env)} == {"a.yaml": True, "b.yaml": False}

@@ -380,10 +380,10 @@ def test_a_bundle_refused_after_rendering_names_its_profile(
 
     real = rlobs.pipeline.build
 
-    def build(profile: object, checker: object) -> object:
+    def build(profile: object, checker: object, env: object = None) -> object:
         if profile.metadata.name == "rl-gke":  # type: ignore[attr-defined]
             raise CheckError("rendered bundle failed its parse-back check (a bug in rlobs):\n  x.json: bad")
-        return real(profile, checker)  # type: ignore[arg-type]
+        return real(profile, checker, env)  # type: ignore[arg-type]
 
     monkeypatch.setattr(rlobs.pipeline, "build", build)
     eks, gke = _blueprint_file(tmp_path, "eks-jark"), _blueprint_file(tmp_path, "gke-managed-otel")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +69,60 @@ def test_a_failing_syncfs_writes_nothing(tmp_path: Path, monkeypatch: pytest.Mon
     with write.open_bundle(out, _any, write=True) as bundle, pytest.raises(write.RlobsError, match="untouched"):
         bundle.write(FILES, bundle.plan(FILES))
     assert [p.name for p in out.iterdir()] == []
+
+
+def _recording_syncfs(monkeypatch: pytest.MonkeyPatch, events: list[str]) -> None:
+    real_syncfs, real_replace = write._syncfs, write.os.replace
+
+    def recording_syncfs() -> Any:
+        call = real_syncfs()
+        assert call is not None, "this C library has syncfs"
+
+        def syncfs(fd: int) -> None:
+            events.append("syncfs")
+            call(fd)
+
+        return syncfs
+
+    def recording_replace(src: str, dst: str, **kwargs: Any) -> None:
+        if dst == write.JOURNAL:
+            events.append("commit")
+        real_replace(src, dst, **kwargs)
+
+    monkeypatch.setattr(write, "_syncfs", recording_syncfs)
+    monkeypatch.setattr(write.os, "replace", recording_replace)
+
+
+def test_many_deferred_stages_are_flushed_once_before_any_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[str] = []
+    _recording_syncfs(monkeypatch, events)
+    dirs = [tmp_path / f"b{i}" for i in range(3)]
+    with contextlib.ExitStack() as stack:
+        bundles = [stack.enter_context(write.open_bundle(d, _any, write=True)) for d in dirs]
+        staged = [(b, b.stage(FILES, b.plan(FILES), durable=False)) for b in bundles]
+        assert events == []  # nothing flushed while staging
+        with pytest.raises(ValueError, match="commit_all"):
+            bundles[0].commit(staged[0][1])  # a deferred stage is never committed unflushed
+        write.commit_all(staged)
+    assert events == ["syncfs", "commit", "commit", "commit"]  # one filesystem: one flush, before every commit
+    for d in dirs:
+        assert sorted(p.name for p in d.iterdir()) == [write.MANIFEST, *(r.path for r in FILES)]
+
+
+def test_a_failing_flush_of_deferred_stages_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def failing() -> Any:
+        def syncfs(fd: int) -> None:
+            raise OSError(5, "Input/output error")
+
+        return syncfs
+
+    dirs = [tmp_path / f"b{i}" for i in range(2)]
+    with contextlib.ExitStack() as stack:
+        bundles = [stack.enter_context(write.open_bundle(d, _any, write=True)) for d in dirs]
+        staged = [(b, b.stage(FILES, b.plan(FILES), durable=False)) for b in bundles]
+        monkeypatch.setattr(write, "_syncfs", failing)
+        with pytest.raises(write.RlobsError, match="untouched"):
+            write.commit_all(staged)
+    assert [p for p in tmp_path.rglob("*")] == []  # no bundle file, staging folder or created folder left

@@ -5,12 +5,17 @@ render before anything is written. The bundles are then built (planned, rendered
 sized to the cores this process may run on (rlobs.bundle.pool), forked after the profiles are validated: only
 the rendered files travel between processes, once.
 
-Memory stays bounded: at most two bundles per worker are in flight, and each finished bundle is compared with its
-directory and staged there (rlobs.bundle.write: its files durable in the staging folder, the bundle itself
-unchanged) as soon as it arrives, then dropped; only its list of changes is kept. Only when every bundle is staged
-is each one committed. Anything that goes wrong before that (a file that fails its check, a directory that refuses
-the write, Ctrl-C) discards every staging folder: one bad bundle writes nothing. The output is byte for byte what
-rendering the profiles one by one writes (tests/test_batch.py), and results are reported in the profiles' order.
+Each worker also compares the bundle it built with its directory and stages it there (rlobs.bundle.write: its files
+in the staging folder, the bundle itself unchanged), through the bundle it inherited, opened and locked by this
+process before the fork. Staging is mostly creating files, which is kernel time: done by the workers it runs on
+every core instead of queueing in this process, and only the list of changes travels back, never the files.
+Memory stays bounded: at most two bundles per worker are in flight, and a staged bundle is dropped. Only when
+every bundle is staged is each one committed, here, after one flush of the filesystem for all of them
+(write.commit_all: a flush per bundle in each worker would make the workers wait on each other's data). Anything
+that goes wrong
+before that (a file that fails its check, a directory that refuses the write, Ctrl-C) discards every staging
+folder once the workers have stopped: one bad bundle writes nothing. The output is byte for byte what rendering
+the profiles one by one writes (tests/test_batch.py), and results are reported in the profiles' order.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rlobs.bundle.owner import Owner
-    from rlobs.bundle.spec import Rendered
     from rlobs.bundle.write import Bundle, Changes, RenderKey, Staged
     from rlobs.profile.model import Profile
 
@@ -53,12 +57,10 @@ def render_many(
     --check, --diff and --dry-run plan exactly as the write does and report its refusals instead of raising them.
     `advance` is called with each bundle's name as it is done (the progress display)."""
     from rlobs.bundle import pool
-    from rlobs.bundle.write import open_bundle, refusal_error
+    from rlobs.bundle.render import make_env
+    from rlobs.bundle.write import commit_all, open_bundle, refusal_error
     from rlobs.pipeline import build_named
     from rlobs.targets import producible
-
-    def bundle_of(index: int) -> tuple[Rendered, ...]:
-        return build_named(jobs[index].path, jobs[index].profile, pool.checker())
 
     results: list[Changes | None] = [None] * len(jobs)
     with ExitStack() as stack:
@@ -68,14 +70,24 @@ def render_many(
         bundles: dict[Path, Bundle] = {
             d: stack.enter_context(open_bundle(d, producible, write=write_dirs)) for d in sorted(dirs.values())
         }
+
+        env = make_env()  # loaded once here, so every worker starts with the templates it has loaded so far
+
+        def staged_bundle(index: int) -> tuple[Changes, Staged | None]:
+            """Build, plan and (when it is to be written and nothing refuses it) stage one bundle; in a worker."""
+            job = jobs[index]
+            files = build_named(job.path, job.profile, pool.checker(), env)
+            bundle = bundles[dirs[job.key.name]]
+            changes = bundle.plan(files, owner=job.owner, force=force, with_diff=diff, key=job.key, parent=parent)
+            if not write or changes.refused:
+                return changes, None
+            return changes, bundle.stage(files, changes, key=job.key, durable=False)  # commit_all() syncs
+
         staged: dict[Path, Staged | None] = {}
         try:
-            for index, files in pool.run(bundle_of, len(jobs), workers):
+            for index, (changes, staging) in pool.run(staged_bundle, len(jobs), workers):
                 job = jobs[index]
-                bundle = bundles[dirs[job.key.name]]
-                changes = bundle.plan(files, owner=job.owner, force=force, with_diff=diff, key=job.key, parent=parent)
-                if write and not changes.refused and not any(r is not None and r.refused for r in results):
-                    staged[dirs[job.key.name]] = bundle.stage(files, changes, key=job.key)
+                staged[dirs[job.key.name]] = staging
                 results[index] = changes
                 advance(job.key.name)
             found = [r for r in results if r is not None]
@@ -85,6 +97,5 @@ def render_many(
             for out_dir in sorted(bundles, reverse=True):  # members before the folder holding them
                 bundles[out_dir].discard()
             raise
-        for out_dir, staging in staged.items():
-            bundles[out_dir].commit(staging)
+        commit_all((bundles[out_dir], staging) for out_dir, staging in staged.items())
     return found

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rlobs.bundle.check import Checker
 from rlobs.bundle.render import render
@@ -12,22 +13,29 @@ from rlobs.profile.model import Profile
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets import TARGETS
 
+if TYPE_CHECKING:
+    import jinja2
+
 
 def plan_bundle(profile: Profile) -> Plan:
     return TARGETS[profile.target].plan(profile, load_catalog())
 
 
-def build(profile: Profile, checker: Checker) -> tuple[Rendered, ...]:
-    rendered = render(plan_bundle(profile))
+def build(profile: Profile, checker: Checker, env: jinja2.Environment | None = None) -> tuple[Rendered, ...]:
+    """The checked files of one profile's bundle; `env`: a Jinja environment shared by many bundles, so each
+    template is loaded once (rlobs.batch), else one of its own."""
+    rendered = render(plan_bundle(profile), env)
     checker.check(rendered)
     return rendered
 
 
-def build_named(path: Path, profile: Profile, checker: Checker) -> tuple[Rendered, ...]:
+def build_named(
+    path: Path, profile: Profile, checker: Checker, env: jinja2.Environment | None = None
+) -> tuple[Rendered, ...]:
     """build(), with a refusal of what the profile renders (a parse-back failure, a credential shape) naming the
     profile file and bundle: with several profiles the user knows which one to look at."""
     try:
-        return build(profile, checker)
+        return build(profile, checker, env)
     except (CheckError, RlobsError) as exc:
         if type(exc) not in (CheckError, RlobsError):
             raise  # a profile or output error already says where it is

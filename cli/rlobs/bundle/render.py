@@ -55,7 +55,7 @@ def _render_one(spec: FileSpec, env: jinja2.Environment) -> Rendered:
         text = _SERIALISERS[spec.fmt](spec.data)
         if spec.header:
             text = "".join(f"# {line}\n" if line else "#\n" for line in spec.header.splitlines()) + text
-        return Rendered(spec.path, _one_newline(text), spec.fmt)
+        return Rendered(spec.path, _one_newline(text), spec.fmt, serialised=True)
     text = env.get_template(spec.template).render(**spec.context)
     return Rendered(spec.path, _one_newline(text), spec.fmt, spec.executable)
 

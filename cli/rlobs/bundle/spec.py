@@ -49,12 +49,14 @@ class Plan:
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
-    """One file's final text, as the check and write stages see it."""
+    """One file's final text, as the check and write stages see it. `serialised`: written by a serialiser from a
+    DataFile's data rather than by a template (check.py checks what each could get wrong)."""
 
     path: str
     text: str
     fmt: Format
     executable: bool = False
+    serialised: bool = False
 
 
 def file_table(files: tuple[FileSpec, ...] | list[FileSpec]) -> list[tuple[str, str]]:

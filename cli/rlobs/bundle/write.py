@@ -36,7 +36,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -124,9 +124,11 @@ class _Plan:
 
 @dataclass(frozen=True, slots=True)
 class Staged:
-    """A write staged in a bundle's staging folder and not committed yet (Bundle.stage, Bundle.commit)."""
+    """A write staged in a bundle's staging folder and not committed yet (Bundle.stage, Bundle.commit). `durable`:
+    its files and journal are on disk; a stage that left that to its caller is committed by commit_all()."""
 
     journal: dict[str, Any]
+    durable: bool = True
 
 
 class Bundle:
@@ -335,6 +337,8 @@ class Bundle:
     def commit(self, staged: Staged | None) -> None:
         """Commit what stage() staged (nothing when it had nothing to do): the journal, then its roll forward."""
         if staged is not None:
+            if not staged.durable:
+                raise ValueError("a stage that deferred its sync is committed by commit_all()")
             self._commit()
             self._finish(staged.journal)
 
@@ -344,9 +348,12 @@ class Bundle:
         self._discard_staging()
         self.tree.remove_created()
 
-    def stage(self, rendered: Iterable[Rendered], changes: Changes, *, key: RenderKey | None = None) -> Staged | None:
+    def stage(
+        self, rendered: Iterable[Rendered], changes: Changes, *, key: RenderKey | None = None, durable: bool = True
+    ) -> Staged | None:
         """Every new file and the new manifest, durable in the staging folder; nothing in the bundle changes until
-        commit(). None when there is nothing to write."""
+        commit(). None when there is nothing to write. `durable=False` leaves the flush to commit_all(), which
+        syncs the filesystem once for many staged bundles (where there is no syncfs, files are flushed here)."""
         if not (changes.manifest_changed or changes.changed):
             return None
         rendered = tuple(rendered)
@@ -354,7 +361,8 @@ class Bundle:
         to_write = [by_path[p] for p in sorted(changes.created + changes.updated)]
         manifest = _manifest_of(rendered, key, changes.owner)
         try:
-            return Staged(self._stage(to_write, manifest, changes.deleted))
+            deferred = not durable and _syncfs() is not None
+            return Staged(self._stage(to_write, manifest, changes.deleted, deferred=deferred), durable=not deferred)
         except OSError as exc:
             self._discard_staging()
             raise RlobsError(
@@ -374,8 +382,11 @@ class Bundle:
                 f"could not write the bundle to {self.path}: {exc.strerror or exc}; the previous bundle is untouched"
             ) from None
 
-    def _stage(self, files: list[Rendered], manifest: str, deleted: tuple[str, ...]) -> dict[str, Any]:
-        """Every new file, the manifest and the journal in the staging folder (commit() renames the journal)."""
+    def _stage(
+        self, files: list[Rendered], manifest: str, deleted: tuple[str, ...], *, deferred: bool = False
+    ) -> dict[str, Any]:
+        """Every new file, the manifest and the journal in the staging folder (commit() renames the journal);
+        flushed to disk unless `deferred` (then commit_all() syncs the filesystem before any journal is renamed)."""
         self._discard_staging()
         assert self.tree.fd is not None  # opened to write
         os.mkdir(STAGING, 0o700, dir_fd=self.tree.fd)
@@ -392,6 +403,9 @@ class Bundle:
             for i, r in enumerate(files):
                 _write_new(staging, str(i), r.text.encode(), 0o755 if r.executable else 0o644, sync=syncfs is None)
             _write_new(staging, "manifest", manifest.encode(), 0o644, sync=syncfs is None)
+            if deferred:
+                _write_new(staging, "journal", (json.dumps(journal, indent=2) + "\n").encode(), 0o644, sync=False)
+                return journal
             if syncfs is not None:
                 syncfs(staging)  # every staged file on disk before the journal that names them (module docstring)
             _write_new(staging, "journal", (json.dumps(journal, indent=2) + "\n").encode(), 0o644)
@@ -513,6 +527,29 @@ def _read_staged(dir_fd: int, name: str) -> tuple[bytes, bool]:
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
     with os.fdopen(fd, "rb") as fh:
         return fh.read(), bool(os.fstat(fh.fileno()).st_mode & 0o100)
+
+
+def commit_all(staged: Iterable[tuple[Bundle, Staged | None]]) -> None:
+    """Commit many staged bundles (a render of several profiles, rlobs.batch): first one syncfs(2) per filesystem
+    holding a stage that deferred its flush, which puts every staged file and staged journal on disk, then each
+    journal is renamed into place and rolled forward. A staged journal is inert until that rename, so the commit
+    points are still durable after the files they name (module docstring), with one flush for all bundles
+    instead of one each: concurrent flushes of one filesystem wait for each other's data."""
+    pairs = [(b, s) for b, s in staged if s is not None]
+    deferred = {os.fstat(b.tree.fd).st_dev: b.tree.fd for b, s in pairs if not s.durable and b.tree.fd is not None}
+    syncfs = _syncfs()
+    try:
+        for fd in deferred.values():
+            assert syncfs is not None  # a stage defers its flush only where there is syncfs
+            syncfs(fd)
+    except OSError as exc:
+        for bundle, _ in pairs:
+            bundle.discard()
+        raise RlobsError(
+            f"could not write the bundles: {exc.strerror or exc}; the previous bundles are untouched"
+        ) from None
+    for bundle, staging in pairs:
+        bundle.commit(replace(staging, durable=True))
 
 
 def refusal_error(found: Iterable[tuple[Path, Changes]]) -> OutputConflictError:

@@ -4,7 +4,7 @@ layered Helm values, the cluster Secrets' contract) and the fleet README."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rlobs.bundle import pool
 from rlobs.bundle.check import Checker
@@ -101,7 +101,7 @@ def _singles(members: tuple[Member, ...], checker: Checker | None) -> dict[str, 
 def _cluster_files(member: Member, single: tuple[Rendered, ...]) -> list[Rendered]:
     replaced = _replaced(member)
     keep = [r for r in single if not replaced or not r.path.startswith(replaced)]
-    return [Rendered(f"{CLUSTERS_DIR}/{member.name}/{r.path}", r.text, r.fmt, r.executable) for r in keep]
+    return [replace(r, path=f"{CLUSTERS_DIR}/{member.name}/{r.path}") for r in keep]
 
 
 def build_fleet(fleet: Fleet, checker: Checker | None = None) -> FleetBuild:
