@@ -14,7 +14,7 @@ import fcntl
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -187,6 +187,19 @@ class Tree:
         with self.folder(tuple(folders), create=True) as fd:
             assert fd is not None  # created above
             os.replace(src_name, name, src_dir_fd=src_fd, dst_dir_fd=fd)
+
+    def move_all_in(self, src_fd: int, moves: Iterable[tuple[str, str]]) -> None:
+        """move_in() of each (staged name, rel), each destination folder opened once for all files moved into it
+        (a fleet's bundle moves thousands of files into hundreds of folders); folders in first-use order."""
+        by_folder: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+        for src_name, rel in moves:
+            *folders, name = parts(rel)
+            by_folder.setdefault(tuple(folders), []).append((src_name, name))
+        for folder, names in by_folder.items():
+            with self.folder(folder, create=True) as fd:
+                assert fd is not None  # created above
+                for src_name, name in names:
+                    os.replace(src_name, name, src_dir_fd=src_fd, dst_dir_fd=fd)
 
     def unlink(self, rel: str) -> None:
         """Remove the file at `rel`, then every folder above it that is left empty (never the root)."""

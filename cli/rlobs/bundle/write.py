@@ -432,9 +432,8 @@ class Bundle:
         with self.tree.folder((STAGING,)) as staging:
             if staging is not None:
                 present = set(os.listdir(staging))
-                for op in journal["replace"]:
-                    if op["staged"] in present:
-                        self.tree.move_in(staging, op["staged"], op["path"])
+                moves = [(op["staged"], op["path"]) for op in journal["replace"] if op["staged"] in present]
+                self.tree.move_all_in(staging, moves)
                 if "manifest" in present:
                     self.tree.move_in(staging, "manifest", MANIFEST)
         self.tree.sync()
