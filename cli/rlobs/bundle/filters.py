@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+import io
 import json
 import re
 import shlex
 from typing import Any
 
 import yaml
+
+from rlobs.bundle import yamlemit
 
 # libyaml's emitter when PyYAML was built with it (every manylinux wheel is): ~30x faster than pure Python.
 _SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -77,7 +81,38 @@ def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _BlockDumper.add_representer(str, _str_representer)
 
 
+@functools.cache
+def _dumper() -> _BlockDumper:
+    """One dumper, only asked for tag resolution (its emitter never runs)."""
+    return _BlockDumper(io.StringIO())
+
+
+def _implicit_str(text: str) -> bool:
+    """Whether the dumper's resolver reads `text` written plain back as a string: PyYAML's serialiser compares
+    this tag with the node's to decide whether the scalar may be written plain (`plain_implicit`)."""
+    return _dumper().resolve(yaml.ScalarNode, text, (True, False)) == _STR
+
+
+_STR = "tag:yaml.org,2002:str"
+_DIRECT = yamlemit.Writer(_implicit_str)
+
+
 def to_yaml(data: Any) -> str:
+    """PyYAML's text of `data` (to_yaml_pyyaml); plain data is written by yamlemit, which gives the same text
+    without PyYAML's per-value nodes and events, and leaves anything it is not sure of to PyYAML."""
+    try:
+        return _DIRECT.dump(data)
+    except yamlemit.NotPlain:
+        return to_yaml_pyyaml(data)
+
+
+def to_yaml_direct(data: Any) -> str:
+    """The direct writer's text alone: yamlemit.NotPlain where to_yaml falls back to PyYAML."""
+    return _DIRECT.dump(data)
+
+
+def to_yaml_pyyaml(data: Any) -> str:
+    """The reference text: block style, insertion order, multi-line strings as `|` blocks, no aliases."""
     # width: never fold long lines (PromQL, URLs); folding makes diffs noisy.
     return yaml.dump(
         data,
