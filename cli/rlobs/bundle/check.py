@@ -32,9 +32,18 @@ def _yaml_syntax(r: Rendered) -> None:
     """YAML the serialiser wrote from data: parsed (every event of every document), not constructed. Its scalars
     are plain strings, numbers, booleans and nulls quoted by the same resolver the loader uses, so constructing
     them adds nothing the parse has not shown; a template's YAML is constructed too (a value such as a bad date
-    written plain only fails there). Constructing costs more than half of the YAML check."""
-    for _ in yaml.parse(r.text, Loader=_Loader):
-        pass
+    written plain only fails there). libyaml's parser runs over every event without building Python objects for
+    them (CParser.raw_parse, PyYAML's _yaml.pyx), where PyYAML has it."""
+    loader = _Loader(r.text)
+    try:
+        raw_parse = getattr(loader, "raw_parse", None)
+        if raw_parse is not None:
+            raw_parse()
+            return
+        while loader.check_event():
+            loader.get_event()
+    finally:
+        loader.dispose()
 
 
 def _json(r: Rendered) -> None:
