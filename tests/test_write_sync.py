@@ -93,7 +93,7 @@ def _recording_syncfs(monkeypatch: pytest.MonkeyPatch, events: list[str]) -> Non
     monkeypatch.setattr(write.os, "replace", recording_replace)
 
 
-def test_many_deferred_stages_are_flushed_once_before_any_commit(
+def test_many_bundles_are_committed_step_by_step_with_one_flush_per_step(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     events: list[str] = []
@@ -106,7 +106,9 @@ def test_many_deferred_stages_are_flushed_once_before_any_commit(
         with pytest.raises(ValueError, match="commit_all"):
             bundles[0].commit(staged[0][1])  # a deferred stage is never committed unflushed
         write.commit_all(staged)
-    assert events == ["syncfs", "commit", "commit", "commit"]  # one filesystem: one flush, before every commit
+    # One filesystem: one flush per step for all bundles, the staged files before any commit point, the commit
+    # points before any roll forward, the roll forwards before any journal is removed, and the removals.
+    assert events == ["syncfs", "commit", "commit", "commit", "syncfs", "syncfs", "syncfs"]
     for d in dirs:
         assert sorted(p.name for p in d.iterdir()) == [write.MANIFEST, *(r.path for r in FILES)]
 
@@ -126,3 +128,29 @@ def test_a_failing_flush_of_deferred_stages_writes_nothing(tmp_path: Path, monke
         with pytest.raises(write.RlobsError, match="untouched"):
             write.commit_all(staged)
     assert [p for p in tmp_path.rglob("*")] == []  # no bundle file, staging folder or created folder left
+
+
+def test_a_failure_after_the_commit_points_is_finished_by_the_next_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dirs = [tmp_path / f"b{i}" for i in range(3)]
+    real_apply = write.Bundle._apply
+    calls: list[Path] = []
+
+    def failing_apply(self: write.Bundle, journal: dict[str, Any]) -> None:
+        calls.append(self.path)
+        if len(calls) == 2:
+            raise OSError(5, "Input/output error")
+        real_apply(self, journal)
+
+    monkeypatch.setattr(write.Bundle, "_apply", failing_apply)
+    with contextlib.ExitStack() as stack:
+        bundles = [stack.enter_context(write.open_bundle(d, _any, write=True)) for d in dirs]
+        staged = [(b, b.stage(FILES, b.plan(FILES), durable=False)) for b in bundles]
+        with pytest.raises(write.RlobsError, match="records the rest"):
+            write.commit_all(staged)
+    monkeypatch.setattr(write.Bundle, "_apply", real_apply)
+    for d in dirs:  # every bundle committed: the next writer's recovery finishes each one
+        with write.open_bundle(d, _any, write=True):
+            pass
+        assert sorted(p.name for p in d.iterdir()) == [write.MANIFEST, *(r.path for r in FILES)]

@@ -36,7 +36,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -369,13 +369,15 @@ class Bundle:
                 f"could not write the bundle to {self.path}: {exc.strerror or exc}; the previous bundle is untouched"
             ) from None
 
-    def _commit(self) -> None:
-        """Rename the staged journal into place: the commit point (module docstring)."""
+    def _commit(self, *, sync: bool = True) -> None:
+        """Rename the staged journal into place: the commit point (module docstring); durable when this returns
+        unless `sync` is false (commit_all() then flushes many commit points at once)."""
         try:
             with self.tree.folder((STAGING,)) as staging:
                 assert staging is not None and self.tree.fd is not None
                 os.replace("journal", JOURNAL, src_dir_fd=staging, dst_dir_fd=self.tree.fd)
-            self.tree.sync()
+            if sync:
+                self.tree.sync()
         except OSError as exc:
             self._discard_staging()
             raise RlobsError(
@@ -422,7 +424,15 @@ class Bundle:
             ) from None
 
     def _roll_forward(self, journal: dict[str, Any]) -> None:
-        """Finish a committed write; every step is idempotent, so an interrupted roll-forward is replayed."""
+        """Finish a committed write; every step is idempotent, so an interrupted roll-forward is replayed. The
+        files are all in place and durable before the journal that replays them is removed."""
+        self._apply(journal)
+        self.tree.sync()
+        self._close()
+        self.tree.sync()
+
+    def _apply(self, journal: dict[str, Any]) -> None:
+        """The journal's deletions and renames (the staged files into place, then the manifest)."""
         for op in journal["delete"]:
             rel = op["path"]
             kind = self.tree.kind(rel)
@@ -436,10 +446,11 @@ class Bundle:
                 self.tree.move_all_in(staging, moves)
                 if "manifest" in present:
                     self.tree.move_in(staging, "manifest", MANIFEST)
-        self.tree.sync()
+
+    def _close(self) -> None:
+        """The end of a rolled-forward write: the emptied staging folder and the journal removed."""
         self._discard_staging()
         self.tree.unlink(JOURNAL)
-        self.tree.sync()
 
     def _discard_staging(self) -> None:
         """Remove the staging folder (its files only: rlobs puts no folders or links there)."""
@@ -529,26 +540,52 @@ def _read_staged(dir_fd: int, name: str) -> tuple[bytes, bool]:
 
 
 def commit_all(staged: Iterable[tuple[Bundle, Staged | None]]) -> None:
-    """Commit many staged bundles (a render of several profiles, rlobs.batch): first one syncfs(2) per filesystem
-    holding a stage that deferred its flush, which puts every staged file and staged journal on disk, then each
-    journal is renamed into place and rolled forward. A staged journal is inert until that rename, so the commit
-    points are still durable after the files they name (module docstring), with one flush for all bundles
-    instead of one each: concurrent flushes of one filesystem wait for each other's data."""
+    """Commit many staged bundles (a render of several profiles, rlobs.batch) in the order one commit takes, each
+    step for every bundle before one flush for all of them: the staged files and journals on disk (stages that
+    deferred their flush); every journal renamed into place (the commit points), flushed; every roll forward,
+    flushed; every staging folder and journal removed, flushed. Each step is durable before the next begins, as
+    in Bundle.commit (module docstring), with a flush per step instead of one per bundle and step: a flush of the
+    filesystem costs about what a directory's fsync does, and concurrent ones wait for each other's data. A
+    failure before a commit point leaves every bundle as it was; after one, the journals record the rest, and
+    the next render of a bundle finishes it (recover)."""
     pairs = [(b, s) for b, s in staged if s is not None]
-    deferred = {os.fstat(b.tree.fd).st_dev: b.tree.fd for b, s in pairs if not s.durable and b.tree.fd is not None}
-    syncfs = _syncfs()
     try:
-        for fd in deferred.values():
-            assert syncfs is not None  # a stage defers its flush only where there is syncfs
-            syncfs(fd)
+        _flush([b for b, s in pairs if not s.durable])
     except OSError as exc:
         for bundle, _ in pairs:
             bundle.discard()
         raise RlobsError(
             f"could not write the bundles: {exc.strerror or exc}; the previous bundles are untouched"
         ) from None
-    for bundle, staging in pairs:
-        bundle.commit(replace(staging, durable=True))
+    bundles = [b for b, _ in pairs]
+    for bundle in bundles:
+        bundle._commit(sync=False)  # its own failure: that bundle untouched, and the ones before it committed
+    try:
+        _flush(bundles)
+        for bundle, staging in pairs:
+            bundle._apply(staging.journal)
+        _flush(bundles)
+        for bundle in bundles:
+            bundle._close()
+        _flush(bundles)
+    except OSError as exc:
+        raise RlobsError(
+            f"could not finish writing the bundles: {exc.strerror or exc}; each bundle's {JOURNAL} records the "
+            "rest, and the next render of it finishes it"
+        ) from None
+
+
+def _flush(bundles: list[Bundle]) -> None:
+    """Everything written to the bundles' folders on disk: one syncfs(2) per filesystem holding them, or where
+    there is none an fsync of each folder (what each step of a commit flushes)."""
+    syncfs = _syncfs()
+    if syncfs is None:
+        for bundle in bundles:
+            bundle.tree.sync()
+        return
+    devices = {os.fstat(b.tree.fd).st_dev: b.tree.fd for b in bundles if b.tree.fd is not None}
+    for fd in devices.values():
+        syncfs(fd)
 
 
 def refusal_error(found: Iterable[tuple[Path, Changes]]) -> OutputConflictError:
