@@ -70,3 +70,18 @@ def test_the_workers_collect_garbage_even_when_the_caller_did_not() -> None:
         assert gc.isenabled()  # many bundles: the caller collects too
     finally:
         gc.enable()
+
+
+def test_started_is_called_once_the_workers_run_and_before_any_result() -> None:
+    import functools
+    import os
+
+    from rlobs.bundle import pool
+
+    for workers in (1, 2):
+        events: list[str] = []
+        parent = os.getpid()
+        for index, pid in pool.run(lambda _: os.getpid(), 4, workers, functools.partial(events.append, "started")):
+            events.append(f"result {index}")
+            assert (pid == parent) == (workers == 1)
+        assert events[0] == "started" and events.count("started") == 1 and len(events) == 5

@@ -154,3 +154,28 @@ def test_a_failure_after_the_commit_points_is_finished_by_the_next_open(
         with write.open_bundle(d, _any, write=True):
             pass
         assert sorted(p.name for p in d.iterdir()) == [write.MANIFEST, *(r.path for r in FILES)]
+
+
+def test_write_behind_flushes_while_running_and_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    flushes: list[int] = []
+    monkeypatch.setattr(write, "_syncfs", lambda: flushes.append)
+    with write.open_bundle(tmp_path / "out", _any, write=True) as bundle:
+        with write.WriteBehind(bundle, interval=0.01):
+            deadline = time.monotonic() + 5
+            while len(flushes) < 3 and time.monotonic() < deadline:
+                time.sleep(0.01)
+        done = len(flushes)
+        time.sleep(0.05)
+    assert done >= 3 and len(flushes) == done  # flushed while running, never after stop()
+
+
+def test_a_big_stage_flushes_behind_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[int] = []
+    monkeypatch.setattr(write.WriteBehind, "start", lambda self: started.append(1))
+    many = [Rendered(f"d/f{i}.yaml", f"a: {i}\n", "yaml") for i in range(write.WRITE_BEHIND_FILES)]
+    for files in (FILES, many):
+        with write.open_bundle(tmp_path / f"out{len(files)}", _any, write=True) as bundle:
+            bundle.write(files, bundle.plan(files))
+    assert started == [1]  # the big stage only

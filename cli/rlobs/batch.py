@@ -11,7 +11,8 @@ process before the fork. Staging is mostly creating files, which is kernel time:
 every core instead of queueing in this process, and only the list of changes travels back, never the files.
 Memory stays bounded: at most two bundles per worker are in flight, and a staged bundle is dropped. Only when
 every bundle is staged is each one committed, here, after one flush of the filesystem for all of them
-(write.commit_all: a flush per bundle in each worker would make the workers wait on each other's data). Anything
+(write.commit_all: a flush per bundle in each worker would make the workers wait on each other's data), while
+a thread of this process flushes behind the workers as they stage (write.WriteBehind). Anything
 that goes wrong
 before that (a file that fails its check, a directory that refuses the write, Ctrl-C) discards every staging
 folder once the workers have stopped: one bad bundle writes nothing. The output is byte for byte what rendering
@@ -58,7 +59,7 @@ def render_many(
     `advance` is called with each bundle's name as it is done (the progress display)."""
     from rlobs.bundle import pool
     from rlobs.bundle.render import make_env
-    from rlobs.bundle.write import commit_all, open_bundle, refusal_error
+    from rlobs.bundle.write import WriteBehind, commit_all, open_bundle, refusal_error
     from rlobs.pipeline import build_named
     from rlobs.targets import producible
 
@@ -84,8 +85,11 @@ def render_many(
             return changes, bundle.stage(files, changes, key=job.key, durable=False)  # commit_all() syncs
 
         staged: dict[Path, Staged | None] = {}
+        behind = WriteBehind(bundles[min(bundles)])  # flushes what the workers stage, behind them
         try:
-            for index, (changes, staging) in pool.run(staged_bundle, len(jobs), workers):
+            for index, (changes, staging) in pool.run(
+                staged_bundle, len(jobs), workers, behind.start if write else lambda: None
+            ):
                 job = jobs[index]
                 staged[dirs[job.key.name]] = staging
                 results[index] = changes
@@ -94,8 +98,10 @@ def render_many(
             if write and any(c.refused for c in found):
                 raise refusal_error((dirs[j.key.name], c) for j, c in zip(jobs, found, strict=True))
         except BaseException:
+            behind.stop()
             for out_dir in sorted(bundles, reverse=True):  # members before the folder holding them
                 bundles[out_dir].discard()
             raise
+        behind.stop()
         commit_all((bundles[out_dir], staging) for out_dir, staging in staged.items())
     return found

@@ -63,12 +63,17 @@ def _worker_start() -> None:
     gc.enable()  # a worker builds many bundles (rlobs.entry turns the collector off for one)
 
 
-def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Iterator[tuple[int, T]]:
+def run(
+    task: Callable[[int], T], count: int, workers: int | None = None, started: Callable[[], None] = lambda: None
+) -> Iterator[tuple[int, T]]:
     """(index, task(index)) for every index below `count`, as each is done: in this process with one worker,
-    else by a forked pool. An exception in a task is raised here, and the jobs not started are cancelled."""
+    else by a forked pool. An exception in a task is raised here, and the jobs not started are cancelled.
+    `started` is called once the workers run, and no process is forked after it: a caller's thread starts
+    there (a thread running while a process forks is not in the child, and may hold a lock the child needs)."""
     workers = workers_for(count) if workers is None else workers
     gc.enable()  # many bundles: their garbage is collected (rlobs.entry turns the collector off for one)
     if workers <= 1:
+        started()
         for index in range(count):
             yield index, task(index)
         return
@@ -86,6 +91,8 @@ def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Ite
                     while submitted < count and len(pending) < workers * IN_FLIGHT_PER_WORKER:
                         pending[pool.submit(_call, submitted)] = submitted
                         submitted += 1
+                        if submitted == 1:
+                            started()  # the first submit forks every worker (ProcessPoolExecutor, fork)
                     done, _ = wait(pending, return_when=FIRST_COMPLETED)
                     for future in sorted(done, key=pending.__getitem__):
                         yield pending.pop(future), future.result()
