@@ -564,3 +564,51 @@ def test_a_preview_plans_against_the_write_a_committed_journal_finishes(
     assert (done.created, done.updated, done.deleted, done.refused) == ((), (), (), ())
     assert set(done.recovered) == set(preview.leftovers)
     assert not (tmp_path / "c.yaml").exists() and (tmp_path / "a.yaml").read_text() == "a: 2\n"
+
+
+def test_prestaged_files_are_committed_as_a_write_of_them_would_commit_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import rlobs.bundle.write as write
+
+    _write(OLD, tmp_path / "out")
+    expected = tmp_path / "expected"
+    _write(OLD, expected)
+    _write(NEW, expected)
+    written: list[str] = []
+    real = write._write_new
+
+    def recording(dir_fd: int, name: str, data: bytes, mode: int, *, sync: bool = True) -> None:
+        written.append(name)
+        real(dir_fd, name, data, mode, sync=sync)
+
+    monkeypatch.setattr(write, "_write_new", recording)
+    with open_bundle(tmp_path / "out", _any, write=True) as bundle:
+        bundle.prestage(NEW[:1])  # as a fleet's clusters arrive
+        bundle.prestage(NEW[1:])
+        bundle.prestage([Rendered("c.yaml", "c\n", "text")])  # unchanged: not staged
+        assert sorted(written) == ["p0", "p1", "p2"]
+        changes = bundle.plan(NEW, with_diff=True)
+        bundle.write(NEW, changes)
+    assert written[3:] == ["manifest", "journal"]  # nothing prestaged was written again
+    assert snapshot(tmp_path / "out") == snapshot(expected)
+
+
+def test_a_prestage_that_changes_nothing_leaves_no_staging_folder(tmp_path: Path) -> None:
+    _write(OLD, tmp_path / "out")
+    with open_bundle(tmp_path / "out", _any, write=True) as bundle:
+        bundle.prestage(OLD)
+        bundle.write(OLD, bundle.plan(OLD))
+    assert not (tmp_path / "out" / STAGING).exists()
+
+
+def test_a_refused_plan_discards_what_was_prestaged(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.yaml").write_text("mine\n")  # not rlobs's: the plan refuses it
+    with open_bundle(out, _any, write=True) as bundle:
+        bundle.prestage(NEW)
+        changes = bundle.plan(NEW)
+        assert changes.refused
+        bundle.discard()
+    assert sorted(p.name for p in out.iterdir()) == ["a.yaml"]

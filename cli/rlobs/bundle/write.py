@@ -141,6 +141,7 @@ class Bundle:
         # plans against what the render will find once it has finished the interrupted write (foresee()).
         self._overlay: dict[str, tuple[bytes, bool] | None] = {}
         self._recovered: tuple[str, ...] = ()
+        self._prestaged: dict[str, tuple[str, str, bool]] = {}  # path -> (staged name, digest, executable)
 
     @property
     def path(self) -> Path:
@@ -384,25 +385,65 @@ class Bundle:
                 f"could not write the bundle to {self.path}: {exc.strerror or exc}; the previous bundle is untouched"
             ) from None
 
+    def prestage(self, rendered: Iterable[Rendered]) -> None:
+        """Write ahead into the staging folder the files of `rendered` that differ from the directory, before the
+        plan of the whole bundle (a fleet's clusters, each staged as it is built while the others still build,
+        so creating the files overlaps the building). stage() then writes only what is not staged yet; what the
+        plan refuses is discarded with the rest. Nothing in the bundle changes, as with stage()."""
+        assert self.tree.fd is not None  # opened to write
+        # Unchanged files are not staged: the plan will say so, and stage() writes nothing for them.
+        changed = [r for r in rendered if not (self._read(r.path) == r.text.encode() and self._mode_ok(r))]
+        if not changed:
+            return  # and no staging folder is made: a render that changes nothing leaves none behind
+        try:
+            if not self._prestaged:
+                self._discard_staging()
+                os.mkdir(STAGING, 0o700, dir_fd=self.tree.fd)
+            with self.tree.folder((STAGING,)) as staging:
+                assert staging is not None
+                sync = _syncfs() is None
+                for r in changed:
+                    name = f"p{len(self._prestaged)}"
+                    _write_new(staging, name, r.text.encode(), 0o755 if r.executable else 0o644, sync=sync)
+                    self._prestaged[r.path] = (name, _digest(r.text.encode()), r.executable)
+        except OSError as exc:
+            self._prestaged.clear()
+            self._discard_staging()
+            raise RlobsError(
+                f"could not write the bundle to {self.path}: {exc.strerror or exc}; the previous bundle is untouched"
+            ) from None
+
+    def _staged_name(self, r: Rendered) -> str | None:
+        """The name `r` was prestaged under with this very text and mode, else None (stage() writes it)."""
+        found = self._prestaged.get(r.path)
+        if found is None or found[2] != r.executable or found[1] != _digest(r.text.encode()):
+            return None
+        return found[0]
+
     def _stage(
         self, files: list[Rendered], manifest: str, deleted: tuple[str, ...], *, deferred: bool = False
     ) -> dict[str, Any]:
         """Every new file, the manifest and the journal in the staging folder (commit() renames the journal);
-        flushed to disk unless `deferred` (then commit_all() syncs the filesystem before any journal is renamed)."""
-        self._discard_staging()
+        flushed to disk unless `deferred` (then commit_all() syncs the filesystem before any journal is renamed).
+        Files prestage() wrote with the same text are named, not written again."""
         assert self.tree.fd is not None  # opened to write
-        os.mkdir(STAGING, 0o700, dir_fd=self.tree.fd)
+        if not self._prestaged:
+            self._discard_staging()
+            os.mkdir(STAGING, 0o700, dir_fd=self.tree.fd)
         old = self.manifest()
+        staged = [self._staged_name(r) for r in files]
         journal: dict[str, Any] = {
             "generator": "rlobs",
             "note": "an rlobs write in progress; the next rlobs render finishes it",
-            "replace": [{"staged": str(i), "path": r.path} for i, r in enumerate(files)],
+            "replace": [{"staged": staged[i] or str(i), "path": r.path} for i, r in enumerate(files)],
             "delete": [{"path": p, "digests": sorted(old.get(p, ()))} for p in deleted],
         }
-        with self.tree.folder((STAGING,)) as staging, _behind(self, len(files)):
+        with self.tree.folder((STAGING,)) as staging, _behind(self, staged.count(None)):
             assert staging is not None
             syncfs = _syncfs()
             for i, r in enumerate(files):
+                if staged[i] is not None:
+                    continue
                 _write_new(staging, str(i), r.text.encode(), 0o755 if r.executable else 0o644, sync=syncfs is None)
             _write_new(staging, "manifest", manifest.encode(), 0o644, sync=syncfs is None)
             if deferred:
@@ -454,6 +495,7 @@ class Bundle:
 
     def _discard_staging(self) -> None:
         """Remove the staging folder (its files only: rlobs puts no folders or links there)."""
+        self._prestaged.clear()
         kind = self.tree.kind(STAGING)
         if kind == "missing":
             return

@@ -28,14 +28,23 @@ def build(path: Path) -> tuple[Fleet, FleetBuild]:
 
 
 def render(path: Path, out: Path, *, write: bool, force: bool, with_diff: bool) -> tuple[str, Changes]:
-    fleet, built = build(path)
+    fleet = load_fleet(path)
     if out.exists() and not out.is_dir():
         raise RlobsError(f"{out}: expected a directory, got a file")
     with open_bundle(out, producible, write=write) as bundle:
-        # The same writer and rules as a profile's bundle: the folder's owner is the fleet, by name.
-        changes = bundle.plan(built.files, owner=Owner("fleet", fleet.name), force=force, with_diff=with_diff)
-        if write:
-            bundle.write(built.files, changes)
+        # The same writer and rules as a profile's bundle: the folder's owner is the fleet, by name. Each
+        # cluster's files are staged as it is built (Bundle.prestage), so creating them overlaps the building.
+        try:
+            with Checker() as checker:
+                built = build_fleet(fleet, checker, bundle.prestage if write else lambda _: None)
+                checker.check(built.files)
+            changes = bundle.plan(built.files, owner=Owner("fleet", fleet.name), force=force, with_diff=with_diff)
+            if write:
+                bundle.write(built.files, changes)  # raises the plan's refusals, writing nothing
+        except BaseException:
+            if write:
+                bundle.discard()  # what was staged, and a folder opening the bundle created
+            raise
     return fleet.name, changes
 
 

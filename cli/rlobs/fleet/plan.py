@@ -4,6 +4,7 @@ layered Helm values, the cluster Secrets' contract) and the fleet README."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from rlobs.bundle import pool
@@ -77,8 +78,11 @@ def _replaced(member: Member) -> tuple[str, ...]:
     return ("terraform/",) if gke is not None and gke.manage == "terraform" else ()
 
 
-def _singles(members: tuple[Member, ...], checker: Checker | None) -> dict[str, tuple[Rendered, ...]]:
-    """Each cluster's single-cluster bundle, by cluster name, in the fleet's order."""
+def _singles(
+    members: tuple[Member, ...], checker: Checker | None, arrived: Callable[[list[Rendered]], None]
+) -> dict[str, tuple[Rendered, ...]]:
+    """Each cluster's single-cluster bundle, by cluster name, in the fleet's order; `arrived` is given each
+    cluster's files in the fleet bundle as soon as that cluster is built."""
     catalog = load_catalog()
     env = make_env()
 
@@ -95,6 +99,7 @@ def _singles(members: tuple[Member, ...], checker: Checker | None) -> dict[str, 
     for index, files in pool.run(single, len(members)):
         checker.remember(files)
         built[index] = files
+        arrived(_cluster_files(members[index], files))
     return {m.name: built[i] for i, m in enumerate(members)}
 
 
@@ -104,11 +109,14 @@ def _cluster_files(member: Member, single: tuple[Rendered, ...]) -> list[Rendere
     return [replace(r, path=f"{CLUSTERS_DIR}/{member.name}/{r.path}") for r in keep]
 
 
-def build_fleet(fleet: Fleet, checker: Checker | None = None) -> FleetBuild:
+def build_fleet(
+    fleet: Fleet, checker: Checker | None = None, arrived: Callable[[list[Rendered]], None] = lambda _: None
+) -> FleetBuild:
     """Every file of the fleet bundle, rendered; raises when the referential check fails. With a `checker`, each
     cluster's files are planned, rendered and parse-checked in parallel (rlobs.bundle.pool), and the checker
-    remembers them as checked; the fleet's own files are left to it."""
-    singles = _singles(fleet.members, checker)
+    remembers them as checked; the fleet's own files are left to it. `arrived` is given each cluster's checked
+    files as it is built (the writer stages them while the other clusters build)."""
+    singles = _singles(fleet.members, checker, arrived)
     sets = appsets.application_sets(fleet)
     contracts = contract.contract(fleet)
     problems = contract.referential_problems(
