@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
@@ -15,6 +14,7 @@ from rlobs.profile.fields import (
     Duration,
     Model,
     Severity,
+    compiled,
     matching,
     with_json_pattern,
 )
@@ -51,7 +51,7 @@ def _git_url(value: str) -> str:
         raise ValueError(f"expected a URL without query or fragment, got {redact(value)!r}")
     if ":" in value.split("://", 1)[-1].split("@", 1)[0] and value.startswith("ssh://") and "@" in value:
         raise ValueError(f"expected a URL without a password, got {redact(value)!r}")
-    if not _GIT_URL.fullmatch(value) or len(value) > 2048:
+    if not compiled(_GIT_URL).fullmatch(value) or len(value) > 2048:
         raise ValueError(
             "expected a Git repository URL like https://github.com/acme/gitops.git or git@github.com:acme/gitops.git, "
             f"got {redact(value)!r}"
@@ -63,7 +63,7 @@ def _git_url(value: str) -> str:
 # nothing a Go template ({{), Markdown (`) or a shell could act on.
 _HOST = r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?"
 _PATH = r"[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*/?"
-_GIT_URL = re.compile(
+_GIT_URL = (
     rf"https://{_HOST}(:[0-9]{{1,5}})?/{_PATH}"
     rf"|ssh://([A-Za-z0-9._-]+@)?{_HOST}(:[0-9]{{1,5}})?/{_PATH}"
     rf"|[A-Za-z0-9._-]+@{_HOST}:{_PATH}"
@@ -72,7 +72,7 @@ GitUrl = Annotated[
     str,
     AfterValidator(
         with_json_pattern(
-            _git_url, _GIT_URL.pattern, 2048, expected="a Git repository URL like https://github.com/acme/gitops.git"
+            _git_url, _GIT_URL, 2048, expected="a Git repository URL like https://github.com/acme/gitops.git"
         )
     ),
 ]
