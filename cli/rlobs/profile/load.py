@@ -5,9 +5,8 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from rlobs.credentials import found_in, redact
 from rlobs.errors import Problem, ProfileError
@@ -16,7 +15,7 @@ from rlobs.profile.source import NulByteError, read_source
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located, value_at
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel, TypeAdapter
+    from pydantic import BaseModel
 
     from rlobs.profile.model import Profile, ProfileBase
 
@@ -166,16 +165,17 @@ def _validate(located: Located, display: str) -> tuple[Profile | None, list[Prob
     from rlobs.profile.model import ProfileBase
 
     data = _tuples(located.data)
-    try:
-        profile: Profile = _adapter().validate_python(data)
-        return profile, []
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
     members = _members()
     tag = data.get("target")
     if tag in members:
+        # The target's own class validates, as the Profile union would pick it by `target`: the same checks and
+        # errors (the union's only put its tag first in each location), without a validator of the union to build.
         root: type[ProfileBase] = members[tag]
-        return None, [p for err in errors for p in _problems(_untagged(err), located, display, root, tag, members)]
+        try:
+            return cast("Profile", root.model_validate(data)), []
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+        return None, [p for err in errors for p in _problems(err, located, display, root, tag, members)]
     # No usable target: say so, and still report what is wrong with the keys every profile has.
     pos = located.pos(("target",))
     got = "nothing" if tag is None else _got(tag)
@@ -190,16 +190,6 @@ def _validate(located: Located, display: str) -> tuple[Profile | None, list[Prob
     return None, problems
 
 
-@cache
-def _adapter() -> TypeAdapter[Profile]:
-    """The validator of the Profile union, built once per process (building it costs more than validating)."""
-    from pydantic import TypeAdapter
-
-    from rlobs.profile.model import Profile
-
-    return TypeAdapter(Profile)
-
-
 def _members() -> dict[str, type[ProfileBase]]:
     """target -> its profile class, from the Profile union itself (the registry of profile types)."""
     from typing import get_args
@@ -208,11 +198,6 @@ def _members() -> dict[str, type[ProfileBase]]:
 
     union = get_args(Profile)[0]
     return {str(get_args(cls.model_fields["target"].annotation)[0]): cls for cls in get_args(union)}
-
-
-def _untagged(err: Any) -> Any:
-    """pydantic puts the union member's tag first in each location; paths start at the profile's root."""
-    return {**err, "loc": tuple(err["loc"])[1:]}
 
 
 def _problems(
