@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rlobs.bundle.owner import Owner
     from rlobs.bundle.spec import Rendered
     from rlobs.bundle.write import Bundle, Changes, RenderKey, Staged
-    from rlobs.profile.model import Profile
+    from rlobs.profile.profiles import Profile
 
 
 @dataclass(frozen=True, slots=True)

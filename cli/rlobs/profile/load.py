@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from importlib import import_module
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -17,7 +18,8 @@ from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_locate
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from rlobs.profile.model import Profile, ProfileBase
+    from rlobs.profile.model import ProfileBase
+    from rlobs.profile.profiles import Profile
 
     M = TypeVar("M", bound=BaseModel)
 
@@ -99,7 +101,7 @@ def _root(data: Any) -> Any:
     from rlobs.profile.model import ProfileBase
 
     tag = data.get("target") if isinstance(data, dict) else None
-    return _members().get(tag, ProfileBase) if isinstance(tag, str) else ProfileBase
+    return _MEMBERS.get(tag, ProfileBase) if isinstance(tag, str) else ProfileBase
 
 
 def secret_hint(model: Any, path: Path) -> str:
@@ -165,7 +167,7 @@ def _validate(located: Located, display: str) -> tuple[Profile | None, list[Prob
     from rlobs.profile.model import ProfileBase
 
     data = _tuples(located.data)
-    members = _members()
+    members = _MEMBERS
     tag = data.get("target")
     if tag in members:
         # The target's own class validates, as the Profile union would pick it by `target`: the same checks and
@@ -190,14 +192,30 @@ def _validate(located: Located, display: str) -> tuple[Profile | None, list[Prob
     return None, problems
 
 
-def _members() -> dict[str, type[ProfileBase]]:
-    """target -> its profile class, from the Profile union itself (the registry of profile types)."""
-    from typing import get_args
+# target -> the module and class of its profile (the members of rlobs.profile.profiles.Profile), imported when a
+# profile of that target is first met: building the model classes is most of what loading a profile costs on a cold
+# start, and a profile needs only its own target's.
+PROFILES = {"eks": ("rlobs.profile.eksprofile", "EksProfile"), "gke": ("rlobs.profile.gkeprofile", "GkeProfile")}
 
-    from rlobs.profile.model import Profile
 
-    union = get_args(Profile)[0]
-    return {str(get_args(cls.model_fields["target"].annotation)[0]): cls for cls in get_args(union)}
+class _Members(Mapping[str, "type[ProfileBase]"]):
+    """target -> its profile class, imported when first asked for (asking whether a key is a target imports none)."""
+
+    def __getitem__(self, target: str) -> type[ProfileBase]:
+        module, name = PROFILES[target]
+        return cast("type[ProfileBase]", getattr(import_module(module), name))
+
+    def __contains__(self, key: object) -> bool:
+        return key in PROFILES
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(PROFILES)
+
+    def __len__(self) -> int:
+        return len(PROFILES)
+
+
+_MEMBERS = _Members()
 
 
 def _problems(

@@ -6,7 +6,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from rlobs.profile.eks import EksSpec
 from rlobs.profile.fields import (
     AttrValue,
     DnsLabel,
@@ -19,7 +18,6 @@ from rlobs.profile.fields import (
     matching,
     one_line,
 )
-from rlobs.profile.gke import MAX_EXPORT_SECONDS, MIN_EXPORT_SECONDS, SYSTEM_NAMESPACE, GkeSpec
 from rlobs.profile.problems import ProblemAt, raise_all
 
 API_VERSION = "rlobs/v1alpha1"
@@ -336,7 +334,8 @@ class Alerts(Model):
 
 
 class ProfileBase(Model):
-    """What every profile has, whatever its target; a target's profile adds its own section."""
+    """What every profile has, whatever its target; a target's profile adds its own section (rlobs.profile.eksprofile,
+    rlobs.profile.gkeprofile; rlobs.profile.profiles.Profile is one of them)."""
 
     api_version: Literal["rlobs/v1alpha1"] = Field(description="Profile format version.")
     kind: Literal["Profile"]
@@ -344,46 +343,3 @@ class ProfileBase(Model):
     target: str = Field(description="Which bundle to render.")
     workload: Workload
     alerts: Alerts = Alerts()
-
-
-class EksProfile(ProfileBase):
-    target: Literal["eks"] = Field(description="Which bundle to render.")
-    eks: EksSpec = Field(description="The EKS cluster, GitOps source and observability stack.")
-
-
-class GkeProfile(ProfileBase):
-    target: Literal["gke"] = Field(description="Which bundle to render.")
-    gke: GkeSpec = Field(description="The GCP project, GKE cluster and Cloud Monitoring settings.")
-
-    @model_validator(mode="after")
-    def _workload_on_gke(self) -> GkeProfile:
-        # Rules that need the workload and the gke section together.
-        raise_all(_gke_workload_problems(self.workload))
-        return self
-
-
-def _gke_workload_problems(workload: Workload) -> list[ProblemAt]:
-    """Rules GKE and Managed OpenTelemetry put on the workload; paths relative to the profile root."""
-    problems = []
-    seconds = duration_seconds(workload.export_interval)
-    if not MIN_EXPORT_SECONDS <= seconds <= MAX_EXPORT_SECONDS:
-        problems.append(
-            ProblemAt(
-                ("workload", "exportInterval"),
-                f"expected {MIN_EXPORT_SECONDS}s to {MAX_EXPORT_SECONDS // 60}m on the gke target (Managed "
-                f"OpenTelemetry accepts 5000-300000 ms), got {workload.export_interval!r}",
-            )
-        )
-    if SYSTEM_NAMESPACE.fullmatch(workload.namespace):
-        problems.append(
-            ProblemAt(
-                ("workload", "namespace"),
-                "expected a namespace of your own, not one Kubernetes or GKE manages "
-                f"(kube-*, gke-*, gmp-system, gmp-public), got {workload.namespace!r}",
-            )
-        )
-    return problems
-
-
-# A profile is one of the targets' profiles, chosen by `target`; adding a target adds one member here.
-Profile = Annotated[EksProfile | GkeProfile, Field(discriminator="target")]
