@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     M = TypeVar("M", bound=BaseModel)
 
 # Unknown keys that look like a credential get a hint on referencing a Secret instead (rlobs never
-# writes credentials into git; every credential in the model is a Secret name or a SecretRef).
-_SECRET_KEY = re.compile(r"(?i)(password|passwd|secret|token|api[-_]?key|webhook[-_]?url|credentials?|routing[-_]?key)")
+# writes credentials into git; every credential in the model is a Secret name or a SecretRef). A pattern as text: re
+# compiles (and caches) it when an unknown key is first met, not on every start.
+_SECRET_KEY = r"(?i)(password|passwd|secret|token|api[-_]?key|webhook[-_]?url|credentials?|routing[-_]?key)"
 _SECRET_HINT = (
     "expected a reference to a Kubernetes Secret, not an inline secret (rlobs never writes credentials to git)"
 )
@@ -270,7 +271,7 @@ def _problem(err: Any, located: Located, display: str, root: Any) -> Problem:
         )
     if kind == "extra_forbidden":
         pos = located.pos(loc, key=True)
-        if _SECRET_KEY.search(str(loc[-1])) and not isinstance(err["input"], dict | tuple):
+        if re.search(_SECRET_KEY, str(loc[-1])) and not isinstance(err["input"], dict | tuple):
             secret = secret_hint(_model_at(root, loc[:-1]), loc)
             return Problem(display, pos.line, pos.column, _dotted(loc), secret + ", got a literal value")
         allowed = _allowed_keys(root, loc[:-1])
