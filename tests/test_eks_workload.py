@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from rlobs.profile.load import parse_profile
-from rlobs.profile.model import Profile
+from rlobs.profile.profiles import Profile
 from rlobs.rl import workloads
 from rlobs.targets.eks.stack import stack
 from testing.bundles import build

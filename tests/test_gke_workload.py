@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from rlobs.profile.load import parse_profile
-from rlobs.profile.model import Profile
+from rlobs.profile.profiles import Profile
 from rlobs.rl import workloads
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets.gke import workload

@@ -47,21 +47,25 @@ def test_a_broken_rule_is_reported() -> None:
 
 
 def test_the_target_registry_the_profile_union_and_the_blueprints_agree() -> None:
+    from importlib import import_module
     from typing import get_args
 
     from rlobs.blueprints import load_blueprints
-    from rlobs.profile.model import Profile
+    from rlobs.profile.load import PROFILES
+    from rlobs.profile.profiles import Profile
     from rlobs.targets import TARGETS
 
     union = get_args(get_args(Profile)[0])
-    tags = {get_args(cls.model_fields["target"].annotation)[0] for cls in union}
-    assert set(TARGETS) == tags == {bp.target for bp in load_blueprints().values()}
+    tags = {get_args(cls.model_fields["target"].annotation)[0]: cls for cls in union}
+    assert set(TARGETS) == set(tags) == set(PROFILES) == {bp.target for bp in load_blueprints().values()}
     assert all(name == t.NAME for name, t in TARGETS.items())
+    assert all(getattr(import_module(module), name) is tags[tag] for tag, (module, name) in PROFILES.items())
 
 
 @pytest.mark.slow  # a subprocess render
 def test_a_render_imports_only_its_own_target() -> None:
-    """Planned, checked and written (the writer asks every target's PATHS, never its planner); no fleet model."""
+    """Planned, checked and written (the writer asks every target's PATHS, never its planner); no fleet model, and no
+    other target's profile model."""
     import subprocess
     import sys
 
@@ -76,6 +80,7 @@ def test_a_render_imports_only_its_own_target() -> None:
             "with tempfile.TemporaryDirectory() as out:\n"
             f"    commands.render([Path({str(blueprint)!r})], Path(out), write=True, force=False, with_diff=False)\n"
             f"assert not [m for m in sys.modules if m.startswith('rlobs.targets.{other}')], sorted(sys.modules)\n"
+            f"assert not {{'rlobs.profile.{other}', 'rlobs.profile.{other}profile'}} & set(sys.modules)\n"
             f"assert 'rlobs.targets.{target}.plan' in sys.modules\n"
             "assert 'rlobs.profile.fleet' not in sys.modules\n"
         )

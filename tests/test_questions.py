@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 import rlobs.main
 from rlobs.blueprints import load_blueprints
 from rlobs.main import app
+from rlobs.profile.eksprofile import EksProfile
+from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.profile.load import parse_profile
-from rlobs.profile.model import EksProfile, GkeProfile
 from rlobs.profile.warnings import find
 from rlobs.profile.yamlsource import load_located
 from rlobs.questions import QUESTIONS, Question, answer, choose, default, set_value, start, targets

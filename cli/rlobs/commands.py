@@ -14,7 +14,7 @@ from rlobs.bundle.write import Changes, RenderKey
 
 if TYPE_CHECKING:
     from rlobs.bundle.spec import Rendered
-    from rlobs.profile.model import Profile
+    from rlobs.profile.profiles import Profile
 from rlobs.errors import Problem, RlobsError
 
 SCHEMA_FILE = "rlobs.schema.json"
@@ -142,7 +142,7 @@ def schema_text() -> str:
     from pydantic import TypeAdapter
 
     from rlobs.profile.fields import ProfileJsonSchema
-    from rlobs.profile.model import Profile
+    from rlobs.profile.profiles import Profile
     from rlobs.profile.schema import add_cross_field_rules
 
     schema = add_cross_field_rules(TypeAdapter(Profile).json_schema(by_alias=True, schema_generator=ProfileJsonSchema))

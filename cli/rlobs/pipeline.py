@@ -9,12 +9,14 @@ from rlobs.bundle.check import Checker
 from rlobs.bundle.render import render
 from rlobs.bundle.spec import Plan, Rendered
 from rlobs.errors import CheckError, RlobsError
-from rlobs.profile.model import Profile
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets import TARGETS
 
 if TYPE_CHECKING:
     import jinja2
+
+    # Profile names every target's profile class; a render imports only its own target's (rlobs.profile.load).
+    from rlobs.profile.profiles import Profile
 
 
 def plan_bundle(profile: Profile) -> Plan:

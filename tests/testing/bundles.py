@@ -8,7 +8,7 @@ from rlobs.bundle.check import Checker
 from rlobs.bundle.hclworker import HclWorker
 from rlobs.bundle.spec import Rendered
 from rlobs.pipeline import build as build_bundle
-from rlobs.profile.model import Profile
+from rlobs.profile.profiles import Profile
 from rlobs.rl.catalog import load_catalog
 from rlobs.rl.facts import RlFacts, rl_facts
 from rlobs.rl.naming import Pipeline

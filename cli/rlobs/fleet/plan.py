@@ -14,8 +14,8 @@ from rlobs.bundle.spec import DataFile, FileSpec, Plan, Rendered, TemplateFile
 from rlobs.errors import RlobsError
 from rlobs.fleet import appsets, contract, gketf, layers
 from rlobs.fleet.appsets import APPSETS_DIR, VALUES_DIR
+from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.fleet import CLUSTERS_DIR, Fleet, Member, terraform_projects
-from rlobs.profile.model import EksProfile
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets import TARGETS
 from rlobs.targets import producible as target_producible

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import cache
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
@@ -29,11 +30,16 @@ class Model(_BaseModel):
     )
 
 
-def matching(pattern: str, expected: str, max_len: int | None = None) -> Callable[[str], str]:
-    regex = re.compile(pattern)
+@cache
+def compiled(pattern: str) -> re.Pattern[str]:
+    """`pattern` compiled on its first use, not at import: a profile meets a few of the model's ~25 patterns, and
+    compiling them all (re's parser is pure Python) was a tenth of building the model classes."""
+    return re.compile(pattern)
 
+
+def matching(pattern: str, expected: str, max_len: int | None = None) -> Callable[[str], str]:
     def check(value: str) -> str:
-        if not regex.fullmatch(value) or (max_len is not None and len(value) > max_len):
+        if not compiled(pattern).fullmatch(value) or (max_len is not None and len(value) > max_len):
             raise ValueError(f"expected {expected}")
         return value
 
@@ -85,11 +91,11 @@ DnsLabel = Annotated[
 # duration in int64 nanoseconds (prometheus/common model.ParseDuration refuses more than ~292 years as "out of
 # range"); rlobs allows up to ten years, which every window and retention here fits in.
 MAX_DURATION_SECONDS = 3650 * 86400
-_DURATION = re.compile(r"[1-9][0-9]{0,8}(s|m|h|d)")
+_DURATION = r"[1-9][0-9]{0,8}(s|m|h|d)"
 
 
 def _duration(value: str) -> str:
-    if not _DURATION.fullmatch(value) or duration_seconds(value) > MAX_DURATION_SECONDS:
+    if not compiled(_DURATION).fullmatch(value) or duration_seconds(value) > MAX_DURATION_SECONDS:
         raise ValueError("expected a duration like 30s, 15m, 6h or 1d, at most 3650d")
     return value
 
@@ -105,7 +111,7 @@ def _not_a_number(value: object) -> object:
 Duration = Annotated[
     str,
     BeforeValidator(_not_a_number),
-    AfterValidator(with_json_pattern(_duration, _DURATION.pattern, expected="a duration like 30s, 15m, 6h or 1d")),
+    AfterValidator(with_json_pattern(_duration, _DURATION, expected="a duration like 30s, 15m, 6h or 1d")),
 ]
 
 NonEmpty = Annotated[str, Field(min_length=1, max_length=255)]

@@ -183,10 +183,11 @@ def _template_text(chart: str, value: Any, path: tuple[str | int, ...], at: KeyP
             yield from _template_text(chart, sub, here, at)
 
 
-# A key that names a credential and holds a literal value (not the name of a Secret, a key in one, or a file).
-_SECRET_NAME = re.compile(r"(?i)(password|passwd|token|api[-_]?key|webhook[-_]?url|routing[-_]?key|credentials?)")
+# A key that names a credential and holds a literal value (not the name of a Secret, a key in one, or a file). Both
+# patterns as text: re compiles (and caches) them when Helm values are first checked, not on every start.
+_SECRET_NAME = r"(?i)(password|passwd|token|api[-_]?key|webhook[-_]?url|routing[-_]?key|credentials?)"
 # A key naming where a credential is (existingSecret, passwordKey, tokenFile, usernames), not the credential itself.
-_REFERENCE = re.compile(r"(?i)(secret(name|ref)?|ref|file|path|name|(password|passwd|token)key)$")
+_REFERENCE = r"(?i)(secret(name|ref)?|ref|file|path|name|(password|passwd|token)key)$"
 
 
 @cache
@@ -237,7 +238,7 @@ def _inline_secrets(value: Any, at: KeyPath) -> Iterator[ProblemAt]:
 
 
 def _is_secret_name(key: str) -> bool:
-    return bool(_SECRET_NAME.search(key)) and not _REFERENCE.search(key)
+    return bool(re.search(_SECRET_NAME, key)) and not re.search(_REFERENCE, key)
 
 
 def _walk(chart: str, node: Any, values: Mapping[str, Any], path: tuple[str, ...], at: KeyPath) -> Iterator[ProblemAt]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
-from functools import cache
+from collections.abc import Iterator, Mapping
+from importlib import import_module
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from rlobs.credentials import found_in, redact
 from rlobs.errors import Problem, ProfileError
@@ -16,15 +16,17 @@ from rlobs.profile.source import NulByteError, read_source
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located, value_at
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel, TypeAdapter
+    from pydantic import BaseModel
 
-    from rlobs.profile.model import Profile, ProfileBase
+    from rlobs.profile.model import ProfileBase
+    from rlobs.profile.profiles import Profile
 
     M = TypeVar("M", bound=BaseModel)
 
 # Unknown keys that look like a credential get a hint on referencing a Secret instead (rlobs never
-# writes credentials into git; every credential in the model is a Secret name or a SecretRef).
-_SECRET_KEY = re.compile(r"(?i)(password|passwd|secret|token|api[-_]?key|webhook[-_]?url|credentials?|routing[-_]?key)")
+# writes credentials into git; every credential in the model is a Secret name or a SecretRef). A pattern as text: re
+# compiles (and caches) it when an unknown key is first met, not on every start.
+_SECRET_KEY = r"(?i)(password|passwd|secret|token|api[-_]?key|webhook[-_]?url|credentials?|routing[-_]?key)"
 _SECRET_HINT = (
     "expected a reference to a Kubernetes Secret, not an inline secret (rlobs never writes credentials to git)"
 )
@@ -100,7 +102,7 @@ def _root(data: Any) -> Any:
     from rlobs.profile.model import ProfileBase
 
     tag = data.get("target") if isinstance(data, dict) else None
-    return _members().get(tag, ProfileBase) if isinstance(tag, str) else ProfileBase
+    return _MEMBERS.get(tag, ProfileBase) if isinstance(tag, str) else ProfileBase
 
 
 def secret_hint(model: Any, path: Path) -> str:
@@ -166,16 +168,17 @@ def _validate(located: Located, display: str) -> tuple[Profile | None, list[Prob
     from rlobs.profile.model import ProfileBase
 
     data = _tuples(located.data)
-    try:
-        profile: Profile = _adapter().validate_python(data)
-        return profile, []
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-    members = _members()
+    members = _MEMBERS
     tag = data.get("target")
     if tag in members:
+        # The target's own class validates, as the Profile union would pick it by `target`: the same checks and
+        # errors (the union's only put its tag first in each location), without a validator of the union to build.
         root: type[ProfileBase] = members[tag]
-        return None, [p for err in errors for p in _problems(_untagged(err), located, display, root, tag, members)]
+        try:
+            return cast("Profile", root.model_validate(data)), []
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+        return None, [p for err in errors for p in _problems(err, located, display, root, tag, members)]
     # No usable target: say so, and still report what is wrong with the keys every profile has.
     pos = located.pos(("target",))
     got = "nothing" if tag is None else _got(tag)
@@ -190,29 +193,30 @@ def _validate(located: Located, display: str) -> tuple[Profile | None, list[Prob
     return None, problems
 
 
-@cache
-def _adapter() -> TypeAdapter[Profile]:
-    """The validator of the Profile union, built once per process (building it costs more than validating)."""
-    from pydantic import TypeAdapter
-
-    from rlobs.profile.model import Profile
-
-    return TypeAdapter(Profile)
+# target -> the module and class of its profile (the members of rlobs.profile.profiles.Profile), imported when a
+# profile of that target is first met: building the model classes is most of what loading a profile costs on a cold
+# start, and a profile needs only its own target's.
+PROFILES = {"eks": ("rlobs.profile.eksprofile", "EksProfile"), "gke": ("rlobs.profile.gkeprofile", "GkeProfile")}
 
 
-def _members() -> dict[str, type[ProfileBase]]:
-    """target -> its profile class, from the Profile union itself (the registry of profile types)."""
-    from typing import get_args
+class _Members(Mapping[str, "type[ProfileBase]"]):
+    """target -> its profile class, imported when first asked for (asking whether a key is a target imports none)."""
 
-    from rlobs.profile.model import Profile
+    def __getitem__(self, target: str) -> type[ProfileBase]:
+        module, name = PROFILES[target]
+        return cast("type[ProfileBase]", getattr(import_module(module), name))
 
-    union = get_args(Profile)[0]
-    return {str(get_args(cls.model_fields["target"].annotation)[0]): cls for cls in get_args(union)}
+    def __contains__(self, key: object) -> bool:
+        return key in PROFILES
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(PROFILES)
+
+    def __len__(self) -> int:
+        return len(PROFILES)
 
 
-def _untagged(err: Any) -> Any:
-    """pydantic puts the union member's tag first in each location; paths start at the profile's root."""
-    return {**err, "loc": tuple(err["loc"])[1:]}
+_MEMBERS = _Members()
 
 
 def _problems(
@@ -267,7 +271,7 @@ def _problem(err: Any, located: Located, display: str, root: Any) -> Problem:
         )
     if kind == "extra_forbidden":
         pos = located.pos(loc, key=True)
-        if _SECRET_KEY.search(str(loc[-1])) and not isinstance(err["input"], dict | tuple):
+        if re.search(_SECRET_KEY, str(loc[-1])) and not isinstance(err["input"], dict | tuple):
             secret = secret_hint(_model_at(root, loc[:-1]), loc)
             return Problem(display, pos.line, pos.column, _dotted(loc), secret + ", got a literal value")
         allowed = _allowed_keys(root, loc[:-1])

@@ -1,12 +1,12 @@
 """The profile: typed, frozen objects that every later step reads (never raw YAML)."""
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
+# the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from rlobs.profile.eks import EksSpec
 from rlobs.profile.fields import (
     AttrValue,
     DnsLabel,
@@ -19,7 +19,6 @@ from rlobs.profile.fields import (
     matching,
     one_line,
 )
-from rlobs.profile.gke import MAX_EXPORT_SECONDS, MIN_EXPORT_SECONDS, SYSTEM_NAMESPACE, GkeSpec
 from rlobs.profile.problems import ProblemAt, raise_all
 
 API_VERSION = "rlobs/v1alpha1"
@@ -104,7 +103,7 @@ class Tracker(Model):
     experiment: PathSegment | None = Field(None, description="MLflow experiment id (the number in its UI URL).")
 
     @model_validator(mode="after")
-    def _fields_for_kind(self) -> Tracker:
+    def _fields_for_kind(self) -> Self:
         need = ("entity", "project") if self.kind == "wandb" else ("url", "experiment")
         other = ("experiment",) if self.kind == "wandb" else ("entity", "project")
         problems = [ProblemAt((k,), f"expected {k}: for a {self.kind} tracker, got none") for k in need]
@@ -141,7 +140,7 @@ class Rollout(Model):
     )
 
     @model_validator(mode="after")
-    def _path_for_engine(self) -> Rollout:
+    def _path_for_engine(self) -> Self:
         problems = []
         if self.metrics not in ROLLOUT_PATHS[self.engine]:
             problems.append(
@@ -204,7 +203,7 @@ class Workload(Model):
     )
 
     @model_validator(mode="after")
-    def _run_id_for_wandb(self) -> Workload:
+    def _run_id_for_wandb(self) -> Self:
         # The W&B run id is rl.run.id (WANDB_RUN_ID=$(RL_RUN_ID)), so it must be one W&B accepts.
         if self.tracker is not None and self.tracker.kind == "wandb" and _WANDB_ID_FORBIDDEN & set(self.run_id):
             raise ProblemAt(
@@ -214,7 +213,7 @@ class Workload(Model):
         return self
 
     @model_validator(mode="after")
-    def _replicated_jobs_for_jobsets(self) -> Workload:
+    def _replicated_jobs_for_jobsets(self) -> Self:
         # A JobSet's replicatedJobs are a list keyed by name; the patch merges into the named ones only.
         problems = []
         if self.kind == "JobSet" and not self.replicated_jobs:
@@ -278,7 +277,7 @@ class RewardCollapseAlert(Model):
     severity: Severity = "warning"
 
     @model_validator(mode="after")
-    def _for_within_baseline(self) -> RewardCollapseAlert:
+    def _for_within_baseline(self) -> Self:
         # The peak must still be inside the baseline window when `for` has elapsed, or the alert can never fire.
         if duration_seconds(self.for_) >= duration_seconds(self.baseline):
             raise ProblemAt(("for",), f"expected a duration shorter than baseline ({self.baseline}), got {self.for_}")
@@ -336,7 +335,8 @@ class Alerts(Model):
 
 
 class ProfileBase(Model):
-    """What every profile has, whatever its target; a target's profile adds its own section."""
+    """What every profile has, whatever its target; a target's profile adds its own section (rlobs.profile.eksprofile,
+    rlobs.profile.gkeprofile; rlobs.profile.profiles.Profile is one of them)."""
 
     api_version: Literal["rlobs/v1alpha1"] = Field(description="Profile format version.")
     kind: Literal["Profile"]
@@ -344,46 +344,3 @@ class ProfileBase(Model):
     target: str = Field(description="Which bundle to render.")
     workload: Workload
     alerts: Alerts = Alerts()
-
-
-class EksProfile(ProfileBase):
-    target: Literal["eks"] = Field(description="Which bundle to render.")
-    eks: EksSpec = Field(description="The EKS cluster, GitOps source and observability stack.")
-
-
-class GkeProfile(ProfileBase):
-    target: Literal["gke"] = Field(description="Which bundle to render.")
-    gke: GkeSpec = Field(description="The GCP project, GKE cluster and Cloud Monitoring settings.")
-
-    @model_validator(mode="after")
-    def _workload_on_gke(self) -> GkeProfile:
-        # Rules that need the workload and the gke section together.
-        raise_all(_gke_workload_problems(self.workload))
-        return self
-
-
-def _gke_workload_problems(workload: Workload) -> list[ProblemAt]:
-    """Rules GKE and Managed OpenTelemetry put on the workload; paths relative to the profile root."""
-    problems = []
-    seconds = duration_seconds(workload.export_interval)
-    if not MIN_EXPORT_SECONDS <= seconds <= MAX_EXPORT_SECONDS:
-        problems.append(
-            ProblemAt(
-                ("workload", "exportInterval"),
-                f"expected {MIN_EXPORT_SECONDS}s to {MAX_EXPORT_SECONDS // 60}m on the gke target (Managed "
-                f"OpenTelemetry accepts 5000-300000 ms), got {workload.export_interval!r}",
-            )
-        )
-    if SYSTEM_NAMESPACE.fullmatch(workload.namespace):
-        problems.append(
-            ProblemAt(
-                ("workload", "namespace"),
-                "expected a namespace of your own, not one Kubernetes or GKE manages "
-                f"(kube-*, gke-*, gmp-system, gmp-public), got {workload.namespace!r}",
-            )
-        )
-    return problems
-
-
-# A profile is one of the targets' profiles, chosen by `target`; adding a target adds one member here.
-Profile = Annotated[EksProfile | GkeProfile, Field(discriminator="target")]

@@ -52,10 +52,10 @@ _TRACKER: list[JsonSchema] = [
 ]
 
 # Managed OpenTelemetry's export interval range (gke.MIN_EXPORT_SECONDS to MAX_EXPORT_SECONDS, 5s-300s) in the
-# Duration syntax: 5s-300s or 1m-5m (model._gke_workload_problems; tests/test_schema.py compares the two).
+# Duration syntax: 5s-300s or 1m-5m (gkeprofile._gke_workload_problems; tests/test_schema.py compares the two).
 GKE_EXPORT_INTERVAL = r"([5-9]|[1-9][0-9]|[12][0-9]{2}|300)s|[1-5]m"
 
-# model.GkeProfile._workload_on_gke.
+# gkeprofile.GkeProfile._workload_on_gke.
 _GKE_PROFILE: list[JsonSchema] = [
     {
         "properties": {

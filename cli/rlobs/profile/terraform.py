@@ -121,12 +121,12 @@ def _variable_problem(known: dict[str, dict[str, Any]], key: str, value: Any) ->
 # ai-on-eks hands its string variables to AWS resource arguments (names, ARNs, CIDRs, domains) and Helm values, none
 # of which takes a control character or a multi-line value; tfvars escapes would carry one, the consumers would not.
 MAX_TEXT = 1024
-_TEXT = re.compile(f"[^{INVISIBLE}]{{0,{MAX_TEXT}}}")
+_TEXT = f"[^{INVISIBLE}]{{0,{MAX_TEXT}}}"  # compiled (and cached) by re when a string variable is first checked
 
 
 def _text_problem(value: Any) -> str | None:
     texts = [value] if isinstance(value, str) else list(value) if isinstance(value, tuple | list) else []
-    if any(isinstance(text, str) and not _TEXT.fullmatch(text) for text in texts):
+    if any(isinstance(text, str) and not re.fullmatch(_TEXT, text) for text in texts):
         return (
             f"expected one line of at most {MAX_TEXT} characters without control or invisible characters "
             "(ai-on-eks passes it to AWS resource arguments and Helm values)"

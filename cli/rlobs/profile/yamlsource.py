@@ -85,33 +85,32 @@ _STR_TAG = "tag:yaml.org,2002:str"
 
 # What PyYAML (pure or libyaml, whose words differ) says, and what a person needs to hear instead: the pattern, the
 # hint, and whether the position to show is where the construct started (context_mark) rather than where parsing
-# gave up. Tabs are found by the character at the position instead (libyaml does not name it).
-_SYNTAX_HINTS: tuple[tuple[re.Pattern[str], str, bool], ...] = (
+# gave up. Tabs are found by the character at the position instead (libyaml does not name it). Patterns as text: re
+# compiles (and caches) one when an error is first matched, not on every start.
+_SYNTAX_HINTS: tuple[tuple[str, str, bool], ...] = (
     (
-        re.compile(r"mapping values are not allowed"),
+        r"mapping values are not allowed",
         "unexpected ':' here: a key indented deeper than the key above it (line it up), or a value containing "
         "': ' (quote the value)",
         False,
     ),
     (
-        re.compile(
-            r"block mapping, (did not find expected key|expected <block end>, but found '<block mapping start>')"
-        ),
+        r"block mapping, (did not find expected key|expected <block end>, but found '<block mapping start>')",
         "this line is indented less than the keys above it but more than their parent: line it up with one of them",
         False,
     ),
     (
-        re.compile(r"block collection, (did not find expected '-' indicator|expected <block end>, but found '\?')"),
+        r"block collection, (did not find expected '-' indicator|expected <block end>, but found '\?')",
         "a key among list items: indent it like the key above the list, or start it with '- ' as a new item",
         False,
     ),
     (
-        re.compile(r"could not find expected ':'"),
+        r"could not find expected ':'",
         "expected `key: value` (a colon and a space after the key), got a line without ':'",
         True,
     ),
     (
-        re.compile(r"found unexpected end of stream"),
+        r"found unexpected end of stream",
         "a quoted value without its closing quote",
         True,
     ),
@@ -128,7 +127,7 @@ def _syntax_error(text: str, exc: yaml.MarkedYAMLError) -> YamlSyntaxError:
     if _char_at(text, mark) == "\t" or "tab character" in raw or "'\\t'" in raw:
         return YamlSyntaxError(_pos(mark), f"invalid YAML: {_TAB_HINT}")
     for pattern, hint, at_start in _SYNTAX_HINTS:
-        if pattern.search(raw):
+        if re.search(pattern, raw):
             where = exc.context_mark if at_start and exc.context_mark is not None else mark
             return YamlSyntaxError(_pos(where), f"invalid YAML: {hint}")
     return YamlSyntaxError(_pos(mark), f"invalid YAML: {raw}")

@@ -1,7 +1,8 @@
 """The target registry: profile `target` -> the package that plans its bundle.
 
 A target is a package under targets/ whose `plan` module has the Target shape; adding one means its package, its
-profile type in the profile's union (rlobs.profile.model.Profile), its blueprint and templates, and its line here.
+profile type in the profile's union (rlobs.profile.profiles.Profile) and the loader's registry
+(rlobs.profile.load PROFILES), its blueprint and templates, and its line here.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlobs.profile.eks import EksSpec
-from rlobs.profile.model import EksProfile
+from rlobs.profile.eksprofile import EksProfile
 from rlobs.rl.labels import bundle_labels
 from rlobs.targets.eks.versions import CHARTS, OPENSEARCH_VERSION
 

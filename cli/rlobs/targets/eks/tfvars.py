@@ -10,7 +10,7 @@ from rlobs.profile.terraform import declared, flag_problems, type_problem
 
 if TYPE_CHECKING:
     from rlobs.profile.eks import EksSpec
-    from rlobs.profile.model import EksProfile
+    from rlobs.profile.eksprofile import EksProfile
 
 
 @dataclass(frozen=True, slots=True)
