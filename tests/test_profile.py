@@ -131,6 +131,12 @@ def test_unknown_target_still_reports_the_common_keys() -> None:
     ]
 
 
+@pytest.mark.parametrize(("value", "got"), [("{a: 1}", "a mapping"), ("[eks]", "a list"), ("1", "1")])
+def test_a_target_that_is_not_a_name_is_one_located_problem(value: str, got: str) -> None:
+    (line,) = _errors(GOOD.replace("target: gke", f"target: {value}"))
+    assert line == f"p.yaml:6:9: target: expected one of eks, gke, got {got}"
+
+
 def test_missing_target_is_named() -> None:
     text = GOOD.replace("target: gke\n", "")
     (line,) = _errors(text)

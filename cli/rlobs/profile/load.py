@@ -207,7 +207,7 @@ class _Members(Mapping[str, "type[ProfileBase]"]):
         return cast("type[ProfileBase]", getattr(import_module(module), name))
 
     def __contains__(self, key: object) -> bool:
-        return key in PROFILES
+        return isinstance(key, str) and key in PROFILES  # a profile's `target` may be any YAML value
 
     def __iter__(self) -> Iterator[str]:
         return iter(PROFILES)
