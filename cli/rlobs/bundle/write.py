@@ -696,12 +696,15 @@ def refusal_error(found: Iterable[tuple[Path, Changes]]) -> OutputConflictError:
 def _write_new(dir_fd: int, name: str, data: bytes, mode: int, *, sync: bool = True) -> None:
     """A new file (O_EXCL, so nothing planted at the name is followed), flushed to disk unless `sync` is false."""
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fchmod(fh.fileno(), mode)
+    try:  # unbuffered: a file object would add a terminal check, a seek and a flag lookup per file
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fchmod(fd, mode)
         if sync:
-            os.fsync(fh.fileno())
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _syncfs() -> Callable[[int], None] | None:
