@@ -8,7 +8,7 @@ from typing import Any
 from rlobs.bundle.check import Checker
 from rlobs.bundle.filters import to_yaml
 from rlobs.bundle.owner import Owner
-from rlobs.bundle.write import Changes, open_bundle
+from rlobs.bundle.write import Changes, WriteBehind, open_bundle
 from rlobs.errors import RlobsError
 from rlobs.fleet import contract, preview
 from rlobs.fleet.appsets import APPSETS_DIR
@@ -34,14 +34,20 @@ def render(path: Path, out: Path, *, write: bool, force: bool, with_diff: bool) 
     with open_bundle(out, producible, write=write) as bundle:
         # The same writer and rules as a profile's bundle: the folder's owner is the fleet, by name. Each
         # cluster's files are staged as it is built (Bundle.prestage), so creating them overlaps the building.
+        behind = WriteBehind(bundle)  # flushes behind the prestaging (write.WriteBehind)
         try:
             with Checker() as checker:
-                built = build_fleet(fleet, checker, bundle.prestage if write else lambda _: None)
+                if write:
+                    built = build_fleet(fleet, checker, bundle.prestage, behind.start)
+                else:
+                    built = build_fleet(fleet, checker)
                 checker.check(built.files)
+            behind.stop()
             changes = bundle.plan(built.files, owner=Owner("fleet", fleet.name), force=force, with_diff=with_diff)
             if write:
                 bundle.write(built.files, changes)  # raises the plan's refusals, writing nothing
         except BaseException:
+            behind.stop()
             if write:
                 bundle.discard()  # what was staged, and a folder opening the bundle created
             raise

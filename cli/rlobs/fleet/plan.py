@@ -30,6 +30,8 @@ CONTRACT_FILE = "terraform/rlobs-cluster-secrets.tf.json"
 # layered values/ tree its values, the fleet README its README (which would tell you to apply the root app).
 _REPLACED = ("argocd/", "values/", README)
 
+Started = Callable[[], None]  # called once a pool's workers run (rlobs.bundle.pool.run)
+
 
 @dataclass(frozen=True, slots=True)
 class FleetBuild:
@@ -79,10 +81,11 @@ def _replaced(member: Member) -> tuple[str, ...]:
 
 
 def _singles(
-    members: tuple[Member, ...], checker: Checker | None, arrived: Callable[[list[Rendered]], None]
+    members: tuple[Member, ...], checker: Checker | None, arrived: Callable[[list[Rendered]], None], started: Started
 ) -> dict[str, tuple[Rendered, ...]]:
     """Each cluster's single-cluster bundle, by cluster name, in the fleet's order; `arrived` is given each
-    cluster's files in the fleet bundle as soon as that cluster is built."""
+    cluster's files in the fleet bundle as soon as that cluster is built, `started` is called once the pool's
+    workers run (rlobs.bundle.pool.run)."""
     catalog = load_catalog()
     env = make_env()
 
@@ -96,7 +99,7 @@ def _singles(
     if checker is None:
         return {m.name: single(i) for i, m in enumerate(members)}
     built: dict[int, tuple[Rendered, ...]] = {}
-    for index, files in pool.run(single, len(members)):
+    for index, files in pool.run(single, len(members), started=started):
         checker.remember(files)
         built[index] = files
         arrived(_cluster_files(members[index], files))
@@ -110,13 +113,17 @@ def _cluster_files(member: Member, single: tuple[Rendered, ...]) -> list[Rendere
 
 
 def build_fleet(
-    fleet: Fleet, checker: Checker | None = None, arrived: Callable[[list[Rendered]], None] = lambda _: None
+    fleet: Fleet,
+    checker: Checker | None = None,
+    arrived: Callable[[list[Rendered]], None] = lambda _: None,
+    started: Started = lambda: None,
 ) -> FleetBuild:
     """Every file of the fleet bundle, rendered; raises when the referential check fails. With a `checker`, each
     cluster's files are planned, rendered and parse-checked in parallel (rlobs.bundle.pool), and the checker
     remembers them as checked; the fleet's own files are left to it. `arrived` is given each cluster's checked
-    files as it is built (the writer stages them while the other clusters build)."""
-    singles = _singles(fleet.members, checker, arrived)
+    files as it is built (the writer stages them while the other clusters build), and `started` is called
+    once the workers building them run (the writer's write-behind thread starts there)."""
+    singles = _singles(fleet.members, checker, arrived, started)
     sets = appsets.application_sets(fleet)
     contracts = contract.contract(fleet)
     problems = contract.referential_problems(
