@@ -129,6 +129,10 @@ class Checker:
         self._known = known or {}
         self._hcl: HclWorker | None = None
         self._passed: set[tuple[str, str]] = set()
+        # text -> its sha256: a fleet's files come back from the workers (remember) and are checked again as the
+        # fleet's (check), the same str objects, so each is hashed once. Emptied by each check(), so a checker
+        # serving many bundles (a pool worker's) holds no text beyond the bundle it checks.
+        self._digests: dict[str, str] = {}
 
     def _worker(self) -> HclWorker:
         if self._hcl is None:
@@ -138,6 +142,7 @@ class Checker:
     def check(self, files: Iterable[Rendered]) -> None:
         """Raise CheckError naming every file that does not parse back, and refuse any credential-shaped text."""
         todo = self._new(files)
+        self._digests.clear()
         files = tuple(r for r, _ in todo)
         _no_credentials(files)
         failures: list[str] = []
@@ -167,17 +172,23 @@ class Checker:
 
     def remember(self, files: Iterable[Rendered]) -> None:
         """Files another checker of this render passed (a pool worker's, rlobs.bundle.pool): not checked again."""
-        self._passed.update((_kind(r), hashlib.sha256(r.text.encode()).hexdigest()) for r in files)
+        self._passed.update((_kind(r), self._digest(r.text)) for r in files)
 
     def _new(self, files: Iterable[Rendered]) -> list[tuple[Rendered, str]]:
         """Each text (with its digest) not checked before, once per format: a fleet's clusters share most files."""
         todo, seen = [], set(self._passed)
         for r in files:
-            digest = hashlib.sha256(r.text.encode()).hexdigest()
+            digest = self._digest(r.text)
             if (_kind(r), digest) not in seen:
                 seen.add((_kind(r), digest))
                 todo.append((r, digest))
         return todo
+
+    def _digest(self, text: str) -> str:
+        found = self._digests.get(text)
+        if found is None:
+            found = self._digests[text] = hashlib.sha256(text.encode()).hexdigest()
+        return found
 
     def _for_worker(self, todo: list[tuple[Rendered, str]]) -> dict[str, str]:
         """The new HCL text (path -> text as python-hcl2 reads it) that rlobs.bundle.hclread leaves to python-hcl2."""

@@ -141,7 +141,7 @@ class Bundle:
         # plans against what the render will find once it has finished the interrupted write (foresee()).
         self._overlay: dict[str, tuple[bytes, bool] | None] = {}
         self._recovered: tuple[str, ...] = ()
-        self._prestaged: dict[str, tuple[str, str, bool]] = {}  # path -> (staged name, digest, executable)
+        self._prestaged: dict[str, tuple[str, str, bool]] = {}  # path -> (staged name, text, executable)
 
     @property
     def path(self) -> Path:
@@ -405,7 +405,7 @@ class Bundle:
                 for r in changed:
                     name = f"p{len(self._prestaged)}"
                     _write_new(staging, name, r.text.encode(), 0o755 if r.executable else 0o644, sync=sync)
-                    self._prestaged[r.path] = (name, _digest(r.text.encode()), r.executable)
+                    self._prestaged[r.path] = (name, r.text, r.executable)
         except OSError as exc:
             self._prestaged.clear()
             self._discard_staging()
@@ -416,7 +416,7 @@ class Bundle:
     def _staged_name(self, r: Rendered) -> str | None:
         """The name `r` was prestaged under with this very text and mode, else None (stage() writes it)."""
         found = self._prestaged.get(r.path)
-        if found is None or found[2] != r.executable or found[1] != _digest(r.text.encode()):
+        if found is None or found[2] != r.executable or found[1] != r.text:  # the same str object: no compare
             return None
         return found[0]
 
