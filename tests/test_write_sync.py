@@ -21,24 +21,14 @@ FILES = [Rendered(f"f{i}.yaml", f"a: {i}\n", "yaml") for i in range(5)]
 
 def _write_recording(monkeypatch: pytest.MonkeyPatch, out: Path, *, syncfs: bool) -> list[str]:
     events: list[str] = []
-    real_write, real_syncfs = write._write_new, write._syncfs
+    real_write = write._write_new
 
     def recording_write(dir_fd: int, name: str, data: bytes, mode: int, *, sync: bool = True) -> None:
         events.append(f"{name}{' fsync' if sync else ''}")
         real_write(dir_fd, name, data, mode, sync=sync)
 
-    def recording_syncfs() -> Any:
-        call = real_syncfs()
-        assert call is not None, "this C library has syncfs"
-
-        def syncfs(fd: int) -> None:
-            events.append("syncfs")
-            call(fd)
-
-        return syncfs
-
     monkeypatch.setattr(write, "_write_new", recording_write)
-    monkeypatch.setattr(write, "_syncfs", recording_syncfs if syncfs else lambda: None)
+    monkeypatch.setattr(write, "_syncfs", _syncfs_recording(events) if syncfs else lambda: None)
     with write.open_bundle(out, _any, write=True) as bundle:
         bundle.write(FILES, bundle.plan(FILES))
     assert sorted(p.name for p in out.iterdir()) == [write.MANIFEST, *(r.path for r in FILES)]
@@ -71,8 +61,9 @@ def test_a_failing_syncfs_writes_nothing(tmp_path: Path, monkeypatch: pytest.Mon
     assert [p.name for p in out.iterdir()] == []
 
 
-def _recording_syncfs(monkeypatch: pytest.MonkeyPatch, events: list[str]) -> None:
-    real_syncfs, real_replace = write._syncfs, write.os.replace
+def _syncfs_recording(events: list[str]) -> Any:
+    """write._syncfs, with each flush noted in `events`."""
+    real_syncfs = write._syncfs
 
     def recording_syncfs() -> Any:
         call = real_syncfs()
@@ -84,12 +75,18 @@ def _recording_syncfs(monkeypatch: pytest.MonkeyPatch, events: list[str]) -> Non
 
         return syncfs
 
+    return recording_syncfs
+
+
+def _recording_syncfs(monkeypatch: pytest.MonkeyPatch, events: list[str]) -> None:
+    real_replace = write.os.replace
+
     def recording_replace(src: str, dst: str, **kwargs: Any) -> None:
         if dst == write.JOURNAL:
             events.append("commit")
         real_replace(src, dst, **kwargs)
 
-    monkeypatch.setattr(write, "_syncfs", recording_syncfs)
+    monkeypatch.setattr(write, "_syncfs", _syncfs_recording(events))
     monkeypatch.setattr(write.os, "replace", recording_replace)
 
 
