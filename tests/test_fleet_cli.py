@@ -235,3 +235,34 @@ def test_schema_fleet_is_what_init_writes(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert result.output == (tmp_path / "rlobs-fleet.schema.json").read_text(encoding="utf-8")
     assert json.loads(result.output)["$id"].endswith("fleet.json")
+
+
+def test_a_fleet_render_failing_midway_leaves_the_old_bundle_or_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rlobs.errors import RlobsError
+    from rlobs.fleet import commands as fleets
+    from rlobs.fleet import plan
+    from testing.trees import snapshot
+
+    path = _fleet_file(tmp_path)
+    out = tmp_path / "out"
+    fleets.render(path, out, write=True, force=False, with_diff=False)
+    before = snapshot(out)
+    path.write_text(path.read_text().replace("threshold: 0.25", "threshold: 0.3"))  # every cluster's rules change
+    real, arrived = plan._cluster_files, []
+
+    def failing(member: plan.Member, single: tuple[plan.Rendered, ...]) -> list[plan.Rendered]:
+        arrived.append(member.name)
+        if len(arrived) == 3:  # two clusters already staged ahead (Bundle.prestage)
+            raise RlobsError("planted")
+        return real(member, single)
+
+    monkeypatch.setattr(plan, "_cluster_files", failing)
+    with pytest.raises(RlobsError, match="planted"):
+        fleets.render(path, out, write=True, force=False, with_diff=False)
+    assert snapshot(out) == before  # no staging folder, no journal, the old bundle byte for byte
+    arrived.clear()
+    with pytest.raises(RlobsError, match="planted"):
+        fleets.render(path, tmp_path / "new" / "out", write=True, force=False, with_diff=False)
+    assert not (tmp_path / "new").exists()  # the folders the render created are gone again
