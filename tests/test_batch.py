@@ -14,6 +14,7 @@ from rlobs.bundle.write import RenderKey
 from rlobs.errors import CheckError
 from rlobs.renderkey import render_key
 from testing.helpers import REPO
+from testing.trees import snapshot
 
 pytestmark = pytest.mark.slow  # forks a pool and renders several bundles
 
@@ -92,3 +93,35 @@ def test_the_pool_is_sized_to_the_cores_and_the_bundles() -> None:
 
     assert pool.workers_for(1) == 1
     assert pool.workers_for(1000) == pool.cores() >= 1
+
+
+def test_an_interrupt_while_a_result_is_handled_stops_the_workers_before_discarding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The workers stage into the bundles: a Ctrl-C in this process while it handles a result (here in the progress
+    # callback) must wait for the jobs they are running, or their staging, after the discard, would stay behind.
+    import time
+
+    from rlobs import pipeline
+
+    real = pipeline.build
+
+    def slow(profile: object, checker: object, env: object = None) -> object:  # runs in the forked workers
+        if getattr(getattr(profile, "metadata", None), "name", "") != "rl-eks-0":
+            time.sleep(0.5)  # still building when the first result is handled
+        return real(profile, checker, env)  # type: ignore[arg-type]
+
+    paths = _profiles(tmp_path / "profiles", 8)
+    out = tmp_path / "out"
+    batch.render_many(_jobs(paths), out, write=True, force=False, diff=False, workers=2)
+    before = snapshot(out)
+    for path in paths:  # every bundle changes: each worker stages
+        path.write_text(path.read_text(encoding="utf-8").replace("namespace: rl", "namespace: rl2"), encoding="utf-8")
+
+    def interrupted(_: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "build", slow)
+    with pytest.raises(KeyboardInterrupt):
+        batch.render_many(_jobs(paths), out, write=True, force=False, diff=False, advance=interrupted, workers=2)
+    assert snapshot(out) == before  # the old bundles byte for byte: no staging folder left by a late worker

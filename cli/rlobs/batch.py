@@ -86,10 +86,9 @@ def render_many(
 
         staged: dict[Path, Staged | None] = {}
         behind = WriteBehind(bundles[min(bundles)])  # flushes what the workers stage, behind them
+        built = pool.run(staged_bundle, len(jobs), workers, behind.start if write else lambda: None)
         try:
-            for index, (changes, staging) in pool.run(
-                staged_bundle, len(jobs), workers, behind.start if write else lambda: None
-            ):
+            for index, (changes, staging) in built:
                 job = jobs[index]
                 staged[dirs[job.key.name]] = staging
                 results[index] = changes
@@ -98,6 +97,9 @@ def render_many(
             if write and any(c.refused for c in found):
                 raise refusal_error((dirs[j.key.name], c) for j, c in zip(jobs, found, strict=True))
         except BaseException:
+            # The workers stage into the bundles: they have stopped (closing the pool waits for the jobs they are
+            # running) before anything is discarded, whatever was raised here (Ctrl-C while a result is handled).
+            built.close()
             behind.stop()
             for out_dir in sorted(bundles, reverse=True):  # members before the folder holding them
                 bundles[out_dir].discard()

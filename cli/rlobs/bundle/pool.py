@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -65,7 +65,7 @@ def _worker_start() -> None:
 
 def run(
     task: Callable[[int], T], count: int, workers: int | None = None, started: Callable[[], None] = lambda: None
-) -> Iterator[tuple[int, T]]:
+) -> Generator[tuple[int, T], None, None]:
     """(index, task(index)) for every index below `count`, as each is done: in this process with one worker,
     else by a forked pool. An exception in a task is raised here, and the jobs not started are cancelled.
     `started` is called once the workers run, and no process is forked after it: a caller's thread starts
