@@ -1,14 +1,15 @@
-"""tree.parts: the writer's path rule, the same as pathlib's normal form for every path."""
+"""tree.parts: the writer's path rule, the same as pathlib's normal form for every path; Tree.unlink: a file and
+the folders it leaves empty, also when a killed run removed part of them."""
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlobs.bundle.tree import parts
+from rlobs.bundle.tree import Tree, parts
 from rlobs.errors import RlobsError
 
 
@@ -39,3 +40,27 @@ def test_each_edge_case_follows_pathlibs_rule(rel: str) -> None:
 @given(st.lists(st.sampled_from(["a", "b.yaml", ".", "..", "", "/", "\0", ".rlobs", "x y"]), max_size=6).map("".join))
 def test_any_path_follows_pathlibs_rule(rel: str) -> None:
     assert _parts(rel) == _pathlib_rule(rel)
+
+
+def _unlink(root: Path, rel: str) -> None:
+    tree = Tree.open(root, create=False)
+    try:
+        tree.unlink(rel)
+    finally:
+        tree.close()
+
+
+def test_unlink_removes_the_folders_it_empties_and_keeps_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "m" / "x").mkdir(parents=True)
+    (tmp_path / "m" / "x" / "x.yaml").write_text("x\n")
+    (tmp_path / "m" / "keep.txt").write_text("mine\n")
+    _unlink(tmp_path, "m/x/x.yaml")
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["keep.txt", "m"]
+
+
+@pytest.mark.parametrize("left", [("m",), ("m", "x")], ids=["folder-gone", "file-gone"])
+def test_a_replayed_unlink_still_removes_the_folders_left_empty(tmp_path: Path, left: tuple[str, ...]) -> None:
+    # What a kill leaves between removing m/x/ (or x.yaml) and removing m/: the replay must finish the job.
+    tmp_path.joinpath(*left).mkdir(parents=True)
+    _unlink(tmp_path, "m/x/x.yaml")
+    assert list(tmp_path.iterdir()) == []

@@ -220,30 +220,51 @@ def _mutations_of(monkeypatch: pytest.MonkeyPatch, kill_at: int | None) -> list[
     return calls
 
 
-def test_killed_at_every_step_the_next_render_finds_old_or_new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _write(OLD, tmp_path / "ref-old")
+# m/ holds only folders, each emptied by one deletion: a kill after the last of them is removed and before m/ is
+# leaves a replay whose files and their folders are all gone already (the CLI kill trial's gke monitoring/).
+_DEEP_OLD = [*OLD, Rendered("m/x/x.yaml", "x\n", "text"), Rendered("m/y/y.yaml", "y\n", "text")]
+
+
+def _write_prestaged(files: list[Rendered], out: Path) -> None:
+    """As a fleet render writes: each file staged ahead as it arrives, then planned and committed."""
+    with open_bundle(out, _any, write=True) as bundle:
+        for r in files:
+            bundle.prestage([r])
+        bundle.write(files, bundle.plan(files, with_diff=True))
+
+
+_WRITES: dict[str, Callable[[list[Rendered], Path], object]] = {"write": _write, "prestaged": _write_prestaged}
+
+
+@pytest.mark.parametrize("how", sorted(_WRITES))
+@pytest.mark.parametrize("before", [OLD, _DEEP_OLD], ids=["flat", "deep"])
+def test_killed_at_every_step_the_next_render_finds_old_or_new(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, before: list[Rendered]
+) -> None:
+    write = _WRITES[how]
+    _write(before, tmp_path / "ref-old")
     _write(NEW, tmp_path / "ref-new")
     old, new = snapshot(tmp_path / "ref-old"), snapshot(tmp_path / "ref-new")
-    _write(OLD, tmp_path / "count")
+    _write(before, tmp_path / "count")
     with monkeypatch.context() as m:
         calls = _mutations_of(m, None)
-        _write(NEW, tmp_path / "count")
+        write(NEW, tmp_path / "count")
     steps = len(calls)
     assert steps >= 10  # staging, commit, deletes, renames, manifest, clean-up
     seen = set()
     for kill_at in range(1, steps + 1):
         out = tmp_path / f"trial-{kill_at}"
-        _write(OLD, out)
+        _write(before, out)
         with monkeypatch.context() as m:
             _mutations_of(m, kill_at)
             with pytest.raises(_Killed):
-                _write(NEW, out)
+                write(NEW, out)
         with open_bundle(out, _any, write=False) as bundle:
             assert bundle.plan(NEW).leftovers or snapshot(out) in (old, new), kill_at
         with open_bundle(out, _any, write=True):
             pass  # what the next render does first
         after = snapshot(out)
-        assert after in (old, new), kill_at
+        assert after in (old, new), (kill_at, sorted(set(after) ^ set(new)), sorted(set(after) ^ set(old)))
         seen.add("old" if after == old else "new")
         _write(NEW, out)
         assert snapshot(out) == new

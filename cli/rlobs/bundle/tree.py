@@ -205,18 +205,23 @@ class Tree:
                     os.replace(src_name, name, src_dir_fd=src_fd, dst_dir_fd=fd)
 
     def unlink(self, rel: str) -> None:
-        """Remove the file at `rel`, then every folder above it that is left empty (never the root)."""
+        """Remove the file at `rel`, then every folder above it that is left empty (never the root). Folders
+        already gone are passed over, not taken for full: a replayed deletion (a kill after a folder's removal and
+        before its parent's) still removes the parents that the first run left empty."""
         names = parts(rel)
         with self.folder(names[:-1]) as fd:
-            if fd is None:
-                return
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(names[-1], dir_fd=fd)
+            if fd is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(names[-1], dir_fd=fd)
         for depth in range(len(names) - 1, 0, -1):
             with self.folder(names[: depth - 1]) as fd:
+                if fd is None:
+                    continue  # its parent is gone too
                 try:
                     os.rmdir(names[depth - 1], dir_fd=fd)
-                except OSError:  # not empty (or already gone): the folders above are not empty either
+                except FileNotFoundError:
+                    continue
+                except OSError:  # not empty (or not a folder): the folders above are not empty either
                     return
 
     def sync(self) -> None:

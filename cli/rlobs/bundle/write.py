@@ -51,6 +51,8 @@ STAGING = ".rlobs-staging"
 # Staging files of rlobs versions before the journal: `.<name>.<random>.rlobs-new` beside each file.
 _LEGACY = re.compile(r"\..+\.rlobs-new\Z")
 _HEX = re.compile(r"[0-9a-f]{64}\Z")
+# The names files are staged under: `N` by stage(), `pN` by prestage(); a journal naming anything else is forged.
+_STAGED_NAME = re.compile(r"p?[0-9]+")
 LOCK_TIMEOUT = 60.0  # seconds a render waits for another one writing the same directory
 
 Producible = Callable[[str], bool]  # can an rlobs target produce this bundle-relative path?
@@ -560,7 +562,7 @@ class Bundle:
             replace = [
                 {"staged": str(op["staged"]), "path": op["path"]}
                 for op in data["replace"]
-                if str(op["staged"]).isdigit() and self._ours(op["path"])
+                if _STAGED_NAME.fullmatch(str(op["staged"])) and self._ours(op["path"])
             ]
             delete = [
                 {"path": op["path"], "digests": [d for d in op["digests"] if isinstance(d, str) and _HEX.match(d)]}
