@@ -85,3 +85,46 @@ def test_started_is_called_once_the_workers_run_and_before_any_result() -> None:
             events.append(f"result {index}")
             assert (pid == parent) == (workers == 1)
         assert events[0] == "started" and events.count("started") == 1 and len(events) == 5
+
+
+def _gone(pid: int) -> bool:
+    """Ended: no such process, or a zombie nobody reaped yet (an orphan's reaper may be slow, or absent)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("how", ["signal", "watch"])
+def test_a_worker_ends_when_its_parent_is_killed(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    import os
+    import signal
+    import time
+
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("reads /proc to see whether a process still runs")
+    if how == "watch":  # a prctl option the kernel refuses: the thread that watches the parent takes over
+        monkeypatch.setattr(pool, "_PR_SET_PDEATHSIG", -1)
+    reader, writer = os.pipe()
+    middle = os.fork()
+    if middle == 0:  # a render's process: it forks a worker, then is SIGKILLed
+        try:
+            parent = os.getpid()
+            if os.fork() == 0:
+                pool._end_with(parent)
+                os.write(writer, b"armed\n")
+                time.sleep(60)  # waiting for a job that will never come
+            else:
+                time.sleep(60)
+        finally:
+            os._exit(0)  # never back into pytest
+    os.close(writer)
+    assert os.read(reader, 16) == b"armed\n"
+    worker = int(Path(f"/proc/{middle}/task/{middle}/children").read_text().split()[0])
+    os.kill(middle, signal.SIGKILL)
+    os.waitpid(middle, 0)
+    deadline = time.monotonic() + 10
+    while not _gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.close(reader)
+    assert _gone(worker), f"worker {worker} outlived its parent ({how})"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import time
 from collections.abc import Callable, Generator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -57,10 +58,40 @@ def _call(index: int) -> Any:
     return _TASK[0](index)
 
 
-def _worker_start() -> None:
+def _worker_start(parent: int) -> None:
     # Ctrl-C reaches the whole process group; the parent alone handles it (and stops the workers).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_with(parent)
     gc.enable()  # a worker builds many bundles (rlobs.entry turns the collector off for one)
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+_ORPHAN_POLL = 0.2  # seconds between checks for the parent, where the kernel cannot signal its death
+
+
+def _end_with(parent: int) -> None:
+    """End this worker when its parent ends, however it ends (SIGKILL, the OOM killer). A worker left behind
+    waits forever for its next job (it holds the job queue's writing end too, so it never reads an end of file)
+    and keeps the bundles' locks it inherited with their descriptors: every later render of those bundles would
+    wait for the lock and fail. Linux signals the death (prctl PR_SET_PDEATHSIG; the pool forks its workers from
+    the thread that runs the render, which lives as long as the parent); elsewhere a thread watches the parent."""
+    import ctypes
+
+    try:
+        armed = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (AttributeError, OSError):  # no prctl: not Linux
+        armed = False
+    if not armed:
+        import threading
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(_ORPHAN_POLL)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="rlobs-orphan-watch", daemon=True).start()
+    if os.getppid() != parent:  # it died before the signal was armed
+        os._exit(1)
 
 
 def run(
@@ -83,7 +114,9 @@ def run(
     gc.freeze()  # what is loaded so far stays shared with the workers: no collector pass writes to its pages
     context = multiprocessing.get_context("fork")
     try:
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_start) as pool:
+        with ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
+        ) as pool:
             pending: dict[Future[T], int] = {}
             submitted = 0
             try:
