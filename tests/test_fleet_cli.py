@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from rlobs.main import app
 from testing.bundles import build
 from testing.fleet import example, example_build, example_text
-from testing.helpers import GOOD, module, tool
+from testing.helpers import GOOD, REPO, module, tool
 
 # Runs the installed rlobs in subprocesses; still run by make test and CI.
 pytestmark = pytest.mark.slow
@@ -266,3 +266,19 @@ def test_a_fleet_render_failing_midway_leaves_the_old_bundle_or_nothing(
     with pytest.raises(RlobsError, match="planted"):
         fleets.render(path, tmp_path / "new" / "out", write=True, force=False, with_diff=False)
     assert not (tmp_path / "new").exists()  # the folders the render created are gone again
+
+
+@pytest.mark.parametrize("first", ["profile", "fleet"])
+def test_a_render_taking_over_the_other_kinds_folder_leaves_none_of_its_files(tmp_path: Path, first: str) -> None:
+    # One path rule for every render (rlobs.fleet.paths): the bundle taken over is removed, not left beside.
+    from testing.trees import snapshot
+
+    renders = {"profile": str(REPO / "blueprints" / "eks-jark.yaml"), "fleet": str(_fleet_file(tmp_path))}
+    second = "fleet" if first == "profile" else "profile"
+    alone = tmp_path / "alone"
+    assert runner.invoke(app, ["render", renders[second], "-o", str(alone)]).exit_code == 0
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["render", renders[first], "-o", str(out)]).exit_code == 0
+    took = runner.invoke(app, ["render", renders[second], "-o", str(out), "--force"])
+    assert took.exit_code == 0, took.output
+    assert snapshot(out) == snapshot(alone)

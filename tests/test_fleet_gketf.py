@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from rlobs.fleet import gketf
-from rlobs.fleet.plan import build_fleet, producible
+from rlobs.fleet.paths import producible
+from rlobs.fleet.plan import build_fleet
 from rlobs.targets.gke import tfpolicy
 from test_tfpolicy import SCHEMA
 from testing.fleet_gke import terraform_fleet

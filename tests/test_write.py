@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,7 +21,8 @@ from rlobs.bundle.spec import Rendered
 from rlobs.bundle.write import JOURNAL, MANIFEST, STAGING, Bundle, Changes, open_bundle
 from rlobs.errors import OutputConflictError, RlobsError
 from rlobs.targets import producible
-from testing.helpers import REPO, TESTS
+from testing import kills
+from testing.helpers import REPO
 from testing.trees import snapshot
 
 
@@ -391,32 +391,20 @@ def test_a_forged_journal_is_checked_before_it_is_replayed(tmp_path: Path) -> No
 _OLD_BP, _NEW_BP = "gke-managed-otel", "eks-jark"
 
 
-def _rlobs(*args: str, kill_at: int = 0) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(TESTS), "NO_COLOR": "1"}
-    cmd = [sys.executable, "-m", "testing.killer", str(kill_at), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, timeout=120)
-
-
 def _bp(name: str) -> str:
     return str(REPO / "blueprints" / f"{name}.yaml")
-
-
-def _recover(out: Path) -> None:
-    """What the next render does before anything else."""
-    with open_bundle(out, producible, write=True):
-        pass
 
 
 @pytest.fixture(scope="module")
 def references(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int]:
     """The old and the new bundle's folders, and how many renames writing the new over the old takes."""
     root = tmp_path_factory.mktemp("ref")
-    assert _rlobs("render", _bp(_OLD_BP), "-o", str(root / "old")).returncode == 0
-    assert _rlobs("render", _bp(_NEW_BP), "-o", str(root / "new")).returncode == 0
+    assert kills.rlobs("render", _bp(_OLD_BP), "-o", str(root / "old")).returncode == 0
+    assert kills.rlobs("render", _bp(_NEW_BP), "-o", str(root / "new")).returncode == 0
     shutil.copytree(root / "old", root / "switch")
-    done = _rlobs("render", _bp(_NEW_BP), "-o", str(root / "switch"), "--force")
+    done = kills.rlobs("render", _bp(_NEW_BP), "-o", str(root / "switch"), "--force")
     assert done.returncode == 0, done.stderr
-    renames = int(done.stderr.strip().splitlines()[-1].removeprefix("renames: "))
+    renames = kills.renames(done)
     assert snapshot(root / "switch") == snapshot(root / "new")
     return root / "old", root / "new", renames
 
@@ -427,23 +415,12 @@ def _kill_trial(root: Path, old_dir: Path, trial: int, kill_at: int, delay: floa
     out = root / f"trial-{trial}"
     shutil.copytree(old_dir, out, symlinks=True)
     if delay is None:
-        killed = _rlobs("render", _bp(_NEW_BP), "-o", str(out), "--force", kill_at=kill_at)
+        killed = kills.rlobs("render", _bp(_NEW_BP), "-o", str(out), "--force", kill_at=kill_at)
         assert killed.returncode == -signal.SIGKILL, killed.stderr
     else:
-        env = {**os.environ, "NO_COLOR": "1"}
-        cmd = [sys.executable, "-m", "rlobs", "render", _bp(_NEW_BP), "-o", str(out), "--force"]
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    drift = _rlobs("render", _bp(_NEW_BP), "-o", str(out), "--check", "--force").returncode == 1
+        kills.killed_after(delay, "render", _bp(_NEW_BP), "-o", str(out), "--force")
+    drift = kills.rlobs("render", _bp(_NEW_BP), "-o", str(out), "--check", "--force").returncode == 1
     return out, drift
-
-
-def _mix(found: dict[str, object], old: dict[str, object], new: dict[str, object]) -> list[str]:
-    """Where a bundle differs from both the old and the new one: what a failed trial shows."""
-    paths = sorted(set(found) | set(old) | set(new))
-    return [p for p in paths if found.get(p) != old.get(p) and found.get(p) != new.get(p)][:10]
 
 
 @pytest.mark.slow
@@ -462,10 +439,8 @@ def test_sigkill_at_every_rename_and_at_random_instants(tmp_path: Path, referenc
         for out, drift in pool.map(lambda t: _kill_trial(tmp_path, old_dir, *t), enumerate_trials(trials)):
             before = snapshot(out)
             assert drift or before == new, out  # --check reports a half-written bundle and its journal
-            _recover(out)
-            after = snapshot(out)
-            assert after in (old, new), (out, _mix(after, old, new))  # exactly one bundle: no mix, no staging file
-            outcomes["old" if after == old else "new"] += 1
+            kills.recover(out)
+            outcomes[kills.side(snapshot(out), old, new)] += 1  # exactly one bundle: no mix, no staging file
     assert outcomes["old"] and outcomes["new"], outcomes
     assert renames >= 30, renames  # every file, the journal and the manifest are renamed into place
 
@@ -494,7 +469,7 @@ def test_concurrent_renders_leave_one_complete_bundle(tmp_path: Path, references
         assert after in (old, new), trial
         winner = "old" if after == old else "new"
         winners[winner] += 1
-        check = _rlobs("render", _bp(_OLD_BP if winner == "old" else _NEW_BP), "-o", str(out), "--check")
+        check = kills.rlobs("render", _bp(_OLD_BP if winner == "old" else _NEW_BP), "-o", str(out), "--check")
         assert check.returncode == 0, check.stdout  # the manifest is right: nothing differs, nothing left over
     assert sum(winners.values()) == 20
 

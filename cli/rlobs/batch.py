@@ -60,8 +60,8 @@ def render_many(
     from rlobs.bundle import pool
     from rlobs.bundle.render import make_env
     from rlobs.bundle.write import WriteBehind, commit_all, open_bundle, refusal_error
+    from rlobs.fleet.paths import producible
     from rlobs.pipeline import build_named
-    from rlobs.targets import producible
 
     results: list[Changes | None] = [None] * len(jobs)
     with ExitStack() as stack:

@@ -318,7 +318,7 @@ def _apply(jobs: list[_Job], out: Path, *, write: bool, force: bool, diff: bool)
     The directory is locked for the whole plan and write, so no other render can change it in between. --check,
     --diff and --dry-run plan exactly as the write does and report its refusals instead of raising them."""
     from rlobs.bundle.write import open_bundle
-    from rlobs.targets import producible
+    from rlobs.fleet.paths import producible
 
     (job,) = jobs
     with open_bundle(out, producible, write=write) as bundle:

@@ -12,7 +12,8 @@ from rlobs.bundle.write import Changes, WriteBehind, open_bundle
 from rlobs.errors import RlobsError
 from rlobs.fleet import contract, preview
 from rlobs.fleet.appsets import APPSETS_DIR
-from rlobs.fleet.plan import FleetBuild, build_fleet, producible
+from rlobs.fleet.paths import producible
+from rlobs.fleet.plan import FleetBuild, build_fleet
 from rlobs.profile.fleet import Fleet, load_fleet
 from rlobs.resources import package_dir
 

@@ -3,7 +3,6 @@ layered Helm values, the cluster Secrets' contract) and the fleet README."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -15,10 +14,10 @@ from rlobs.errors import RlobsError
 from rlobs.fleet import appsets, contract, gketf, layers
 from rlobs.fleet.appsets import APPSETS_DIR, VALUES_DIR
 from rlobs.profile.eksprofile import EksProfile
-from rlobs.profile.fleet import CLUSTERS_DIR, Fleet, Member, terraform_projects
+from rlobs.profile.fleet import Fleet, Member, terraform_projects
+from rlobs.profile.kind import CLUSTERS_DIR
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets import TARGETS
-from rlobs.targets import producible as target_producible
 from rlobs.targets.eks import values as eks_values
 from rlobs.targets.eks.versions import CHARTS
 
@@ -256,21 +255,3 @@ def _remote(fleet: Fleet) -> list[dict[str, str]]:
         auth = f"{kind}: Secret `{ref.name}`, key `{ref.key}`" if ref else "none"
         found.append({"name": r.name, "uid": eks_values.remote_uid(r.name), "url": r.url, "auth": auth})
     return found
-
-
-# The fleet's own files; a cluster's folder holds what its target produces. The writer deletes only such paths.
-_FLEET_PATHS = re.compile(
-    r"README\.md|applicationsets/[^/]+\.yaml|gke/[^/]+/setup\.sh|profiles/[^/]+\.yaml|terraform/[^/]+\.tf\.json"
-    r"|gke/[^/]+/terraform/(main\.tf|variables\.tf|terraform\.tfvars\.json|alert_policies\.tf\.json)"
-    r"|gke/[^/]+/monitoring/dashboards/[^/]+\.json"
-    r"|values/(common|env/[^/]+|clusters/[^/]+)/[^/]+\.yaml"
-)
-
-
-def producible(path: str) -> bool:
-    """Could a fleet render produce this path (rlobs.bundle.write deletes nothing else)?"""
-    if _FLEET_PATHS.fullmatch(path):
-        return True
-    head, _, rest = path.partition("/")
-    name, _, inner = rest.partition("/")
-    return head == CLUSTERS_DIR and bool(name) and target_producible(inner)

@@ -20,6 +20,7 @@ from rlobs.profile.eks import AWS_REGION, GitRevision, GitUrl, PrometheusEndpoin
 from rlobs.profile.fields import DnsLabel, Model, matching
 from rlobs.profile.gke import LOCATION, ProjectId
 from rlobs.profile.gkeprofile import GkeProfile
+from rlobs.profile.kind import CLUSTERS_DIR
 from rlobs.profile.kind import FLEET_KIND as FLEET_KIND  # where it was defined before
 from rlobs.profile.kind import is_fleet as is_fleet
 from rlobs.profile.load import dotted, validate_located, validate_model
@@ -27,8 +28,6 @@ from rlobs.profile.model import API_VERSION, Metadata
 from rlobs.profile.problems import ProblemAt, raise_all
 from rlobs.profile.profiles import Profile
 from rlobs.profile.yamlsource import Located, Path, Pos, YamlSyntaxError, load_located
-
-CLUSTERS_DIR = "clusters"
 
 # Cluster names become Application names (`<cluster>-<component>`, the longest component being
 # kube-prometheus-stack, 21 characters) and label values (63 characters at most:

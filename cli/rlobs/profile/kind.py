@@ -4,6 +4,9 @@ profiles asks this of every argument and never needs the fleet model (rlobs.prof
 from __future__ import annotations
 
 FLEET_KIND = "Fleet"
+# The folder of a fleet bundle that holds each cluster's bundle, `clusters/<name>/` (here, light on imports: the
+# writer's path rule, rlobs.fleet.paths, reads it on every render).
+CLUSTERS_DIR = "clusters"
 
 
 def is_fleet(text: str) -> bool:

@@ -73,5 +73,5 @@ def _paths() -> re.Pattern[str]:
 
 
 def producible(path: str) -> bool:
-    """Could any target produce this bundle path? The writer deletes a file only if so (rlobs.bundle.write)."""
+    """Could any target produce this bundle path? (The writer's rule, rlobs.fleet.paths, adds a fleet's paths.)"""
     return _paths().fullmatch(path) is not None

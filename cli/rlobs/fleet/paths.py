@@ -1,0 +1,33 @@
+"""The writer's path rule for every render: which paths an rlobs render of a profile, of many or of a fleet may
+write in a bundle folder. The writer deletes a stale file, and replays a journal's entry, only at such a path
+(rlobs.bundle.write). One rule for every command: a render taking over the other kind's folder (--force) removes
+that bundle's files instead of leaving them behind, and an interrupted write's journal is replayed in full
+whichever render finds it (a narrower rule dropped the other kind's entries, leaving a mix of old and new)."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from rlobs.profile.kind import CLUSTERS_DIR
+from rlobs.targets import producible as target_producible
+
+
+@functools.cache
+def _fleet_paths() -> re.Pattern[str]:
+    # The fleet's own files (rlobs.fleet.plan, appsets, gketf, layers); a cluster's folder holds its target's.
+    return re.compile(
+        r"README\.md|applicationsets/[^/]+\.yaml|gke/[^/]+/setup\.sh|profiles/[^/]+\.yaml|terraform/[^/]+\.tf\.json"
+        r"|gke/[^/]+/terraform/(main\.tf|variables\.tf|terraform\.tfvars\.json|alert_policies\.tf\.json)"
+        r"|gke/[^/]+/monitoring/dashboards/[^/]+\.json"
+        r"|values/(common|env/[^/]+|clusters/[^/]+)/[^/]+\.yaml"
+    )
+
+
+def producible(path: str) -> bool:
+    """Could a render produce this bundle path: a target's bundle, a fleet's own file, or a fleet cluster's?"""
+    if target_producible(path) or _fleet_paths().fullmatch(path):
+        return True
+    head, _, rest = path.partition("/")
+    name, _, inner = rest.partition("/")
+    return head == CLUSTERS_DIR and bool(name) and target_producible(inner)

@@ -1,0 +1,145 @@
+"""The real CLI killed with SIGKILL while it writes many bundles (several profiles, rlobs.batch and
+write.commit_all) or a fleet's one bundle (prestaged as its clusters arrive): at renames across the whole write
+and at random instants, the next render's recovery leaves each bundle exactly old or new, and a killed render's
+pool workers end with it instead of holding the bundles' locks (tests/test_write.py has the one-bundle trials)."""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import yaml
+
+from testing import kills
+from testing.helpers import REPO
+from testing.trees import snapshot
+
+pytestmark = pytest.mark.slow  # renders in subprocesses, dozens of times
+
+_NAMES = ("rl-0", "rl-1", "rl-2")
+_RENAME_TRIALS = 14  # kills at renames spread evenly over the write (every one would take minutes)
+_RANDOM_TRIALS = 10
+
+
+def _profiles(folder: Path, blueprint: str) -> list[str]:
+    """One profile of `blueprint` per name in _NAMES: a render of each blueprint's set over the other's is a
+    target switch in every bundle (files created, updated and deleted, and folders emptied)."""
+    folder.mkdir(parents=True)
+    text = (REPO / "blueprints" / f"{blueprint}.yaml").read_text(encoding="utf-8")
+    paths = []
+    for name in _NAMES:
+        path = folder / f"{name}.yaml"
+        path.write_text(re.sub(r"(?m)^  name: rl-\w+$", f"  name: {name}", text, count=1), encoding="utf-8")
+        paths.append(str(path))
+    return paths
+
+
+def _fleets(folder: Path) -> tuple[str, str]:
+    """The example fleet, and a next version of it: a cluster dropped, a shared default changed."""
+    folder.mkdir(parents=True)
+    text = (REPO / "blueprints" / "fleet" / "rl-fleet.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    data["clusters"] = [c for c in data["clusters"] if c["name"] != "prod-usw2-b"]
+    data["defaults"]["alerts"]["mfuLow"]["threshold"] = 0.3
+    (folder / "old.yaml").write_text(text, encoding="utf-8")
+    (folder / "new.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return str(folder / "old.yaml"), str(folder / "new.yaml")
+
+
+class _Case:
+    """A write of `new` over what `old` rendered into a folder, and the bundles it holds."""
+
+    def __init__(self, old: list[str], new: list[str], bundles: tuple[str, ...]) -> None:
+        self.old, self.new, self.bundles = old, new, bundles
+
+    def render(self, args: list[str], out: Path, *, kill_at: int = 0) -> int:
+        done = kills.rlobs("render", *args, "-o", str(out), "--force", kill_at=kill_at)
+        if kill_at:
+            assert done.returncode == -signal.SIGKILL, done.stderr
+            return kill_at
+        return kills.renames(done)
+
+    def snapshots(self, out: Path) -> dict[str, dict[str, bytes | str | None]]:
+        return {b: snapshot(out / b) for b in self.bundles}
+
+
+def _trials(case: _Case, tmp_path: Path, seconds: float) -> None:
+    old_dir, new_dir, switch = tmp_path / "old", tmp_path / "new", tmp_path / "switch"
+    case.render(case.old, old_dir)
+    case.render(case.new, new_dir)
+    shutil.copytree(old_dir, switch, symlinks=True)
+    renames = case.render(case.new, switch)
+    old, new = case.snapshots(old_dir), case.snapshots(new_dir)
+    assert case.snapshots(switch) == new
+    rng = random.Random(15)
+    at_renames = {1 + round(i * (renames - 1) / (_RENAME_TRIALS - 1)) for i in range(_RENAME_TRIALS)}
+    plans = [(n, 0.0) for n in sorted(at_renames)] + [(0, rng.uniform(0.1, seconds)) for _ in range(_RANDOM_TRIALS)]
+
+    def trial(index: int) -> Path:
+        out = tmp_path / f"trial-{index}"
+        shutil.copytree(old_dir, out, symlinks=True)
+        kill_at, delay = plans[index]
+        if kill_at:
+            case.render(case.new, out, kill_at=kill_at)
+        else:
+            kills.killed_after(delay, "render", *case.new, "-o", str(out), "--force")
+        return out
+
+    sides: dict[str, int] = {"old": 0, "new": 0}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for out in pool.map(trial, range(len(plans))):
+            for bundle in case.bundles:
+                kills.recover(out / bundle, timeout=10)  # no orphaned worker holds its lock
+                sides[kills.side(snapshot(out / bundle), old[bundle], new[bundle])] += 1
+    assert sides["old"] and sides["new"], sides  # kills before and after the commit points were both tried
+
+
+def test_a_killed_render_of_many_profiles_leaves_each_bundle_old_or_new(tmp_path: Path) -> None:
+    old = _profiles(tmp_path / "gke", "gke-managed-otel")
+    new = _profiles(tmp_path / "eks", "eks-jark")
+    _trials(_Case(old, new, _NAMES), tmp_path, seconds=1.5)
+
+
+def test_a_killed_fleet_render_leaves_the_old_or_the_new_fleet_bundle(tmp_path: Path) -> None:
+    old, new = _fleets(tmp_path / "fleets")
+    _trials(_Case([old], [new], (".",)), tmp_path, seconds=2.0)
+
+
+def test_the_workers_of_a_killed_render_end_with_it(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import time
+
+    paths = _profiles(tmp_path / "eks", "eks-jark")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rlobs", "render", *paths, "-o", str(tmp_path / "out")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    deadline = time.monotonic() + 30
+    while not (workers := children.read_text().split()) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert workers, "the render forked no workers"
+    proc.send_signal(signal.SIGKILL)  # as the OOM killer ends it: no handler runs, no pool shutdown
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while (alive := [w for w in workers if _state(w) not in ("gone", "Z")]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not alive, f"workers {alive} outlived the render (they would hold its bundles' locks)"
+    for name in _NAMES:  # and the next render goes ahead at once, not after the lock's timeout
+        if (tmp_path / "out" / name).exists():
+            kills.recover(tmp_path / "out" / name, timeout=1)
+
+
+def _state(pid: str) -> str:
+    """The process's state letter (Z: ended, not reaped yet), or "gone"."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "gone"

@@ -1,0 +1,65 @@
+"""The real CLI killed with SIGKILL, at its Nth rename or after a delay, and what the next render's recovery then
+leaves: the kill trials of tests/test_write.py (one bundle) and tests/test_write_kills.py (many, a fleet)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rlobs.bundle.write import LOCK_TIMEOUT, open_bundle
+from rlobs.fleet.paths import producible
+from testing.helpers import TESTS
+
+
+def rlobs(*args: str, kill_at: int = 0) -> subprocess.CompletedProcess[str]:
+    """The CLI, killed at its rename `kill_at` (testing.killer; 0: run to the end and count them on stderr)."""
+    env = {**os.environ, "PYTHONPATH": str(TESTS), "NO_COLOR": "1"}
+    cmd = [sys.executable, "-m", "testing.killer", str(kill_at), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, timeout=120)
+
+
+def renames(done: subprocess.CompletedProcess[str]) -> int:
+    """How many renames a run of rlobs() to its end made."""
+    assert done.returncode == 0, done.stderr
+    return int(done.stderr.strip().splitlines()[-1].removeprefix("renames: "))
+
+
+def killed_after(delay: float, *args: str) -> None:
+    """The CLI, killed `delay` seconds after it started (only the main process: a pool's workers are orphaned,
+    as the OOM killer leaves them)."""
+    env = {**os.environ, "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rlobs", *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+def recover(out: Path, *, timeout: float = LOCK_TIMEOUT) -> None:
+    """What the next render does first in the bundle at `out`, waiting up to `timeout` seconds for its lock."""
+    with open_bundle(out, producible, write=True, timeout=timeout):
+        pass
+
+
+def mix(found: dict[str, object], old: dict[str, object], new: dict[str, object]) -> list[str]:
+    """Where a bundle differs from both the old and the new one: what a failed trial shows."""
+    paths = sorted(set(found) | set(old) | set(new))
+    return [p for p in paths if found.get(p) != old.get(p) and found.get(p) != new.get(p)][:10]
+
+
+def side(found: dict[str, object], old: dict[str, object], new: dict[str, object]) -> str:
+    """ "old" or "new", whichever `found` is exactly; fails showing how it differs (a mix, or a stray entry)."""
+    if found == old:
+        return "old"
+    assert found == new, {
+        "differs from both": mix(found, old, new),
+        "not in the new one": sorted(set(found) - set(new))[:10],
+        "missing from the new one": sorted(set(new) - set(found))[:10],
+        "still old": sorted(p for p in found if p in old and found[p] == old[p] != new.get(p))[:10],
+    }
+    return "new"
