@@ -1,5 +1,5 @@
-"""The console script answers an up-to-date render before Typer is imported, exactly as the Typer app would,
-and hands every other command line to the app."""
+"""The console script answers a plain render (an up-to-date one before Typer is imported) and a plain validate
+exactly as the Typer app would, and hands every other command line to the app."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rlobs.entry import _parse, _Render
+from rlobs.entry import _parse, _Render, _Validate
 from rlobs.main import app
 from testing.helpers import REPO
 
@@ -28,9 +28,11 @@ BLUEPRINT = REPO / "blueprints" / "eks-jark.yaml"
         (["render", "a", "-o", "o", "b", "--check"], _Render([Path("a"), Path("b")], Path("o"), True, False)),
         (["render", "--output=o", "a", "--format", "json"], _Render([Path("a")], Path("o"), False, True)),
         (["render", "a", "--format=text", "--output", "o"], _Render([Path("a")], Path("o"), False, False)),
+        (["validate", "p.yaml"], _Validate([Path("p.yaml")], as_json=False)),
+        (["validate", "a", "--format", "json", "b"], _Validate([Path("a"), Path("b")], as_json=True)),
     ],
 )
-def test_the_render_forms_it_answers(argv: list[str], parsed: _Render) -> None:
+def test_the_forms_it_answers(argv: list[str], parsed: _Render | _Validate) -> None:
     assert _parse(argv) == parsed
 
 
@@ -38,7 +40,11 @@ def test_the_render_forms_it_answers(argv: list[str], parsed: _Render) -> None:
     "argv",
     [
         [],
-        ["validate", "p.yaml"],
+        ["validate"],
+        ["validate", "p.yaml", "--cluster-secrets", "s.yaml"],
+        ["validate", "p.yaml", "-o", "out"],
+        ["validate", "p.yaml", "--check"],
+        ["validate", "p.yaml", "--format", "yaml"],
         ["--version"],
         ["render"],
         ["render", "p.yaml", "--help"],
@@ -153,6 +159,36 @@ def test_a_cold_render_imports_no_cli_framework(tmp_path: Path) -> None:
         "from rlobs import entry\n"
         "try:\n    entry.run()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
         "assert not [m for m in sys.modules if m.split('.')[0] in ('typer', 'click', 'hcl2')], 'imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("case", ["good", "good-json", "two", "bad", "bad-json", "missing", "fleet"])
+def test_a_validate_run_by_the_script_is_what_the_typer_app_does(tmp_path: Path, case: str) -> None:
+    args = {
+        "good": [str(BLUEPRINT)],
+        "good-json": [str(BLUEPRINT), "--format", "json"],
+        "two": [str(BLUEPRINT), str(REPO / "blueprints" / "gke-managed-otel.yaml")],
+        "bad": [str(_bad_profile(tmp_path))],
+        "bad-json": [str(_bad_profile(tmp_path)), "--format=json"],
+        "missing": [str(tmp_path / "missing.yaml")],
+        "fleet": [str(REPO / "blueprints" / "fleet" / "rl-fleet.yaml")],
+    }[case]
+    fast = _script("validate", *args)
+    full = CliRunner().invoke(app, ["validate", *args])
+    assert (fast.returncode, fast.stdout, fast.stderr) == (full.exit_code, full.stdout, full.stderr)
+    assert fast.returncode == (0 if case in ("good", "good-json", "two", "fleet") else 2)
+    assert "Traceback" not in fast.stderr
+
+
+def test_a_validate_imports_no_cli_framework() -> None:
+    code = (
+        "import sys\n"
+        f"sys.argv = ['rlobs', 'validate', {str(BLUEPRINT)!r}]\n"
+        "from rlobs import entry\n"
+        "try:\n    entry.run()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+        "assert not [m for m in sys.modules if m.split('.')[0] in ('typer', 'click')], 'imported'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr

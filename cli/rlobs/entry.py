@@ -1,13 +1,15 @@
-"""The console script. A plain `render PROFILE... [-o DIR] [--check] [--format text|json]` is run here without
-the CLI framework: Typer builds a pydantic adapter per parameter, which costs more than a whole up-to-date answer
-(rlobs.renderkey) and about a third of a cold render. It calls the same command function and the same error
-boundary (rlobs.boundary) as the Typer app, so it prints and exits exactly as that would. Any other command line
-(other flags, --help, anything unusual) goes to the Typer app (rlobs.main), which is the CLI surface."""
+"""The console script. A plain `render PROFILE... [-o DIR] [--check] [--format text|json]` or `validate PROFILE...
+[--format text|json]` is run here without the CLI framework: Typer builds a pydantic adapter per parameter, which
+costs more than a whole up-to-date answer (rlobs.renderkey) and about a third of a cold render. It calls the same
+command functions and the same error boundary (rlobs.boundary) as the Typer app, so it prints and exits exactly as
+that would. Any other command line (other flags, --help, anything unusual) goes to the Typer app (rlobs.main),
+which is the CLI surface."""
 
 from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -21,22 +23,32 @@ class _Render(NamedTuple):
     as_json: bool
 
 
-def _parse(argv: list[str]) -> _Render | None:
-    """`render PROFILE... [-o DIR] [--check] [--format text|json]` in the forms Typer takes; None for anything
-    else (other flags, --help, repeated options, values that look like flags), which Typer then handles."""
-    if not argv or argv[0] != "render":
+class _Validate(NamedTuple):
+    profiles: list[Path]
+    as_json: bool
+
+
+# The options each command answered here takes (any other goes to Typer), by their names in `_parse`.
+_OPTIONS = {"render": ("output", "check", "format"), "validate": ("format",)}
+
+
+def _parse(argv: list[str]) -> _Render | _Validate | None:
+    """A plain render or validate in the forms Typer takes; None for anything else (other flags, --help,
+    repeated options, values that look like flags), which Typer then handles."""
+    if not argv or argv[0] not in _OPTIONS:
         return None
+    allowed = _OPTIONS[argv[0]]
     options: dict[str, str] = {}
     profiles: list[Path] = []
     args = iter(argv[1:])
     for arg in args:
         name, eq, value = arg.partition("=")
-        if arg == "--check":
+        if arg == "--check" and "check" in allowed:
             options.setdefault("check", "")
         elif name in ("-o", "--output", "--format") and not (eq and name == "-o"):
             key = "format" if name == "--format" else "output"
             value = value if eq else next(args, "-")
-            if key in options or value.startswith("-"):
+            if key in options or key not in allowed or value.startswith("-"):
                 return None
             options[key] = value
         elif arg.startswith("-") or not arg:
@@ -45,32 +57,53 @@ def _parse(argv: list[str]) -> _Render | None:
             profiles.append(Path(arg))
     if not profiles or options.get("format", "text") not in ("text", "json"):
         return None
-    return _Render(profiles, Path(options.get("output", "out")), "check" in options, options.get("format") == "json")
+    as_json = options.get("format") == "json"
+    if argv[0] == "validate":
+        return _Validate(profiles, as_json)
+    return _Render(profiles, Path(options.get("output", "out")), "check" in options, as_json)
+
+
+def _render(parsed: _Render) -> int:
+    from rlobs import commands, output, progress
+
+    results = commands.up_to_date(parsed.profiles, parsed.out)
+    if results is None:
+        results = commands.render_full(
+            parsed.profiles,
+            parsed.out,
+            write=not parsed.check,
+            force=False,
+            progress=None if parsed.as_json else progress.bundles,  # JSON: one document, nothing else
+        )
+    return output.report_render(results, as_json=parsed.as_json, check=parsed.check, diff=False, dry_run=False)
+
+
+def _validate(parsed: _Validate) -> int:
+    from rlobs import commands, output
+
+    results = commands.validate(parsed.profiles, None)
+    warned = commands.warnings([v.profile for v in results])
+    return output.report_validate(results, warned, as_json=parsed.as_json)
+
+
+_RUN: dict[type, Callable[..., int]] = {_Render: _render, _Validate: _validate}
 
 
 def _answer(argv: list[str]) -> int | None:
-    """The exit code of a plain render (the results or errors printed as the Typer app prints them), else None."""
+    """The exit code of a plain render or validate (the results or errors printed as the Typer app prints them),
+    else None."""
     parsed = _parse(argv)
     if parsed is None:
         return None
-    from rlobs import boundary, commands, output, progress
-
     try:
-        results = commands.up_to_date(parsed.profiles, parsed.out)
-        if results is None:
-            results = commands.render_full(
-                parsed.profiles,
-                parsed.out,
-                write=not parsed.check,
-                force=False,
-                progress=None if parsed.as_json else progress.bundles,  # JSON: one document, nothing else
-            )
+        return _RUN[type(parsed)](parsed)
     except (RlobsError, KeyboardInterrupt, OSError, ValueError) as exc:
+        from rlobs import boundary
+
         code = boundary.exit_code(exc, as_json=parsed.as_json)
         if code is None:
             raise
         return code
-    return output.report_render(results, as_json=parsed.as_json, check=parsed.check, diff=False, dry_run=False)
 
 
 def run() -> None:
