@@ -192,3 +192,31 @@ def test_a_validate_imports_no_cli_framework() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def _into_closed_pipe(*args: str) -> tuple[int, str]:
+    """The console script writing its report into a pipe nobody reads any more (`rlobs ... | head -0`)."""
+    import os
+
+    reader, writer = os.pipe()
+    os.close(reader)
+    rlobs = Path(sys.executable).parent / "rlobs"
+    try:
+        done = subprocess.run([str(rlobs), *args], stdout=writer, stderr=subprocess.PIPE, text=True, check=False)
+    finally:
+        os.close(writer)
+    return done.returncode, done.stderr
+
+
+@pytest.mark.parametrize("command", ["validate", "render"])
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_closed_output_pipe_ends_as_the_typer_app_ends(tmp_path: Path, command: str, fmt: str) -> None:
+    # `--` sends the same command line to the Typer app (rlobs.entry._parse hands it over), which click ends
+    # quietly with exit status 1; the script's own answer must end the same way, not as a user error.
+    def out(name: str) -> list[str]:
+        return ["-o", str(tmp_path / name)] if command == "render" else []  # each a cold render, with its warnings
+
+    fast = _into_closed_pipe(command, *out("fast"), "--format", fmt, str(BLUEPRINT))
+    full = _into_closed_pipe(command, *out("full"), "--format", fmt, "--", str(BLUEPRINT))
+    assert fast == full
+    assert fast[0] == 1 and "Traceback" not in fast[1] and "error:" not in fast[1]

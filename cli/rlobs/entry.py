@@ -63,7 +63,7 @@ def _parse(argv: list[str]) -> _Render | _Validate | None:
     return _Render(profiles, Path(options.get("output", "out")), "check" in options, as_json)
 
 
-def _render(parsed: _Render) -> int:
+def _render(parsed: _Render) -> Callable[[], int]:
     from rlobs import commands, output, progress
 
     results = commands.up_to_date(parsed.profiles, parsed.out)
@@ -75,18 +75,20 @@ def _render(parsed: _Render) -> int:
             force=False,
             progress=None if parsed.as_json else progress.bundles,  # JSON: one document, nothing else
         )
-    return output.report_render(results, as_json=parsed.as_json, check=parsed.check, diff=False, dry_run=False)
+    return lambda: output.report_render(results, as_json=parsed.as_json, check=parsed.check, diff=False, dry_run=False)
 
 
-def _validate(parsed: _Validate) -> int:
+def _validate(parsed: _Validate) -> Callable[[], int]:
     from rlobs import commands, output
 
     results = commands.validate(parsed.profiles, None)
     warned = commands.warnings([v.profile for v in results])
-    return output.report_validate(results, warned, as_json=parsed.as_json)
+    return lambda: output.report_validate(results, warned, as_json=parsed.as_json)
 
 
-_RUN: dict[type, Callable[..., int]] = {_Render: _render, _Validate: _validate}
+# Each command runs inside the error boundary and returns its report, which prints outside it, as the Typer
+# commands do (rlobs.main): a report that cannot be written (a closed pipe) is not a user error.
+_RUN: dict[type, Callable[..., Callable[[], int]]] = {_Render: _render, _Validate: _validate}
 
 
 def _answer(argv: list[str]) -> int | None:
@@ -96,7 +98,7 @@ def _answer(argv: list[str]) -> int | None:
     if parsed is None:
         return None
     try:
-        return _RUN[type(parsed)](parsed)
+        report = _RUN[type(parsed)](parsed)
     except (RlobsError, KeyboardInterrupt, OSError, ValueError) as exc:
         from rlobs import boundary
 
@@ -104,6 +106,17 @@ def _answer(argv: list[str]) -> int | None:
         if code is None:
             raise
         return code
+    return report()
+
+
+def _closed_pipe() -> None:
+    """As click ends a command whose output pipe was closed (`rlobs ... | head`): quietly, exit status 1. What is
+    still buffered goes nowhere, so the interpreter's last flush cannot fail again."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(1)
 
 
 def run() -> None:
@@ -115,6 +128,8 @@ def run() -> None:
         code = _answer(sys.argv[1:])
     except KeyboardInterrupt:  # before the boundary is imported
         sys.exit(130)
+    except BrokenPipeError:
+        _closed_pipe()
     if code is not None:
         sys.exit(code)
     from rlobs.main import run as typer_app
