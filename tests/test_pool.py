@@ -98,6 +98,7 @@ def _gone(pid: int) -> bool:
 @pytest.mark.parametrize("how", ["signal", "watch"])
 def test_a_worker_ends_when_its_parent_is_killed(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     import os
+    import select
     import signal
     import time
 
@@ -112,15 +113,16 @@ def test_a_worker_ends_when_its_parent_is_killed(monkeypatch: pytest.MonkeyPatch
             parent = os.getpid()
             if os.fork() == 0:
                 pool._end_with(parent)
-                os.write(writer, b"armed\n")
+                os.write(writer, f"{os.getpid()}\n".encode())  # armed
                 time.sleep(60)  # waiting for a job that will never come
             else:
                 time.sleep(60)
         finally:
             os._exit(0)  # never back into pytest
     os.close(writer)
-    assert os.read(reader, 16) == b"armed\n"
-    worker = int(Path(f"/proc/{middle}/task/{middle}/children").read_text().split()[0])
+    ready, _, _ = select.select([reader], [], [], 30)
+    assert ready, "the worker never armed"
+    worker = int(os.read(reader, 32))
     os.kill(middle, signal.SIGKILL)
     os.waitpid(middle, 0)
     deadline = time.monotonic() + 10

@@ -64,3 +64,10 @@ def test_a_replayed_unlink_still_removes_the_folders_left_empty(tmp_path: Path, 
     tmp_path.joinpath(*left).mkdir(parents=True)
     _unlink(tmp_path, "m/x/x.yaml")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_unlink_below_a_file_where_a_folder_was_does_nothing(tmp_path: Path) -> None:
+    # A replayed deletion whose folder a user replaced by a file: nothing is at the path, and the file stays.
+    (tmp_path / "m").write_text("mine\n")
+    _unlink(tmp_path, "m/x/x.yaml")
+    assert (tmp_path / "m").read_text() == "mine\n"

@@ -608,3 +608,28 @@ def test_a_refused_plan_discards_what_was_prestaged(tmp_path: Path) -> None:
         assert changes.refused
         bundle.discard()
     assert sorted(p.name for p in out.iterdir()) == ["a.yaml"]
+
+
+def test_a_replay_finishes_when_a_deleted_files_folder_became_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Killed after the commit point, before e/e.yaml was deleted; meanwhile someone put a file where e/ was. The
+    # replay has nothing to delete there, keeps that file, and finishes instead of failing on every later render.
+    _write(OLD, tmp_path)
+    with monkeypatch.context() as m:
+        calls = _mutations_of(m, None)
+        _write(NEW, tmp_path / "count")
+    kill_at = calls.index("replace") + 2  # the commit point (the journal's rename), then the next change
+    _write(OLD, tmp_path / "out")
+    with monkeypatch.context() as m:
+        _mutations_of(m, kill_at)
+        with pytest.raises(_Killed):
+            _write(NEW, tmp_path / "out")
+    out = tmp_path / "out"
+    assert (out / JOURNAL).exists() and (out / "e" / "e.yaml").exists()
+    shutil.rmtree(out / "e")
+    (out / "e").write_text("mine\n")
+    with open_bundle(out, _any, write=True):
+        pass
+    assert not (out / JOURNAL).exists()
+    assert (out / "e").read_text() == "mine\n" and (out / "a.yaml").read_text() == "a: 2\n"

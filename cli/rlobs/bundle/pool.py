@@ -75,11 +75,11 @@ def _end_with(parent: int) -> None:
     and keeps the bundles' locks it inherited with their descriptors: every later render of those bundles would
     wait for the lock and fail. Linux signals the death (prctl PR_SET_PDEATHSIG; the pool forks its workers from
     the thread that runs the render, which lives as long as the parent); elsewhere a thread watches the parent."""
-    import ctypes
-
     try:
+        import ctypes
+
         armed = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
-    except (AttributeError, OSError):  # no prctl: not Linux
+    except (ImportError, AttributeError, OSError):  # no ctypes, or no prctl: not Linux
         armed = False
     if not armed:
         import threading
@@ -100,7 +100,9 @@ def run(
     """(index, task(index)) for every index below `count`, as each is done: in this process with one worker,
     else by a forked pool. An exception in a task is raised here, and the jobs not started are cancelled.
     `started` is called once the workers run, and no process is forked after it: a caller's thread starts
-    there (a thread running while a process forks is not in the child, and may hold a lock the child needs)."""
+    there (a thread running while a process forks is not in the child, and may hold a lock the child needs).
+    The workers are forked by the first step of this generator, and end when the thread that took that step
+    ends (_end_with): step it from the thread that runs the render, as every caller does."""
     workers = workers_for(count) if workers is None else workers
     gc.enable()  # many bundles: their garbage is collected (rlobs.entry turns the collector off for one)
     if workers <= 1:

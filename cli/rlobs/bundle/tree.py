@@ -205,14 +205,18 @@ class Tree:
                     os.replace(src_name, name, src_dir_fd=src_fd, dst_dir_fd=fd)
 
     def unlink(self, rel: str) -> None:
-        """Remove the file at `rel`, then every folder above it that is left empty (never the root). Folders
-        already gone are passed over, not taken for full: a replayed deletion (a kill after a folder's removal and
+        """Remove the file at `rel`, then every folder above it that is left empty (never the root); nothing when
+        a file or a link stands where one of its folders would be. Folders already gone are passed over, not
+        taken for full: a replayed deletion (a kill after a folder's removal and
         before its parent's) still removes the parents that the first run left empty."""
         names = parts(rel)
-        with self.folder(names[:-1]) as fd:
-            if fd is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(names[-1], dir_fd=fd)
+        try:
+            with self.folder(names[:-1]) as fd:
+                if fd is not None:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(names[-1], dir_fd=fd)
+        except OutputConflictError:  # a file or a link where a folder would be: nothing is at rel, none to empty
+            return
         for depth in range(len(names) - 1, 0, -1):
             with self.folder(names[: depth - 1]) as fd:
                 if fd is None:
