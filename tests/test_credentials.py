@@ -65,3 +65,17 @@ def test_the_shortcuts_find_exactly_what_a_plain_search_finds() -> None:
     assert texts
     for text in texts:
         assert credentials.found_in(text) == _plain_search(text), repr(text[:200])
+
+
+def test_values_joined_by_newlines_hold_a_shape_exactly_when_one_of_them_does() -> None:
+    # What the profile loader relies on to scan all of a profile's strings at once (profile/load.py).
+    import random
+
+    pieces = [*SECRETS.values(), "://", "\n", " ", "@", ":", "x", "AKIA", "ghp_", "xox", "b-", "https://a:b", "-----"]
+    pieces += [s[:cut] for s in SECRETS.values() for cut in (3, 8, len(s) // 2)]
+    pieces += [s[cut:] for s in SECRETS.values() for cut in (3, 8, len(s) // 2)]
+    rng = random.Random(15)
+    for _ in range(3000):
+        values = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(1, 5))]
+        joined = credentials.found_in("\n".join(values))
+        assert bool(joined) == any(credentials.found_in(v) for v in values), values

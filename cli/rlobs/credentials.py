@@ -64,7 +64,8 @@ def _url_lines(text: str) -> list[str]:
 
 
 def found_in(text: str) -> list[str]:
-    """What credential shapes `text` holds, as people name them (never the matching text itself)."""
+    """What credential shapes `text` holds, as people name them (never the matching text itself). No shape spans
+    a newline, so texts joined by newlines hold a shape exactly when one of them does (tests/test_credentials.py)."""
     urls = _url_lines(text)
     found = []
     for name, markers, regex in _SHAPES:

@@ -187,10 +187,19 @@ def _at(event: yaml.Event) -> Pos:
 
 def load_located(text: str) -> Located:
     """Parse one YAML document; raise YamlSyntaxError with the position of the first syntax error."""
+    located = Located(None)
     try:
         _limits(text)
-        data = yaml.load(text, Loader=_Loader)
-        node = yaml.compose(text, Loader=_Loader)
+        # Composed once: positions are read off the node tree before it is constructed (a merge key's
+        # construction rewrites the tree), which is what yaml.load builds from the same tree.
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                _walk(node, (), located)
+                located.data = loader.construct_document(node)
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(text, exc) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (a NUL, other control characters)
@@ -202,9 +211,6 @@ def load_located(text: str) -> Located:
         raise YamlSyntaxError(Pos(1, 1), f"invalid YAML: {' '.join(str(exc).split())}") from None
     except (ValueError, RecursionError) as exc:  # a value PyYAML's constructors cannot build
         raise YamlSyntaxError(Pos(1, 1), f"invalid YAML: {exc}") from None
-    located = Located(data)
-    if node is not None:
-        _walk(node, (), located)
     return located
 
 
