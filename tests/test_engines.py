@@ -13,9 +13,10 @@ import pytest
 import yaml
 
 from rlobs.errors import RlobsError
+from rlobs.profile.checks import ROLLOUT_PATHS
 from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.load import parse_profile
-from rlobs.profile.model import ROLLOUT_PATHS, Rollout
+from rlobs.profile.model import Rollout
 from rlobs.rl.engines import load_engines
 from rlobs.targets.eks.dashboards import inference_dashboard
 from rlobs.targets.eks.monitors import rollout_engine

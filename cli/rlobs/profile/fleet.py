@@ -18,7 +18,8 @@ from pydantic import AfterValidator, Field, model_validator
 from rlobs.errors import Problem, ProfileError
 from rlobs.profile.eks import AWS_REGION, GitRevision, GitUrl, PrometheusEndpoint, RepoPath
 from rlobs.profile.fields import DnsLabel, Model, matching
-from rlobs.profile.gke import LOCATION, ProjectId
+from rlobs.profile.gke import ProjectId
+from rlobs.profile.gkechecks import LOCATION
 from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.profile.kind import CLUSTERS_DIR
 from rlobs.profile.kind import FLEET_KIND as FLEET_KIND  # where it was defined before

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rlobs.errors import RlobsError
-from rlobs.profile.fields import duration_seconds
+from rlobs.profile.checks import duration_seconds
 from rlobs.profile.gke import DashboardFilter, FilterType
 from rlobs.rl import naming, tracker
 from rlobs.rl.alerts import RUNBOOK_PATH
