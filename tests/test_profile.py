@@ -12,6 +12,7 @@ import pytest
 
 import rlobs.profile.load
 from rlobs.errors import ProfileError
+from rlobs.profile import records
 from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.profile.load import load_profile, parse_profile
@@ -27,7 +28,7 @@ def _errors(text: str) -> list[str]:
 def test_good_profile_loads_into_frozen_objects() -> None:
     p = parse_profile(GOOD)
     assert p.workload.run_id == "trainer"
-    assert isinstance(p, GkeProfile) and p.gke.naming == "telemetry-api"
+    assert isinstance(p, records.GkeProfile) and p.gke.naming == "telemetry-api"
     with pytest.raises(Exception, match="frozen"):
         p.workload.name = "other"  # type: ignore[misc]
 
@@ -370,6 +371,15 @@ def test_a_number_for_a_duration_says_which_unit_to_add() -> None:
     (line,) = _errors(GOOD.replace("  container: trainer", "  container: trainer\n  exportInterval: 15"))
     assert line == (
         "p.yaml:11:19: workload.exportInterval: expected a duration like 15s (a number and a unit), got the number 15"
+    )
+
+
+@pytest.mark.parametrize(("typed", "shown"), [(".inf", "inf"), ("-.inf", "-inf"), (".nan", "nan")])
+def test_an_infinite_or_nan_duration_is_one_line_not_a_traceback(typed: str, shown: str) -> None:
+    (line,) = _errors(GOOD.replace("  container: trainer", f"  container: trainer\n  exportInterval: {typed}"))
+    assert line == (
+        "p.yaml:11:19: workload.exportInterval: expected a duration like 30s, 15m, 6h or 1d (a number and a unit), "
+        f"got the number {shown}"
     )
 
 

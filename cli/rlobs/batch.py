@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rlobs.bundle.owner import Owner
     from rlobs.bundle.write import Bundle, Changes, RenderKey, Staged
-    from rlobs.profile.profiles import Profile
+    from rlobs.profile.records import Profile
 
 
 @dataclass(frozen=True, slots=True)

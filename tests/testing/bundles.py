@@ -54,7 +54,7 @@ def close() -> None:
 
 def build(profile: Profile) -> tuple[Rendered, ...]:
     """The profile's bundle, rendered and parse-checked once per session."""
-    key = (profile.target, profile.model_dump_json())
+    key = (profile.target, repr(profile))
     if key not in _Session.built:
         _Session.built[key] = build_bundle(profile, checker())
     return _Session.built[key]

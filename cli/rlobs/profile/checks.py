@@ -4,6 +4,7 @@ ones on the render path, where importing pydantic and building its model would c
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from functools import cache
@@ -67,7 +68,9 @@ def duration(value: str) -> str:
 def not_a_number(value: object) -> object:
     # `exportInterval: 15` reads as the number 15: say which unit to add rather than "expected a string".
     if isinstance(value, int | float) and not isinstance(value, bool):
-        like = f"{value:.0f}s" if value == int(value) and 0 < value < 10**9 else "30s, 15m, 6h or 1d"
+        # .inf and .nan are numbers to YAML too (int() of them raises, and that escaped as a traceback).
+        whole = math.isfinite(value) and value == int(value) and 0 < value < 10**9
+        like = f"{value:.0f}s" if whole else "30s, 15m, 6h or 1d"
         raise ValueError(f"expected a duration like {like} (a number and a unit), got the number {value:g}")
     return value
 

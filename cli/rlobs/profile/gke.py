@@ -20,6 +20,7 @@ from rlobs.profile.gkechecks import (
     PROJECT,
     PROJECT_EXPECTED,
     REGION,
+    FilterType,
     label_problems,
     named,
     project_id,
@@ -131,8 +132,6 @@ FilterLabel = Annotated[
         matching(r"[A-Za-z_][A-Za-z0-9_.]{0,99}", "a label key like namespace or team (letters, digits, '_' and '.')")
     ),
 ]
-# What a filter filters on, as the profile says it; targets/gke/monitoring.py maps each to DashboardFilter.filterType.
-FilterType = Literal["metric", "resource", "user-metadata", "system-metadata"]
 
 
 class DashboardFilter(Model):

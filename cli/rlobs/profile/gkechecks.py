@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Literal, Protocol
 
 from rlobs.profile.checks import duration_seconds
 from rlobs.profile.problems import ProblemAt
 
-if TYPE_CHECKING:
-    from rlobs.profile.records import Workload
+
+class Workload(Protocol):
+    """What the workload rules read (the model's Workload and its record both have it)."""
+
+    @property
+    def export_interval(self) -> str: ...
+
+    @property
+    def namespace(self) -> str: ...
+
 
 PROJECT = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
 PROJECT_EXPECTED = (
@@ -34,6 +42,9 @@ LOCATION = f"{REGION}(-[a-z])?"
 # https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.notificationChannels: the project part is an ID or
 # a number.
 CHANNEL = r"projects/([a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]+)/notificationChannels/[0-9]+"
+
+# What a filter filters on, as the profile says it; targets/gke/monitoring.py maps each to DashboardFilter.filterType.
+FilterType = Literal["metric", "resource", "user-metadata", "system-metadata"]
 
 # Namespaces Kubernetes and GKE manage: `kube-` is reserved for Kubernetes system namespaces
 # (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/), and GKE runs its own components

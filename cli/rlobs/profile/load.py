@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from rlobs.profile.model import ProfileBase
-    from rlobs.profile.profiles import Profile
+    from rlobs.profile.records import Profile
 
     M = TypeVar("M", bound=BaseModel)
 
@@ -162,26 +162,53 @@ def validate_model(model: type[M], located: Located, display: str) -> M:
     raise ProfileError(problems)
 
 
+def as_record(model: Any) -> Any:
+    """The record (rlobs.profile.records) of a model instance the pydantic model validated, and of what it holds."""
+    from pydantic import BaseModel
+
+    from rlobs.profile import records, strict
+
+    if isinstance(model, BaseModel):
+        cls = getattr(records, type(model).__name__)
+        values = [as_record(getattr(model, attr)) for attr, *_ in cls.record_fields]
+        return strict.make(cls, values, model.model_fields_set)
+    if isinstance(model, tuple):
+        return tuple(as_record(v) for v in model)
+    if isinstance(model, dict):
+        return {k: as_record(v) for k, v in model.items()}
+    return model
+
+
 def dotted(path: Path) -> str:
     """`a.b[0].c`: a key path as problems print it."""
     return _dotted(path)
 
 
 def _validate(located: Located, display: str) -> tuple[Profile | None, list[Problem]]:
-    # pydantic and the model are imported here, not at module level, to keep `rlobs --help` fast.
+    from rlobs.profile import strict
+    from rlobs.profile.records import PROFILES as RECORDS
+
+    data = _tuples(located.data)
+    tag = data.get("target")
+    if isinstance(tag, str) and tag in RECORDS:
+        # The compiled checks accept a valid profile without pydantic (rlobs.profile.strict); anything they cannot
+        # vouch for goes to the model, which says what is wrong.
+        try:
+            return strict.build(RECORDS[tag], data), []
+        except strict.Bail:
+            pass
+    # pydantic and the model are imported here, not at module level: a render of valid profiles never needs them.
     from pydantic import ValidationError
 
     from rlobs.profile.model import ProfileBase
 
-    data = _tuples(located.data)
     members = _MEMBERS
-    tag = data.get("target")
     if tag in members:
         # The target's own class validates, as the Profile union would pick it by `target`: the same checks and
         # errors (the union's only put its tag first in each location), without a validator of the union to build.
         root: type[ProfileBase] = members[tag]
         try:
-            return cast("Profile", root.model_validate(data)), []
+            return cast("Profile", as_record(root.model_validate(data))), []
         except ValidationError as exc:
             errors = exc.errors(include_url=False)
         return None, [p for err in errors for p in _problems(err, located, display, root, tag, members)]

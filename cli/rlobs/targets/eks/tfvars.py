@@ -9,8 +9,7 @@ from rlobs.errors import RlobsError
 from rlobs.profile.terraform import declared, flag_problems, type_problem
 
 if TYPE_CHECKING:
-    from rlobs.profile.eks import EksSpec
-    from rlobs.profile.eksprofile import EksProfile
+    from rlobs.profile.records import EksProfile, EksSpec
 
 
 @dataclass(frozen=True, slots=True)
