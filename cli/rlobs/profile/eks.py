@@ -1,7 +1,8 @@
 """The `eks:` section of a profile: the JARK cluster, GitOps source and the observability stack."""
 
 # No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
-# the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
+# the classes, which made building them about a tenth slower (they are built for a profile with problems, and by
+# `rlobs schema`; a valid profile is checked by rlobs.profile.records).
 
 from typing import Annotated, Any, Literal, Self
 

@@ -1,7 +1,8 @@
 """The `gke:` section of a profile: GCP project, cluster and Cloud Monitoring settings, and the rules GCP enforces."""
 
 # No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
-# the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
+# the classes, which made building them about a tenth slower (they are built for a profile with problems, and by
+# `rlobs schema`; a valid profile is checked by rlobs.profile.records).
 
 import re
 from typing import Annotated, Literal, Self
