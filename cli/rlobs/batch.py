@@ -21,11 +21,11 @@ the profiles one by one writes (tests/test_batch.py), and results are reported i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from rlobs.bundle.owner import Owner
@@ -88,7 +88,9 @@ def render_many(
         behind = WriteBehind(bundles[min(bundles)])  # flushes what the workers stage, behind them
         built = pool.run(staged_bundle, len(jobs), workers, behind.start if write else lambda: None)
         try:
-            for index, (changes, staging) in built:
+            shared = _Shared()
+            for index, result in built:
+                changes, staging = shared.result(*result)
                 job = jobs[index]
                 staged[dirs[job.key.name]] = staging
                 results[index] = changes
@@ -107,3 +109,48 @@ def render_many(
         behind.stop()
         commit_all((bundles[out_dir], staging) for out_dir, staging in staged.items())
     return found
+
+
+H = TypeVar("H", bound=Hashable)
+
+
+class _Shared:
+    """One object for each path and journal entry that the bundles' results repeat, kept until the commit. A
+    result arrives from a worker unpickled, with strings of its own: in a render of 1,000 copies of the EKS
+    blueprint, the 37 paths and journal entries of each bundle were 12 MiB of the main process, 40% of its peak.
+    The journals are never changed once staged (Bundle._apply only reads them), so their entries can be shared."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Any, Any] = {}
+
+    def _one(self, value: H) -> H:
+        return self._seen.setdefault(value, value)  # type: ignore[no-any-return]
+
+    def _paths(self, paths: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(map(self._one, paths))
+
+    def _op(self, op: dict[str, Any]) -> dict[str, Any]:
+        if set(op) != {"staged", "path"}:  # a deletion carries its digests: rare, and kept as it came
+            return op
+        key = ("op", op["staged"], op["path"])
+        if key not in self._seen:
+            self._seen[key] = {"staged": self._one(op["staged"]), "path": self._one(op["path"])}
+        return self._seen[key]  # type: ignore[no-any-return]
+
+    def result(self, changes: Changes, staged: Staged | None) -> tuple[Changes, Staged | None]:
+        changes = replace(
+            changes,
+            created=self._paths(changes.created),
+            updated=self._paths(changes.updated),
+            deleted=self._paths(changes.deleted),
+            unchanged=self._paths(changes.unchanged),
+            kept=self._paths(changes.kept),
+        )
+        if staged is not None:
+            journal = {
+                key: self._one(value) if isinstance(value, str) else value for key, value in staged.journal.items()
+            }
+            journal["replace"] = [self._op(op) for op in staged.journal["replace"]]
+            journal["delete"] = [self._op(op) for op in staged.journal["delete"]]
+            staged = replace(staged, journal=journal)
+        return changes, staged

@@ -13,6 +13,7 @@ from rlobs.bundle.owner import Owner
 from rlobs.bundle.write import Changes, RenderKey
 
 if TYPE_CHECKING:
+    from rlobs import batch
     from rlobs.bundle.spec import Rendered
     from rlobs.profile.records import Profile
 from rlobs.errors import Problem, RlobsError
@@ -246,17 +247,12 @@ def _render_full(
 
         name, changes = fleets.render(fleet, out, write=write, force=force, with_diff=with_diff)
         return [RenderResult(fleet, name, out, changes)]
-    from rlobs.renderkey import render_key, render_keys
+    from rlobs.renderkey import render_key
 
     if len(profiles) > 1:
         from rlobs import batch
 
-        loaded = _load_all(profiles)
-        keys = render_keys([data for data, _ in loaded])
-        jobs = [
-            batch.Job(path, p, RenderKey(key, p.metadata.name), Owner("profile", p.metadata.name, p.target))
-            for path, (_, p), key in zip(profiles, loaded, keys, strict=True)
-        ]
+        jobs = _jobs(profiles)
         with (progress or _no_progress)(len(jobs)) as advance:
             done = batch.render_many(jobs, out, write=write, force=force, diff=with_diff, advance=advance)
         return [RenderResult(j.path, j.key.name, out / j.key.name, c) for j, c in zip(jobs, done, strict=True)]
@@ -272,6 +268,20 @@ def _render_full(
     key = RenderKey(render_key(data), profile.metadata.name)
     job = _Job(profiles[0], key, Owner("profile", profile.metadata.name, profile.target), built)
     return _apply([job], out, write=write, force=force, diff=with_diff)
+
+
+def _jobs(profiles: list[Path]) -> list[batch.Job]:
+    """Every profile loaded and keyed; its bytes are dropped once keyed (1.8 KiB a profile, held through the render
+    of all of them otherwise)."""
+    from rlobs import batch
+    from rlobs.renderkey import render_keys
+
+    loaded = _load_all(profiles)
+    keys = render_keys([data for data, _ in loaded])
+    return [
+        batch.Job(path, p, RenderKey(key, p.metadata.name), Owner("profile", p.metadata.name, p.target))
+        for path, (_, p), key in zip(profiles, loaded, keys, strict=True)
+    ]
 
 
 def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:

@@ -11,7 +11,7 @@ from types import TracebackType
 
 import yaml
 
-from rlobs.bundle import hclread
+from rlobs.bundle import hclread, memo
 from rlobs.bundle.filters import CachedResolve
 from rlobs.bundle.hclworker import HclWorker
 from rlobs.bundle.spec import Format, Rendered
@@ -122,7 +122,8 @@ class Checker:
 
     A file that passed is remembered by its format and digest, and the same text is not checked again by this
     checker: the bundles of many profiles (or of a fleet's clusters) share most of their files byte for byte (the
-    app, the docs, the tests), and every check here depends on the text and the format alone.
+    app, the docs, the tests), and every check here depends on the text and the format alone. What check()
+    remembers is bounded (rlobs.bundle.memo): a pool worker's checker serves any number of bundles.
     """
 
     def __init__(self, known: Mapping[str, set[str]] | None = None) -> None:
@@ -168,10 +169,13 @@ class Checker:
                 "rendered bundle failed its parse-back check (a bug in rlobs):\n  " + "\n  ".join(failures)
             )
         # HCL skipped as known from a manifest was not checked here: only what was is remembered.
-        self._passed.update((_kind(r), d) for r, d in todo if not (r.fmt == "hcl" and d in self._known.get(r.path, ())))
+        memo.add(
+            self._passed, ((_kind(r), d) for r, d in todo if not (r.fmt == "hcl" and d in self._known.get(r.path, ())))
+        )
 
     def remember(self, files: Iterable[Rendered]) -> None:
-        """Files another checker of this render passed (a pool worker's, rlobs.bundle.pool): not checked again."""
+        """Files another checker of this render passed (a pool worker's, rlobs.bundle.pool): not checked again. Not
+        bounded, unlike what check() remembers: these are one fleet's files, which the fleet's build holds anyway."""
         self._passed.update((_kind(r), self._digest(r.text)) for r in files)
 
     def _new(self, files: Iterable[Rendered]) -> list[tuple[Rendered, str]]:
@@ -215,7 +219,10 @@ class Checker:
 def _kind(r: Rendered) -> str:
     """What a passed check is remembered by, with the digest: the format, and whether the text was checked as
     serialised data (a template's identical text is checked in full)."""
-    return f"{r.fmt}:data" if r.serialised and r.fmt in _SERIALISED else r.fmt
+    return _DATA_KIND.get(r.fmt, r.fmt) if r.serialised else r.fmt
+
+
+_DATA_KIND = {fmt: f"{fmt}:data" for fmt in _SERIALISED}  # one string each, however many files are remembered
 
 
 def _no_credentials(files: tuple[Rendered, ...]) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from rlobs.bundle import yamlemit
+from rlobs.bundle import memo, yamlemit
 
 # libyaml's emitter when PyYAML was built with it (every manylinux wheel is): ~30x faster than pure Python.
 _SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -36,7 +36,7 @@ class CachedResolve:
         except KeyError:
             tag: str = super().resolve(kind, value, implicit)  # type: ignore[misc]
             if value is None or len(value) <= _RESOLVE_CACHED_LEN:
-                self._resolved[key] = tag
+                memo.put(self._resolved, key, tag)
             return tag
         except TypeError:  # an unhashable `implicit` (PyYAML passes tuples)
             return super().resolve(kind, value, implicit)  # type: ignore[misc,no-any-return]

@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from rlobs.bundle import memo
+
 
 class NotPlain(Exception):
     """A value, or a string whose emitted form is not decided here, left to PyYAML."""
@@ -138,7 +140,7 @@ class Writer:
             raise NotPlain
         form = self._line(key) + ":"
         if len(key) <= _CACHED_LEN:
-            self._keys[key] = form
+            memo.put(self._keys, key, form)
         return form
 
     def _string(self, value: str, indent: str) -> str:
@@ -146,7 +148,7 @@ class Writer:
             return _literal(value, indent + "  ")
         form = f" {self._line(value)}\n"
         if len(value) <= _CACHED_LEN:
-            self._values[value] = form
+            memo.put(self._values, value, form)
         return form
 
     def _line(self, text: str) -> str:

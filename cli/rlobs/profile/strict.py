@@ -75,8 +75,18 @@ def make(cls: type[Record], values: Iterable[Any], fields_set: Iterable[str]) ->
     record = object.__new__(cls)
     for (attr, *_), value in zip(cls.record_fields, values, strict=True):
         object.__setattr__(record, attr, value)
-    object.__setattr__(record, "model_fields_set", frozenset(fields_set))
+    object.__setattr__(record, "model_fields_set", _fields_set(fields_set))
     return record
+
+
+def _fields_set(names: Iterable[str]) -> frozenset[str]:
+    """One frozenset for each set of given fields: the records of many profiles share a few (a blueprint's copies
+    give the same keys), and a frozenset of a record's field names is larger than the record itself."""
+    found = frozenset(names)
+    return _FIELDS_SETS.setdefault(found, found)
+
+
+_FIELDS_SETS: dict[frozenset[str], frozenset[str]] = {}  # immutable values only: sharing them is invisible
 
 
 def build(cls: type[Record], data: Any) -> Any:
@@ -94,7 +104,7 @@ def build(cls: type[Record], data: Any) -> Any:
         else:
             value = default.make() if isinstance(default, Factory) else default
         object.__setattr__(record, attr, value)
-    object.__setattr__(record, "model_fields_set", frozenset(given))
+    object.__setattr__(record, "model_fields_set", _fields_set(given))
     try:
         for rule in cls.record_rules:
             getattr(record, rule)()
