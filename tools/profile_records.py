@@ -55,6 +55,7 @@ class Compiler:
         self.imports: dict[str, set[str]] = {}
         self.modules: set[str] = set()
         self.constants: dict[str, str] = {}  # source -> name of a module-level check
+        self.rows: dict[type[BaseModel], list[str]] = {}  # each class's field rows, as written in full
 
     # --- which classes, in an order where each comes after what it uses
     def visit(self, cls: type[BaseModel]) -> None:
@@ -219,6 +220,8 @@ class Compiler:
             where = f"{cls.__name__}.{name}"
             check = self.check(f.annotation, list(f.metadata), where)
             rows.append(f"    ({name!r}, {(f.alias or name)!r}, {check}, {self.default(f)}),")
+        self.rows[cls] = list(rows)
+        rows = self.inherited(cls, rows)
         rules = [name for name, d in cls.__pydantic_decorators__.model_validators.items() if d.info.mode == "after"]
         decorators = cls.__pydantic_decorators__
         if len(rules) != len(decorators.model_validators) or decorators.field_validators:
@@ -227,6 +230,27 @@ class Compiler:
         keys = sorted(f.alias or name for name, f in cls.model_fields.items())
         tail = [f"{n}.record_keys = frozenset({keys!r})", f"{n}.record_rules = {tuple(rules)!r}"]
         return "\n".join([f"{n}.record_fields = (", *rows, ")", *tail])
+
+    def inherited(self, cls: type[BaseModel], rows: list[str]) -> list[str]:
+        """A subclass's rows that are its base's, written as slices of the base's record_fields."""
+        base = next((b for b in cls.__bases__ if b in self.rows), None)
+        if base is None:
+            return rows
+        theirs = self.rows[base]
+        out: list[str] = []
+        start = None
+        for i, row in enumerate([*rows, None]):
+            same = i < len(theirs) and row == theirs[i]
+            if same and start is None:
+                start = i
+            elif not same and start is not None:
+                stop = "" if i == len(theirs) else str(i)
+                part = "" if (start, stop) == (0, "") else f"[{start or ''}:{stop}]"
+                out.append(f"    *{base.__name__}.record_fields{part},")
+                start = None
+            if not same and row is not None:
+                out.append(row)
+        return out
 
     def module(self, roots: dict[str, type[BaseModel]]) -> str:
         for root in roots.values():

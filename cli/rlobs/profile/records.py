@@ -1118,9 +1118,7 @@ PrometheusEndpoint.record_keys = frozenset(["basicAuth", "bearerTokenSecret", "u
 PrometheusEndpoint.record_rules = ("_one_auth",)
 
 RemotePrometheus.record_fields = (
-    ("url", "url", _s.after(_s.text, _M13), _s.REQUIRED),
-    ("bearer_token_secret", "bearerTokenSecret", _s.optional(_s.record(SecretRef)), None),
-    ("basic_auth", "basicAuth", _s.optional(_s.record(BasicAuth)), None),
+    *PrometheusEndpoint.record_fields,
     ("name", "name", _s.after(_s.text, _M0), _s.REQUIRED),
 )
 RemotePrometheus.record_keys = frozenset(["basicAuth", "bearerTokenSecret", "name", "url"])
@@ -1271,86 +1269,9 @@ EksSpec.record_rules = (
 )
 
 EksProfile.record_fields = (
-    ("api_version", "apiVersion", _s.literal("rlobs/v1alpha1"), _s.REQUIRED),
-    ("kind", "kind", _s.literal("Profile"), _s.REQUIRED),
-    ("metadata", "metadata", _s.record(Metadata), _s.REQUIRED),
+    *ProfileBase.record_fields[:3],
     ("target", "target", _s.literal("eks"), _s.REQUIRED),
-    ("workload", "workload", _s.record(Workload), _s.REQUIRED),
-    (
-        "alerts",
-        "alerts",
-        _s.record(Alerts),
-        _s.make(
-            Alerts,
-            (
-                True,
-                _s.make(
-                    StallAlert,
-                    (
-                        "15m",
-                        "5m",
-                        "critical",
-                        "6h",
-                    ),
-                    (),
-                ),
-                _s.make(
-                    RewardCollapseAlert,
-                    (
-                        "10m",
-                        3.0,
-                        0.5,
-                        "1h",
-                        "15m",
-                        "warning",
-                    ),
-                    (),
-                ),
-                _s.make(
-                    LossSpikeAlert,
-                    (
-                        3.0,
-                        1.0,
-                        "1h",
-                        "5m",
-                        "warning",
-                    ),
-                    (),
-                ),
-                _s.make(
-                    MfuLowAlert,
-                    (
-                        0.2,
-                        "30m",
-                        "warning",
-                    ),
-                    (),
-                ),
-                _s.make(
-                    LoopRegressionAlert,
-                    (
-                        1.5,
-                        "30m",
-                        "6h",
-                        "15m",
-                        "warning",
-                    ),
-                    (),
-                ),
-                _s.make(
-                    SyncLatencyAlert,
-                    (
-                        60000,
-                        "15m",
-                        "10m",
-                        "warning",
-                    ),
-                    (),
-                ),
-            ),
-            (),
-        ),
-    ),
+    *ProfileBase.record_fields[4:],
     ("eks", "eks", _s.record(EksSpec), _s.REQUIRED),
 )
 EksProfile.record_keys = frozenset(["alerts", "apiVersion", "eks", "kind", "metadata", "target", "workload"])
@@ -1423,86 +1344,9 @@ GkeSpec.record_keys = frozenset(
 GkeSpec.record_rules = ("_filters_once", "_user_labels", "_cluster_rules")
 
 GkeProfile.record_fields = (
-    ("api_version", "apiVersion", _s.literal("rlobs/v1alpha1"), _s.REQUIRED),
-    ("kind", "kind", _s.literal("Profile"), _s.REQUIRED),
-    ("metadata", "metadata", _s.record(Metadata), _s.REQUIRED),
+    *ProfileBase.record_fields[:3],
     ("target", "target", _s.literal("gke"), _s.REQUIRED),
-    ("workload", "workload", _s.record(Workload), _s.REQUIRED),
-    (
-        "alerts",
-        "alerts",
-        _s.record(Alerts),
-        _s.make(
-            Alerts,
-            (
-                True,
-                _s.make(
-                    StallAlert,
-                    (
-                        "15m",
-                        "5m",
-                        "critical",
-                        "6h",
-                    ),
-                    (),
-                ),
-                _s.make(
-                    RewardCollapseAlert,
-                    (
-                        "10m",
-                        3.0,
-                        0.5,
-                        "1h",
-                        "15m",
-                        "warning",
-                    ),
-                    (),
-                ),
-                _s.make(
-                    LossSpikeAlert,
-                    (
-                        3.0,
-                        1.0,
-                        "1h",
-                        "5m",
-                        "warning",
-                    ),
-                    (),
-                ),
-                _s.make(
-                    MfuLowAlert,
-                    (
-                        0.2,
-                        "30m",
-                        "warning",
-                    ),
-                    (),
-                ),
-                _s.make(
-                    LoopRegressionAlert,
-                    (
-                        1.5,
-                        "30m",
-                        "6h",
-                        "15m",
-                        "warning",
-                    ),
-                    (),
-                ),
-                _s.make(
-                    SyncLatencyAlert,
-                    (
-                        60000,
-                        "15m",
-                        "10m",
-                        "warning",
-                    ),
-                    (),
-                ),
-            ),
-            (),
-        ),
-    ),
+    *ProfileBase.record_fields[4:],
     ("gke", "gke", _s.record(GkeSpec), _s.REQUIRED),
 )
 GkeProfile.record_keys = frozenset(["alerts", "apiVersion", "gke", "kind", "metadata", "target", "workload"])
