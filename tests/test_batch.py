@@ -1,9 +1,11 @@
-"""Many profiles render in a process pool into exactly what a serial render writes, and one bad bundle writes
-nothing."""
+"""Many profiles render in worker processes into exactly what a serial render writes, and one bad bundle (or a
+refusal, a killed worker, Ctrl-C) writes nothing."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -30,7 +32,15 @@ def _profiles(folder: Path, count: int) -> list[Path]:
 
 
 def _jobs(paths: list[Path]) -> list[batch.Job]:
-    return commands._jobs(paths)
+    return batch.load(paths)
+
+
+def _shown(names: list[str]) -> batch.Progress:
+    @contextmanager
+    def progress(_total: int) -> Iterator[Callable[[str], None]]:
+        yield names.append
+
+    return progress
 
 
 def _tree(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -41,7 +51,7 @@ def test_the_pool_writes_byte_for_byte_what_a_serial_render_writes(tmp_path: Pat
     paths = _profiles(tmp_path / "profiles", 5)
     names: list[str] = []
     pooled = batch.render_many(
-        _jobs(paths), tmp_path / "pooled", write=True, force=False, diff=False, advance=names.append, workers=2
+        _jobs(paths), tmp_path / "pooled", write=True, force=False, diff=False, progress=_shown(names), workers=2
     )
     serial = batch.render_many(_jobs(paths), tmp_path / "serial", write=True, force=False, diff=False, workers=1)
     assert _tree(tmp_path / "pooled") == _tree(tmp_path / "serial")
@@ -88,56 +98,50 @@ def test_the_pool_is_sized_to_the_cores_and_the_bundles() -> None:
     assert pool.workers_for(1000) == pool.cores() >= 1
 
 
-def test_an_interrupt_while_a_result_is_handled_stops_the_workers_before_discarding(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The workers stage into the bundles: a Ctrl-C in this process while it handles a result (here in the progress
-    # callback) must wait for the jobs they are running, or their staging, after the discard, would stay behind.
-    import time
+def _changed(paths: list[Path]) -> None:
+    for path in paths:  # every bundle changes
+        path.write_text(path.read_text(encoding="utf-8").replace("namespace: rl", "namespace: rl2"), encoding="utf-8")
+
+
+def test_an_interrupt_while_a_result_is_handled_writes_nothing(tmp_path: Path) -> None:
+    paths = _profiles(tmp_path / "profiles", 6)
+    out = tmp_path / "out"
+    batch.render_many(_jobs(paths), out, write=True, force=False, diff=False, workers=2)
+    before = snapshot(out)
+    _changed(paths)
+
+    @contextmanager
+    def interrupted(_total: int) -> Iterator[Callable[[str], None]]:
+        def advance(name: str) -> None:
+            if name.endswith("-3"):  # three bundles staged by now
+                raise KeyboardInterrupt
+
+        yield advance
+
+    with pytest.raises(KeyboardInterrupt):
+        batch.render_many(_jobs(paths), out, write=True, force=False, diff=False, progress=interrupted, workers=2)
+    assert snapshot(out) == before  # the old bundles byte for byte: no staging folder left
+
+
+def test_a_killed_worker_ends_the_render_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import signal
 
     from rlobs import pipeline
 
     real = pipeline.build
 
-    def slow(profile: object, checker: object, env: object = None) -> object:  # runs in the forked workers
-        if getattr(getattr(profile, "metadata", None), "name", "") != "rl-eks-0":
-            time.sleep(0.5)  # still building when the first result is handled
+    def build(profile: object, checker: object, env: object = None) -> object:  # runs in the forked workers
+        if getattr(getattr(profile, "metadata", None), "name", "") == "rl-gke-3":
+            os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer ends it
         return real(profile, checker, env)  # type: ignore[arg-type]
 
-    paths = _profiles(tmp_path / "profiles", 8)
+    paths = _profiles(tmp_path / "profiles", 6)
     out = tmp_path / "out"
     batch.render_many(_jobs(paths), out, write=True, force=False, diff=False, workers=2)
     before = snapshot(out)
-    for path in paths:  # every bundle changes: each worker stages
-        path.write_text(path.read_text(encoding="utf-8").replace("namespace: rl", "namespace: rl2"), encoding="utf-8")
-
-    def interrupted(_: str) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(pipeline, "build", slow)
-    with pytest.raises(KeyboardInterrupt):
-        batch.render_many(_jobs(paths), out, write=True, force=False, diff=False, advance=interrupted, workers=2)
-    assert snapshot(out) == before  # the old bundles byte for byte: no staging folder left by a late worker
-
-
-def test_results_held_until_the_commit_share_their_paths_and_journal_entries(tmp_path: Path) -> None:
-    # Each result comes unpickled from a worker with strings of its own; 1,000 bundles' were 12 MiB until the commit.
-    from rlobs.bundle.write import Changes, Staged
-
-    def arrived(name: str) -> tuple[Changes, Staged]:
-        paths = tuple(f"{folder}/{name}.yaml" for folder in ("a", "b"))
-        journal = {
-            "generator": "".join("rlobs"),
-            "replace": [{"staged": str(i), "path": p} for i, p in enumerate(("README.md", "a/x.yaml"))],
-            "delete": [{"path": "old.yaml", "digests": ["0" * 64]}],
-        }
-        return Changes(created=tuple("".join(p) for p in ("README.md", "a/x.yaml")), unchanged=paths), Staged(journal)
-
-    shared = batch._Shared()
-    (c1, s1), (c2, s2) = shared.result(*arrived("one")), shared.result(*arrived("two"))
-    assert (c1, s1) == arrived("one") and (c2, s2) == arrived("two")  # the same values
-    assert all(a is b for a, b in zip(c1.created, c2.created, strict=True))
-    assert s1 is not None and s2 is not None
-    assert all(a is b for a, b in zip(s1.journal["replace"], s2.journal["replace"], strict=True))
-    assert s1.journal["generator"] is s2.journal["generator"]
-    assert c1.unchanged != c2.unchanged  # what differs stays its own
+    _changed(paths)
+    monkeypatch.setattr(pipeline, "build", build)
+    with pytest.raises(commands.RlobsError, match="ended before they were built"):
+        batch.render_many(_jobs(paths), out, write=True, force=False, diff=False, workers=2)
+    assert snapshot(out) == before

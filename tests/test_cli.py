@@ -516,22 +516,19 @@ def _case_owner(t: Path, p: Path, out: Path) -> list[Path]:
 
 def _case_staging(t: Path, p: Path, out: Path) -> list[Path]:
     _case_clean(t, p, out)
-    write_tree(out, {".rlobs-staging/0": "half\n", "docs/.runbook.md.k2j4.rlobs-new": "half\n"})
+    write_tree(out, {".rlobs-staging/0": "half\n"})
     return [p]
 
 
 def _case_journal(t: Path, p: Path, out: Path) -> list[Path]:
     """A write killed after its commit point: the journal is in place, nothing rolled forward yet."""
-    from rlobs.bundle.write import Bundle
+    from rlobs import commands
+    from testing import kills
 
     _case_clean(t, p, out)
     variant = _variant(t, "variant", ("namespace: rl", "namespace: rl-2"))
-    real = Bundle._finish
-    Bundle._finish = lambda self, journal: None  # type: ignore[method-assign]
-    try:
-        assert _render(variant, "-o", out).exit_code == 0  # type: ignore[attr-defined]
-    finally:
-        Bundle._finish = real  # type: ignore[method-assign]
+    with pytest.raises(kills.Stopped), kills.stopped_after_commit():
+        commands.render_full([variant], out, write=True, force=False)
     assert (out / ".rlobs-journal.json").exists()
     return [variant]
 

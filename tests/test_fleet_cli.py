@@ -254,7 +254,7 @@ def test_a_fleet_render_failing_midway_leaves_the_old_bundle_or_nothing(
 
     def failing(member: plan.Member, single: tuple[plan.Rendered, ...]) -> list[plan.Rendered]:
         arrived.append(member.name)
-        if len(arrived) == 3:  # two clusters already staged ahead (Bundle.prestage)
+        if len(arrived) == 3:  # two clusters already built
             raise RlobsError("planted")
         return real(member, single)
 

@@ -1,23 +1,35 @@
-"""The forked pool returns what a serial run returns, raises a task's error, and keeps few jobs in flight."""
+"""The forked workers return what a serial run returns, raise a task's error, keep few results waiting, end when
+their caller is killed, and a killed worker ends the run with an error."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from rlobs.bundle import pool
+from rlobs.errors import RlobsError
 
 pytestmark = pytest.mark.slow  # forks processes
 
 
-def test_the_pool_returns_every_result_a_serial_run_returns() -> None:
-    offset = 7  # a closure: the workers inherit it by fork, nothing is pickled but the index
+def _all(task: Callable[[int], object], count: int, workers: int) -> list[tuple[int, object]]:
+    with pool.run(task, count, workers) as results:
+        return list(results)
+
+
+def test_the_workers_return_every_result_a_serial_run_returns() -> None:
+    offset = 7  # a closure: the workers inherit it by fork, nothing is pickled but the results
 
     def task(index: int) -> int:
         return index * index + offset
 
-    assert sorted(pool.run(task, 25, workers=2)) == list(pool.run(task, 25, workers=1))
+    assert sorted(_all(task, 25, 2)) == _all(task, 25, 1)
 
 
 def test_a_task_error_is_raised_in_the_caller() -> None:
@@ -27,34 +39,30 @@ def test_a_task_error_is_raised_in_the_caller() -> None:
         return index
 
     with pytest.raises(ValueError, match="planted"):
-        list(pool.run(task, 10, workers=2))
+        _all(task, 10, 2)
 
 
-def test_only_a_few_jobs_are_in_flight_while_the_caller_is_busy(tmp_path: Path) -> None:
+def test_a_killed_worker_ends_the_run_with_an_error() -> None:
     def task(index: int) -> int:
-        (tmp_path / str(index)).touch()  # the workers share the file system
+        if index == 3:
+            os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer ends it
         return index
 
-    results = pool.run(task, 40, workers=2)
-    next(results)
-    import time
-
-    time.sleep(0.5)  # the caller busy with the first result: the workers may not run ahead unbounded
-    started = len(list(tmp_path.iterdir()))
-    assert started <= 2 * pool.IN_FLIGHT_PER_WORKER + 1
-    assert len(list(results)) == 39
+    with pytest.raises(RlobsError, match=r"ended before they were built \(rlobs-build-1 exited with -9\)"):
+        _all(task, 10, 2)
 
 
-def test_each_process_has_its_own_checker() -> None:
-    import os
+def test_only_a_few_results_wait_while_the_caller_is_busy(tmp_path: Path) -> None:
+    def task(index: int) -> bytes:
+        (tmp_path / str(index)).touch()  # the workers share the file system
+        return bytes(1 << 20)  # a bundle's files are about this size, more than a pipe holds
 
-    parent = pool.checker()
-
-    def task(_: int) -> tuple[int, int]:
-        return os.getpid(), id(pool.checker())
-
-    found = dict(r for _, r in pool.run(task, 6, workers=2))
-    assert os.getpid() not in found and pool.checker() is parent
+    with pool.run(task, 40, 2) as results:
+        next(results)
+        time.sleep(0.5)  # the caller busy with the first result: the workers may not run ahead unbounded
+        started = len(list(tmp_path.iterdir()))
+        assert started <= 2 * 2 + 1
+        assert len(list(results)) == 39
 
 
 def test_the_workers_collect_garbage_even_when_the_caller_did_not() -> None:
@@ -66,25 +74,32 @@ def test_the_workers_collect_garbage_even_when_the_caller_did_not() -> None:
         def task(_: int) -> bool:
             return gc.isenabled()
 
-        assert [enabled for _, enabled in pool.run(task, 4, workers=2)] == [True] * 4
+        assert [enabled for _, enabled in _all(task, 4, 2)] == [True] * 4
         assert gc.isenabled()  # many bundles: the caller collects too
     finally:
         gc.enable()
 
 
-def test_started_is_called_once_the_workers_run_and_before_any_result() -> None:
-    import functools
-    import os
+def test_nothing_the_caller_opens_in_the_block_is_in_the_workers(tmp_path: Path) -> None:
+    """The workers are forked before the block starts: a descriptor (a bundle's lock) opened in it is not theirs."""
+    lock = tmp_path / "lock"
+    lock.write_text("")
 
-    from rlobs.bundle import pool
+    def task(_: int) -> list[str]:
+        time.sleep(0.2)
+        found = []
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(FileNotFoundError):  # the listing's own descriptor, closed by now
+                found.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return found
 
-    for workers in (1, 2):
-        events: list[str] = []
-        parent = os.getpid()
-        for index, pid in pool.run(lambda _: os.getpid(), 4, workers, functools.partial(events.append, "started")):
-            events.append(f"result {index}")
-            assert (pid == parent) == (workers == 1)
-        assert events[0] == "started" and events.count("started") == 1 and len(events) == 5
+    with pool.run(task, 2, 2) as results:
+        fd = os.open(lock, os.O_RDONLY)
+        try:
+            seen = [path for _, paths in results for path in paths]
+        finally:
+            os.close(fd)
+    assert str(lock) not in seen
 
 
 def _gone(pid: int) -> bool:
@@ -95,38 +110,37 @@ def _gone(pid: int) -> bool:
         return True
 
 
-@pytest.mark.parametrize("how", ["signal", "watch"])
-def test_a_worker_ends_when_its_parent_is_killed(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
-    import os
+def test_a_worker_ends_when_its_caller_is_killed() -> None:
     import select
-    import signal
-    import time
 
     if not Path("/proc/self/stat").exists():
         pytest.skip("reads /proc to see whether a process still runs")
-    if how == "watch":  # a prctl option the kernel refuses: the thread that watches the parent takes over
-        monkeypatch.setattr(pool, "_PR_SET_PDEATHSIG", -1)
     reader, writer = os.pipe()
     middle = os.fork()
-    if middle == 0:  # a render's process: it forks a worker, then is SIGKILLed
+    if middle == 0:  # a render's process: it starts the workers, then is SIGKILLed while they build
         try:
-            parent = os.getpid()
-            if os.fork() == 0:
-                pool._end_with(parent)
-                os.write(writer, f"{os.getpid()}\n".encode())  # armed
-                time.sleep(60)  # waiting for a job that will never come
-            else:
+
+            def task(_: int) -> int:
+                os.write(writer, f"{os.getpid()}\n".encode())
+                time.sleep(0.5)  # still building when the caller dies
+                return 0
+
+            with pool.run(task, 8, 2) as results:
+                next(results)
                 time.sleep(60)
         finally:
             os._exit(0)  # never back into pytest
     os.close(writer)
-    ready, _, _ = select.select([reader], [], [], 30)
-    assert ready, "the worker never armed"
-    worker = int(os.read(reader, 32))
+    workers: set[int] = set()
+    deadline = time.monotonic() + 30
+    while len(workers) < 2 and time.monotonic() < deadline:
+        if select.select([reader], [], [], 1)[0]:
+            workers |= {int(line) for line in os.read(reader, 64).split()}
+    assert len(workers) == 2, workers
     os.kill(middle, signal.SIGKILL)
     os.waitpid(middle, 0)
     deadline = time.monotonic() + 10
-    while not _gone(worker) and time.monotonic() < deadline:
+    while not all(map(_gone, workers)) and time.monotonic() < deadline:
         time.sleep(0.02)
     os.close(reader)
-    assert _gone(worker), f"worker {worker} outlived its parent ({how})"
+    assert all(map(_gone, workers)), f"workers {workers} outlived their caller"

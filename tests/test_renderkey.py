@@ -15,7 +15,7 @@ import pytest
 
 import rlobs
 from rlobs import commands, renderkey
-from rlobs.bundle.write import JOURNAL, MANIFEST, STAGING
+from rlobs.bundle.manifest import JOURNAL, MANIFEST, STAGING
 from testing.helpers import REPO
 
 # Runs the installed rlobs in subprocesses; still run by make test and CI.
@@ -118,10 +118,6 @@ def _leave_journal(profile: Path, out: Path) -> None:
     (out / JOURNAL).write_text('{"replace": [], "delete": []}\n')
 
 
-def _leave_legacy_staging_file(profile: Path, out: Path) -> None:
-    (out / "docs/.runbook.md.abc123.rlobs-new").write_text("half\n")
-
-
 def _drop_key(profile: Path, out: Path) -> None:  # a manifest written by an rlobs without render keys
     manifest = json.loads((out / MANIFEST).read_text())
     del manifest["render"]
@@ -138,7 +134,6 @@ CHANGES: dict[str, Callable[[Path, Path], None]] = {
     "a key written into the manifest by hand": _forge_key,
     "a staging folder left over": _leave_staging,
     "a journal left over": _leave_journal,
-    "an old-style staging file left over": _leave_legacy_staging_file,
     "a manifest without a key": _drop_key,
 }
 

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from rlobs.bundle.manifest import JOURNAL, MANIFEST, STAGING
 from rlobs.bundle.owner import Owner
 from rlobs.bundle.spec import Rendered
-from rlobs.bundle.write import JOURNAL, MANIFEST, STAGING, Bundle, Changes, open_bundle
+from rlobs.bundle.write import Bundle, Changes, open_bundle
 from rlobs.errors import OutputConflictError, RlobsError
 from rlobs.targets import producible
 from testing import kills
@@ -30,16 +31,19 @@ def _any(_: str) -> bool:
     return True
 
 
+ME = Owner("profile", "rl", "eks")
+
+
 def _write(files: list[Rendered], out: Path, *, force: bool = False, ours: Callable[[str], bool] = _any) -> Changes:
     with open_bundle(out, ours, write=True) as bundle:
-        changes = bundle.plan(files, force=force, with_diff=True)
+        changes = bundle.plan(files, owner=ME, force=force, with_diff=True)
         bundle.write(files, changes)
     return changes
 
 
 def _plan(files: list[Rendered], out: Path, *, force: bool = True) -> Changes:
     with open_bundle(out, _any, write=False) as bundle:
-        return bundle.plan(files, force=force, with_diff=True)
+        return bundle.plan(files, owner=ME, force=force, with_diff=True)
 
 
 # OLD's e/ is not in NEW: a render of NEW over OLD deletes e/e.yaml and then the folder it leaves empty.
@@ -187,7 +191,6 @@ def test_planted_symlink_in_the_staging_folder_is_not_followed(tmp_path: Path) -
     (out / STAGING).mkdir()
     for name in ("0", "manifest", "journal"):
         (out / STAGING / name).symlink_to(victim)
-    (out / ".README.md.x.rlobs-new").symlink_to(victim)
     _write([Rendered("README.md", "v2\n", "text")], out)
     assert victim.read_text() == "precious\n"
     assert (out / "README.md").read_text() == "v2\n"
@@ -205,9 +208,10 @@ class _Killed(BaseException):
 
 
 def _mutations_of(monkeypatch: pytest.MonkeyPatch, kill_at: int | None) -> list[str]:
-    """Count (and at call `kill_at`, die in) every call that changes the directory."""
+    """Count (and at call `kill_at`, die in) every call that changes the directory, and every fsync (each staged
+    file's last step: a kill there leaves the staging half written)."""
     calls: list[str] = []
-    for name in ("replace", "unlink", "rmdir", "mkdir"):
+    for name in ("replace", "unlink", "rmdir", "mkdir", "fsync"):
         real = getattr(os, name)
 
         def dying(*args: object, _real: Callable[..., object] = real, _name: str = name, **kw: object) -> object:
@@ -225,23 +229,11 @@ def _mutations_of(monkeypatch: pytest.MonkeyPatch, kill_at: int | None) -> list[
 _DEEP_OLD = [*OLD, Rendered("m/x/x.yaml", "x\n", "text"), Rendered("m/y/y.yaml", "y\n", "text")]
 
 
-def _write_prestaged(files: list[Rendered], out: Path) -> None:
-    """As a fleet render writes: each file staged ahead as it arrives, then planned and committed."""
-    with open_bundle(out, _any, write=True) as bundle:
-        for r in files:
-            bundle.prestage([r])
-        bundle.write(files, bundle.plan(files, with_diff=True))
-
-
-_WRITES: dict[str, Callable[[list[Rendered], Path], object]] = {"write": _write, "prestaged": _write_prestaged}
-
-
-@pytest.mark.parametrize("how", sorted(_WRITES))
 @pytest.mark.parametrize("before", [OLD, _DEEP_OLD], ids=["flat", "deep"])
 def test_killed_at_every_step_the_next_render_finds_old_or_new(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, before: list[Rendered]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, before: list[Rendered]
 ) -> None:
-    write = _WRITES[how]
+    write = _write
     _write(before, tmp_path / "ref-old")
     _write(NEW, tmp_path / "ref-new")
     old, new = snapshot(tmp_path / "ref-old"), snapshot(tmp_path / "ref-new")
@@ -260,7 +252,7 @@ def test_killed_at_every_step_the_next_render_finds_old_or_new(
             with pytest.raises(_Killed):
                 write(NEW, out)
         with open_bundle(out, _any, write=False) as bundle:
-            assert bundle.plan(NEW).leftovers or snapshot(out) in (old, new), kill_at
+            assert bundle.plan(NEW, owner=ME).leftovers or snapshot(out) in (old, new), kill_at
         with open_bundle(out, _any, write=True):
             pass  # what the next render does first
         after = snapshot(out)
@@ -280,14 +272,6 @@ def test_check_reports_an_unfinished_write(tmp_path: Path, monkeypatch: pytest.M
     changes = _plan(NEW, tmp_path)
     assert set(changes.leftovers) & {JOURNAL, STAGING}
     assert set(changes.leftovers) <= set(changes.changed)
-
-
-def test_staging_files_of_older_versions_are_reported_and_removed(tmp_path: Path) -> None:
-    _write(OLD, tmp_path)
-    (tmp_path / "b/.b.yaml.k2j4.rlobs-new").write_text("b: 9\n")
-    assert _plan(OLD, tmp_path).leftovers == ("b/.b.yaml.k2j4.rlobs-new",)
-    _write(OLD, tmp_path)
-    assert not (tmp_path / "b/.b.yaml.k2j4.rlobs-new").exists()
 
 
 def test_failed_staging_leaves_the_previous_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -352,7 +336,9 @@ def test_a_second_writer_waits_for_the_lock_then_gives_up(tmp_path: Path) -> Non
         ("{not json", "expected an rlobs manifest"),
         ('{"files": []}', "expected an rlobs manifest"),
         ("\0\0", "expected an rlobs manifest"),
-        ('{"files": {"a\\u0000b": "x", "/etc/passwd": "y"}}', None),  # ignored, never deleted
+        ('{"files": {}}', "expected an rlobs manifest"),  # no owner
+        ('{"files": {}, "owner": {"kind": "user", "name": "x"}}', "expected an rlobs manifest"),
+        ('{"files": {"a\\u0000b": "x", "/etc/passwd": "y"}, "owner": {"kind": "profile", "name": "rl"}}', None),
     ],
 )
 def test_an_unreadable_manifest_is_one_error(tmp_path: Path, manifest: str, expected: str | None) -> None:
@@ -371,6 +357,8 @@ def test_a_manifest_that_is_a_folder_is_one_error(tmp_path: Path) -> None:
 
 
 def test_a_forged_journal_is_checked_before_it_is_replayed(tmp_path: Path) -> None:
+    import hashlib
+
     outside = tmp_path / "outside.txt"
     outside.write_text("x\n")
     out = tmp_path / "out"
@@ -378,7 +366,10 @@ def test_a_forged_journal_is_checked_before_it_is_replayed(tmp_path: Path) -> No
     (out / JOURNAL).write_text("[1, 2]")
     with pytest.raises(RlobsError, match="expected an rlobs journal"):
         _write(OLD, out)
-    forged = {"replace": [{"staged": "../x", "path": "a.yaml"}], "delete": [{"path": "../outside.txt"}]}
+    forged = {
+        "replace": [{"staged": "../x", "path": "a.yaml"}],
+        "delete": [{"path": "../outside.txt", "digest": hashlib.sha256(b"x\n").hexdigest()}],
+    }
     (out / JOURNAL).write_text(json.dumps(forged))
     _write(OLD, out)
     assert outside.read_text() == "x\n"
@@ -428,8 +419,11 @@ def test_sigkill_at_every_rename_and_at_random_instants(tmp_path: Path, referenc
     old_dir, new_dir, renames = references
     old, new = snapshot(old_dir), snapshot(new_dir)
     rng = random.Random(10)
-    trials: list[tuple[int, float | None]] = [(n, None) for n in range(1, renames + 1)]
-    trials += [(0, rng.uniform(0.05, 0.9)) for _ in range(50)]
+    # The first rename is the commit point (a kill there: the old bundle), then the files and the manifest (the
+    # new one): kills at the first, the second, one in the middle and the last, and at random instants (while
+    # building and staging too). The in-process trials above kill at every step.
+    trials: list[tuple[int, float | None]] = [(n, None) for n in sorted({1, 2, renames // 2, renames})]
+    trials += [(0, rng.uniform(0.05, 0.6)) for _ in range(6)]
 
     def enumerate_trials(found: list[tuple[int, float | None]]) -> list[tuple[int, int, float | None]]:
         return [(i, n, d) for i, (n, d) in enumerate(found)]
@@ -445,12 +439,15 @@ def test_sigkill_at_every_rename_and_at_random_instants(tmp_path: Path, referenc
     assert renames >= 30, renames  # every file, the journal and the manifest are renamed into place
 
 
+_CONCURRENT_TRIALS = 4
+
+
 @pytest.mark.slow
 def test_concurrent_renders_leave_one_complete_bundle(tmp_path: Path, references: tuple[Path, Path, int]) -> None:
     old, new = snapshot(references[0]), snapshot(references[1])
     env = {**os.environ, "NO_COLOR": "1"}
     winners = {"old": 0, "new": 0}
-    for trial in range(20):
+    for trial in range(_CONCURRENT_TRIALS):
         out = tmp_path / f"t{trial}"
         procs = [
             subprocess.Popen(
@@ -471,7 +468,7 @@ def test_concurrent_renders_leave_one_complete_bundle(tmp_path: Path, references
         winners[winner] += 1
         check = kills.rlobs("render", _bp(_OLD_BP if winner == "old" else _NEW_BP), "-o", str(out), "--check")
         assert check.returncode == 0, check.stdout  # the manifest is right: nothing differs, nothing left over
-    assert sum(winners.values()) == 20
+    assert sum(winners.values()) == _CONCURRENT_TRIALS
 
 
 # -- the folder's owner and the layout of several bundles ------------------------------------------------------------
@@ -508,20 +505,6 @@ def test_another_owner_is_refused_unless_force(tmp_path: Path) -> None:
     assert not _owned(NEW, tmp_path, GKE, write=False).refused
 
 
-def test_a_manifest_without_an_owner_is_owned_by_its_render_name(tmp_path: Path) -> None:
-    """Manifests of rlobs versions before owners: the render record's name is the owner, any target."""
-    _owned(OLD, tmp_path, EKS)
-    manifest = json.loads((tmp_path / MANIFEST).read_text())
-    del manifest["owner"]
-    manifest["render"] = {"name": "rl"}
-    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
-    assert not _owned(OLD, tmp_path, EKS, write=False).refused
-    assert [r.reason for r in _owned(OLD, tmp_path, GKE, write=False).refused] == ["owner"]
-    del manifest["render"]  # nothing recorded at all: the files decide, as before owners
-    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
-    assert not _owned(OLD, tmp_path, GKE, write=False).refused
-
-
 def test_a_folder_of_bundles_is_recognised_by_its_subfolders_manifests(tmp_path: Path) -> None:
     _owned(OLD, tmp_path / "rl", EKS)
     _owned(OLD, tmp_path / "rl-gke", GKE)
@@ -542,72 +525,64 @@ def test_members_are_refused_inside_a_bundle(tmp_path: Path) -> None:
     assert refusal.reason == "bundle" and refusal.line(tmp_path / "x").startswith(f"{tmp_path}: holds the bundle of")
 
 
+def _killed_after_commit(files: list[Rendered], out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write of `files` into `out` killed just after its commit point (the journal's rename), before any of it
+    is rolled forward."""
+    with monkeypatch.context() as m:
+        calls = _mutations_of(m, None)
+        _owned(files, out.with_name(out.name + "-count"), EKS)
+    with monkeypatch.context() as m:
+        _mutations_of(m, calls.index("replace") + 2)  # the rename, then the next step dies
+        with pytest.raises(_Killed):
+            _owned(files, out, EKS)
+    assert (out / JOURNAL).exists()
+
+
 def test_a_preview_plans_against_the_write_a_committed_journal_finishes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Killed after the commit point: the preview reads through the journal, so it predicts the recovered state."""
-    _owned(OLD, tmp_path, EKS)
-    with monkeypatch.context() as m:
-        m.setattr(Bundle, "_finish", lambda self, journal: None)
-        _owned(NEW, tmp_path, EKS)
-    assert (tmp_path / JOURNAL).exists() and (tmp_path / "c.yaml").exists()  # nothing rolled forward yet
-    before = snapshot(tmp_path)
-    preview = _owned(NEW, tmp_path, EKS, write=False)
-    assert snapshot(tmp_path) == before
+    out = tmp_path / "out"
+    _owned(OLD, out, EKS)
+    _owned(OLD, tmp_path / "out-count", EKS)
+    _killed_after_commit(NEW, out, monkeypatch)
+    assert (out / "c.yaml").exists()  # nothing rolled forward yet
+    before = snapshot(out)
+    preview = _owned(NEW, out, EKS, write=False)
+    assert snapshot(out) == before
     assert (preview.created, preview.updated, preview.deleted, preview.refused) == ((), (), (), ())
     assert set(preview.leftovers) == {JOURNAL, STAGING}
-    done = _owned(NEW, tmp_path, EKS)
+    done = _owned(NEW, out, EKS)
     assert (done.created, done.updated, done.deleted, done.refused) == ((), (), (), ())
     assert set(done.recovered) == set(preview.leftovers)
-    assert not (tmp_path / "c.yaml").exists() and (tmp_path / "a.yaml").read_text() == "a: 2\n"
+    assert not (out / "c.yaml").exists() and (out / "a.yaml").read_text() == "a: 2\n"
 
 
-def test_prestaged_files_are_committed_as_a_write_of_them_would_commit_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import rlobs.bundle.write as write
-
-    _write(OLD, tmp_path / "out")
-    expected = tmp_path / "expected"
-    _write(OLD, expected)
-    _write(NEW, expected)
-    written: list[str] = []
-    real = write._write_new
-
-    def recording(dir_fd: int, name: str, data: bytes, mode: int, *, sync: bool = True) -> None:
-        written.append(name)
-        real(dir_fd, name, data, mode, sync=sync)
-
-    monkeypatch.setattr(write, "_write_new", recording)
-    with open_bundle(tmp_path / "out", _any, write=True) as bundle:
-        bundle.prestage(NEW[:1])  # as a fleet's clusters arrive
-        bundle.prestage(NEW[1:])
-        bundle.prestage([Rendered("c.yaml", "c\n", "text")])  # unchanged: not staged
-        assert sorted(written) == ["p0", "p1", "p2"]
-        changes = bundle.plan(NEW, with_diff=True)
-        bundle.write(NEW, changes)
-    assert written[3:] == ["manifest", "journal"]  # nothing prestaged was written again
-    assert snapshot(tmp_path / "out") == snapshot(expected)
-
-
-def test_a_prestage_that_changes_nothing_leaves_no_staging_folder(tmp_path: Path) -> None:
-    _write(OLD, tmp_path / "out")
-    with open_bundle(tmp_path / "out", _any, write=True) as bundle:
-        bundle.prestage(OLD)
-        bundle.write(OLD, bundle.plan(OLD))
-    assert not (tmp_path / "out" / STAGING).exists()
-
-
-def test_a_refused_plan_discards_what_was_prestaged(tmp_path: Path) -> None:
+def test_a_refused_plan_stages_nothing(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     (out / "a.yaml").write_text("mine\n")  # not rlobs's: the plan refuses it
     with open_bundle(out, _any, write=True) as bundle:
-        bundle.prestage(NEW)
-        changes = bundle.plan(NEW)
-        assert changes.refused
-        bundle.discard()
+        changes = bundle.plan(NEW, owner=ME)
+        with pytest.raises(OutputConflictError, match="not generated by rlobs"):
+            bundle.stage(NEW, changes)
     assert sorted(p.name for p in out.iterdir()) == ["a.yaml"]
+
+
+def test_a_staged_bundle_is_unchanged_until_committed_and_discard_drops_it(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _write(OLD, out)
+    before = snapshot(out)
+    with open_bundle(out, _any, write=True) as bundle:
+        bundle.stage(NEW, bundle.plan(NEW, owner=ME))
+        assert {k: v for k, v in snapshot(out).items() if not k.startswith(STAGING)} == before
+        bundle.discard()
+    assert snapshot(out) == before
+    with open_bundle(out, _any, write=True) as bundle:
+        bundle.stage(NEW, bundle.plan(NEW, owner=ME))
+        bundle.commit()
+    _write(NEW, tmp_path / "ref")
+    assert snapshot(out) == snapshot(tmp_path / "ref")
 
 
 def test_a_replay_finishes_when_a_deleted_files_folder_became_a_file(
@@ -615,18 +590,11 @@ def test_a_replay_finishes_when_a_deleted_files_folder_became_a_file(
 ) -> None:
     # Killed after the commit point, before e/e.yaml was deleted; meanwhile someone put a file where e/ was. The
     # replay has nothing to delete there, keeps that file, and finishes instead of failing on every later render.
-    _write(OLD, tmp_path)
-    with monkeypatch.context() as m:
-        calls = _mutations_of(m, None)
-        _write(NEW, tmp_path / "count")
-    kill_at = calls.index("replace") + 2  # the commit point (the journal's rename), then the next change
-    _write(OLD, tmp_path / "out")
-    with monkeypatch.context() as m:
-        _mutations_of(m, kill_at)
-        with pytest.raises(_Killed):
-            _write(NEW, tmp_path / "out")
     out = tmp_path / "out"
-    assert (out / JOURNAL).exists() and (out / "e" / "e.yaml").exists()
+    _owned(OLD, out, EKS)
+    _owned(OLD, tmp_path / "out-count", EKS)
+    _killed_after_commit(NEW, out, monkeypatch)
+    assert (out / "e" / "e.yaml").exists()
     shutil.rmtree(out / "e")
     (out / "e").write_text("mine\n")
     with open_bundle(out, _any, write=True):

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from rlobs.bundle.write import JOURNAL, STAGING
+from rlobs.bundle.manifest import JOURNAL, STAGING
 from testing.helpers import REPO
 from testing.trees import snapshot
 

@@ -1,7 +1,6 @@
-"""The real CLI killed with SIGKILL while it writes many bundles (several profiles, rlobs.batch and
-write.commit_all) or a fleet's one bundle (prestaged as its clusters arrive): at renames across the whole write
-and at random instants, the next render's recovery leaves each bundle exactly old or new, and a killed render's
-pool workers end with it instead of holding the bundles' locks (tests/test_write.py has the one-bundle trials)."""
+"""The real CLI killed with SIGKILL while it writes many bundles (several profiles, rlobs.batch) or a fleet's one
+bundle: at renames across the write and at random instants, the next render's recovery leaves each bundle exactly
+old or new, and a killed render's workers end with it (tests/test_write.py has the one-bundle trials)."""
 
 from __future__ import annotations
 
@@ -22,8 +21,8 @@ from testing.trees import snapshot
 pytestmark = pytest.mark.slow  # renders in subprocesses, dozens of times
 
 _NAMES = ("rl-0", "rl-1", "rl-2")
-_RENAME_TRIALS = 14  # kills at renames spread evenly over the write (every one would take minutes)
-_RANDOM_TRIALS = 10
+_RENAME_TRIALS = 4  # kills at renames spread evenly over the write (every one would take minutes)
+_RANDOM_TRIALS = 4
 
 
 def _profiles(folder: Path, blueprint: str) -> list[str]:
@@ -94,7 +93,7 @@ def _trials(case: _Case, tmp_path: Path, seconds: float) -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:
         for out in pool.map(trial, range(len(plans))):
             for bundle in case.bundles:
-                kills.recover(out / bundle, timeout=10)  # no orphaned worker holds its lock
+                kills.recover(out / bundle, timeout=1)  # no worker holds its lock
                 sides[kills.side(snapshot(out / bundle), old[bundle], new[bundle])] += 1
     assert sides["old"] and sides["new"], sides  # kills before and after the commit points were both tried
 

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from rlobs.bundle.owner import Owner
-from rlobs.bundle.write import Changes, RenderKey
+from rlobs.bundle.write import Changes
+from rlobs.errors import Problem, RlobsError
 
 if TYPE_CHECKING:
-    from rlobs import batch
-    from rlobs.bundle.spec import Rendered
-    from rlobs.profile.records import Profile
-from rlobs.errors import Problem, RlobsError
+    from rlobs.batch import Progress
 
 SCHEMA_FILE = "rlobs.schema.json"
 _MODELINE = f"# yaml-language-server: $schema=./{SCHEMA_FILE}\n"
@@ -155,28 +150,6 @@ def schema_text() -> str:
     return json.dumps(schema, indent=2) + "\n"
 
 
-def _load_all(profiles: list[Path]) -> list[tuple[bytes, Profile]]:
-    """Load every profile before rendering any, so one bad profile writes nothing at all; each with its bytes."""
-    from rlobs.errors import ProfileError
-    from rlobs.profile.load import load_source
-
-    loaded, problems = [], []
-    for path in profiles:
-        try:
-            loaded.append(load_source(path))
-        except ProfileError as exc:
-            problems += exc.problems
-    if problems:
-        raise ProfileError(problems)
-    names = [p.metadata.name for _, p in loaded]
-    from collections import Counter
-
-    dupes = sorted(n for n, count in Counter(names).items() if count > 1)
-    if dupes:
-        raise RlobsError(f"profiles share metadata.name {', '.join(dupes)}: expected one bundle name per profile")
-    return loaded
-
-
 def fleet_file(paths: list[Path]) -> Path | None:
     """The fleet file among the arguments (a fleet is rendered alone), or None when they are all profiles."""
     from rlobs.profile.kind import is_fleet
@@ -213,16 +186,6 @@ def render(
     return render_full(profiles, out, write=write, force=force, with_diff=with_diff, progress=progress)
 
 
-# Shows the progress of a render of many bundles: called with their number, it gives a function to call with each
-# bundle's name as it is done (rlobs.progress.bundles; the commands themselves print nothing).
-Progress = Callable[[int], AbstractContextManager[Callable[[str], None]]]
-
-
-@contextmanager
-def _no_progress(_total: int) -> Iterator[Callable[[str], None]]:
-    yield lambda _name: None
-
-
 def render_full(
     profiles: list[Path],
     out: Path,
@@ -232,62 +195,32 @@ def render_full(
     with_diff: bool = False,
     progress: Progress | None = None,
 ) -> list[RenderResult]:
-    """The render itself, when up_to_date() found that some bundle may differ; each bundle rendered from its
-    profile carries the profile's warnings."""
-    results = _render_full(profiles, out, write=write, force=force, with_diff=with_diff, progress=progress)
-    return [replace(r, warnings=w) for r, w in zip(results, warnings([r.profile for r in results]), strict=True)]
-
-
-def _render_full(
-    profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool, progress: Progress | None
-) -> list[RenderResult]:
+    """The render itself (rlobs.batch), when up_to_date() found that some bundle may differ; each bundle rendered
+    from its profile carries the profile's warnings."""
     fleet = fleet_file(profiles)
     if fleet is not None:
         from rlobs.fleet import commands as fleets
 
         name, changes = fleets.render(fleet, out, write=write, force=force, with_diff=with_diff)
         return [RenderResult(fleet, name, out, changes)]
-    from rlobs.renderkey import render_key
-
-    if len(profiles) > 1:
-        from rlobs import batch
-
-        jobs = _jobs(profiles)
-        with (progress or _no_progress)(len(jobs)) as advance:
-            done = batch.render_many(jobs, out, write=write, force=force, diff=with_diff, advance=advance)
-        return [RenderResult(j.path, j.key.name, out / j.key.name, c) for j, c in zip(jobs, done, strict=True)]
-    from rlobs.bundle.check import Checker
-    from rlobs.bundle.write import recorded_digests
-    from rlobs.pipeline import build_named
-
-    # When re-rendering a bundle, HCL text the manifest records was checked before (rlobs writes only checked
-    # files) and is not parsed again.
-    with Checker(recorded_digests(out)) as checker:
-        ((data, profile),) = _load_all(profiles)
-        built = build_named(profiles[0], profile, checker)
-    key = RenderKey(render_key(data), profile.metadata.name)
-    job = _Job(profiles[0], key, Owner("profile", profile.metadata.name, profile.target), built)
-    return _apply([job], out, write=write, force=force, diff=with_diff)
-
-
-def _jobs(profiles: list[Path]) -> list[batch.Job]:
-    """Every profile loaded and keyed; its bytes are dropped once keyed (1.8 KiB a profile, held through the render
-    of all of them otherwise)."""
     from rlobs import batch
-    from rlobs.renderkey import render_keys
 
-    loaded = _load_all(profiles)
-    keys = render_keys([data for data, _ in loaded])
-    return [
-        batch.Job(path, p, RenderKey(key, p.metadata.name), Owner("profile", p.metadata.name, p.target))
-        for path, (_, p), key in zip(profiles, loaded, keys, strict=True)
-    ]
+    jobs = batch.load(profiles)
+    if len(jobs) == 1:
+        done = [batch.render_one(jobs[0], out, write=write, force=force, diff=with_diff)]
+        dirs = [out]
+    else:
+        shown = progress or batch.no_progress
+        done = batch.render_many(jobs, out, write=write, force=force, diff=with_diff, progress=shown)
+        dirs = [out / j.key.name for j in jobs]
+    found = warnings([j.path for j in jobs])
+    return [RenderResult(j.path, j.key.name, d, c, w) for j, d, c, w in zip(jobs, dirs, done, found, strict=True)]
 
 
 def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
     """The results when every bundle is already exactly what its profile renders (rlobs.renderkey), found from
     the render keys in the manifests without importing the rendering stack; None when anything may differ."""
-    from rlobs.bundle.write import fresh, holds_bundle, recorded_key
+    from rlobs.bundle.manifest import fresh, holds_bundle, recorded_key
     from rlobs.profile.source import read_source
     from rlobs.renderkey import render_keys
 
@@ -312,32 +245,6 @@ def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
             return None
         results.append(RenderResult(path, found[0], out_dir, Changes(unchanged=found[1], owner=found[2])))
     return results
-
-
-@dataclass(frozen=True, slots=True)
-class _Job:
-    profile: Path
-    key: RenderKey
-    owner: Owner
-    files: tuple[Rendered, ...]
-
-
-def _apply(jobs: list[_Job], out: Path, *, write: bool, force: bool, diff: bool) -> list[RenderResult]:
-    """One profile's bundle into `out` (several go through rlobs.batch, into `out/<metadata.name>` each).
-
-    The directory is locked for the whole plan and write, so no other render can change it in between. --check,
-    --diff and --dry-run plan exactly as the write does and report its refusals instead of raising them."""
-    from rlobs.bundle.write import open_bundle
-    from rlobs.fleet.paths import producible
-
-    (job,) = jobs
-    with open_bundle(out, producible, write=write) as bundle:
-        changes = bundle.plan(job.files, owner=job.owner, force=force, with_diff=diff, key=job.key)
-        if write:
-            if changes.refused:
-                bundle.discard()  # nothing staged yet: only a folder opening the bundle created goes again
-            bundle.write(job.files, changes, key=job.key)  # raises the plan's refusals, writing nothing
-    return [RenderResult(job.profile, job.key.name, out, changes)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,14 +3,18 @@ leaves: the kill trials of tests/test_write.py (one bundle) and tests/test_write
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
-from rlobs.bundle.write import LOCK_TIMEOUT, open_bundle
+from rlobs.bundle.manifest import JOURNAL, LOCK_TIMEOUT
+from rlobs.bundle.write import open_bundle
 from rlobs.fleet.paths import producible
 from testing.helpers import TESTS
 
@@ -63,3 +67,22 @@ def side(found: dict[str, object], old: dict[str, object], new: dict[str, object
         "still old": sorted(p for p in found if p in old and found[p] == old[p] != new.get(p))[:10],
     }
     return "new"
+
+
+class Stopped(BaseException):
+    """Stands for SIGKILL in an in-process render: nothing of the render's own error handling catches it."""
+
+
+@contextlib.contextmanager
+def stopped_after_commit() -> Iterator[None]:
+    """A render in the block stops (raises Stopped) right after a write's commit point, the journal's rename, as
+    a kill there leaves it: committed, nothing rolled forward yet."""
+    real = os.replace
+
+    def replace(src: str, dst: str, **kw: object) -> None:
+        real(src, dst, **kw)  # type: ignore[arg-type]
+        if dst == JOURNAL:
+            raise Stopped
+
+    with mock.patch.object(os, "replace", replace):
+        yield

@@ -8,52 +8,40 @@ as data instead of raising, so they predict exactly what the render does.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from rlobs.errors import OutputConflictError
 
 Reason = Literal["foreign", "edited", "edited-stale", "owner", "parent", "bundle"]
 
 
 @dataclass(frozen=True, slots=True)
 class Owner:
-    """The bundle a folder holds; kind "" is a manifest of an rlobs version that recorded no owner."""
+    """The bundle a folder holds: a profile's (its name and target) or a fleet's (its name; no target)."""
 
-    kind: Literal["profile", "fleet", ""]
+    kind: Literal["profile", "fleet"]
     name: str
-    target: str = ""  # a profile's target; "" for a fleet, or when an older manifest did not record it
-
-    def same(self, other: Owner) -> bool:
-        """The same bundle; a field an older manifest did not record matches anything."""
-        if "" in (self.kind, other.kind):
-            return self.name == other.name or "" in (self.name, other.name)
-        return (self.kind, self.name) == (other.kind, other.name) and (
-            self.target == other.target or "" in (self.target, other.target)
-        )
+    target: str = ""
 
     def describe(self) -> str:
-        if not self.name:
-            return "an earlier rlobs render"
-        what = f"{self.kind or 'profile'} {self.name}"
+        what = f"{self.kind} {self.name}"
         return f"{what} (target {self.target})" if self.target else what
 
     def as_dict(self) -> dict[str, str]:
         return {"kind": self.kind, "name": self.name, "target": self.target}
 
     @classmethod
-    def from_manifest(cls, data: dict[str, object]) -> Owner:
-        """The owner a manifest records; before owners were recorded, the name of its render record."""
-        raw = data.get("owner")
-        if isinstance(raw, dict):
-            kind = raw.get("kind")
-            return cls(
-                kind if kind in ("profile", "fleet") else "",
-                str(raw.get("name", "")),
-                str(raw.get("target", "")),
-            )
-        render = data.get("render")
-        name = render.get("name") if isinstance(render, dict) else None
-        return cls("profile", name, "") if isinstance(name, str) else cls("", "")
+    def from_manifest(cls, raw: object) -> Owner:
+        """The owner a manifest records; ValueError when it records none rlobs writes."""
+        if not isinstance(raw, dict) or raw.get("kind") not in ("profile", "fleet"):
+            raise ValueError(f"expected an owner of kind profile or fleet, got {raw!r}")
+        name, target = raw.get("name"), raw.get("target", "")
+        if not isinstance(name, str) or not isinstance(target, str):
+            raise ValueError(f"expected an owner's name and target as strings, got {raw!r}")
+        return cls(raw["kind"], name, target)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,10 +86,11 @@ def owner_refusal(found: Owner, new: Owner) -> Refusal:
     )
 
 
-def parent_refusal(out_dir: Path, members: list[tuple[str, Owner]], new: Owner | None) -> Refusal:
-    """A single bundle rendered into a folder that holds several, one per subfolder (never mixed into it)."""
-    held = ", ".join(f"{sub}/ ({owner.describe()})" for sub, owner in members)
-    where = out_dir / (new.name if new is not None and new.name else "<metadata.name>")
+def parent_refusal(out_dir: Path, members: list[tuple[str, Owner | None]], new: Owner) -> Refusal:
+    """A single bundle rendered into a folder that holds several, one per subfolder (never mixed into it); a member
+    whose manifest is unreadable is still a bundle (None)."""
+    held = ", ".join(f"{sub}/ ({owner.describe() if owner else 'an unreadable manifest'})" for sub, owner in members)
+    where = out_dir / new.name
     return Refusal(
         "parent",
         "",
@@ -119,3 +108,33 @@ def bundle_refusal(parent_dir: Path, parent: Owner) -> Refusal:
         "and never into a bundle (choose another folder with -o)",
         parent_dir,
     )
+
+
+def layout_refusals(
+    out_dir: Path,
+    new: Owner,
+    held: Owner | None,
+    members: list[tuple[str, Owner | None]],
+    parent: tuple[Path, Owner] | None,
+    *,
+    force: bool,
+) -> list[Refusal]:
+    """Why a render would refuse the folder `out_dir` itself: the folder of a render of several profiles is a
+    bundle (`parent`), or this folder holds several bundles (`members`: never with --force either, the bundles
+    beside would be mixed with this one), or the bundle of another owner than `new` (unless `force`)."""
+    refused = [bundle_refusal(*parent)] if parent is not None else []
+    if members:
+        refused.append(parent_refusal(out_dir, members, new))
+    if not force and held is not None and held != new:
+        refused.append(owner_refusal(held, new))
+    return refused
+
+
+def refusal_error(found: Iterable[tuple[Path, Iterable[Refusal]]]) -> OutputConflictError:
+    """Every refusal of the bundles in `found` (folder, its refusals) as one error: one line per problem."""
+    details: dict[str, dict[str, object]] = {}  # by line: several members refused for one parent say it once
+    for out, refused in found:
+        for r in refused:
+            line = r.line(out)
+            details.setdefault(line, {"message": line, "reason": r.reason, "output": str(out), "path": r.path})
+    return OutputConflictError("\n".join(details), list(details.values()))

@@ -1,29 +1,36 @@
-"""Bundles built in parallel: a forked process pool sized to the cores, with a bounded number of jobs in flight.
+"""Bundles built in parallel: forked worker processes that only build, each sending its results back over a pipe.
 
-The pool is forked from the caller after its inputs are loaded and validated: a worker starts with everything
-imported and calls the task it inherited (a closure is fine: nothing is pickled but the job's index and its
-result). At most IN_FLIGHT_PER_WORKER jobs per worker are submitted at once, so a caller that consumes each result
-as it arrives holds only a few results in memory, whatever the number of jobs.
+Worker k builds jobs k, k + n, k + 2n, ... of n workers, and sends each result as it is done over a pipe of its
+own (multiprocessing.Pipe), whose reading end only the caller holds. The workers are forked, so they start with
+everything the caller loaded (its validated profiles, its templates), and are started before the caller opens any
+bundle: they hold no bundle's descriptor or lock, and write nothing. What ends a worker:
+- its share is done;
+- the caller is gone, however it ended (SIGKILL, the OOM killer): the pipe has no reader, the worker's next send
+  fails (EPIPE), and it exits;
+- the caller stops early (an error, Ctrl-C): it terminates the workers and waits for them.
+A worker that dies (the OOM killer) ends its pipe, and the caller raises. A send waits for the caller to read,
+so at most a pipe buffer (64 KiB) of results per worker waits in memory beyond the one being sent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
-import time
-from collections.abc import Callable, Generator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import TYPE_CHECKING, Any, TypeVar
+import traceback
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from rlobs.errors import RlobsError
 
 if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
     from rlobs.bundle.check import Checker
 
 T = TypeVar("T")
 
-IN_FLIGHT_PER_WORKER = 2  # one being built, one waiting: no worker idles, and no result waits long in memory
-
-_TASK: list[Callable[[int], Any]] = []  # the current task, set before the pool forks
 _CHECKERS: dict[int, Checker] = {}  # pid -> that process's checker (a forked child never uses its parent's)
 
 
@@ -54,85 +61,75 @@ def checker() -> Checker:
     return _CHECKERS[pid]
 
 
-def _call(index: int) -> Any:
-    return _TASK[0](index)
-
-
-def _worker_start(parent: int) -> None:
-    # Ctrl-C reaches the whole process group; the parent alone handles it (and stops the workers).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _end_with(parent)
+def _work(task: Callable[[int], Any], indices: range, writer: Connection, readers: list[Connection]) -> None:
+    """A worker: build its share and send each (index, result, None), or (index, None, error) and stop."""
+    for reader in readers:
+        reader.close()  # the caller's ends: with none here, the caller's end is a send's failure (EPIPE)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the caller handles it
     gc.enable()  # a worker builds many bundles (rlobs.entry turns the collector off for one)
+    with contextlib.suppress(BrokenPipeError):  # the caller is gone: so is the need for the rest
+        for index in indices:
+            try:
+                result = task(index)
+            except Exception as exc:
+                if not isinstance(exc, RlobsError):  # a bug: where it happened, for the traceback the caller prints
+                    exc.add_note("".join(traceback.format_exception(exc)).rstrip())
+                writer.send((index, None, exc))
+                return
+            writer.send((index, result, None))
 
 
-_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-_ORPHAN_POLL = 0.2  # seconds between checks for the parent, where the kernel cannot signal its death
-
-
-def _end_with(parent: int) -> None:
-    """End this worker when its parent ends, however it ends (SIGKILL, the OOM killer). A worker left behind
-    waits forever for its next job (it holds the job queue's writing end too, so it never reads an end of file)
-    and keeps the bundles' locks it inherited with their descriptors: every later render of those bundles would
-    wait for the lock and fail. Linux signals the death (prctl PR_SET_PDEATHSIG; the pool forks its workers from
-    the thread that runs the render, which lives as long as the parent); elsewhere a thread watches the parent."""
-    try:
-        import ctypes
-
-        armed = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
-    except (ImportError, AttributeError, OSError):  # no ctypes, or no prctl: not Linux
-        armed = False
-    if not armed:
-        import threading
-
-        def watch() -> None:
-            while os.getppid() == parent:
-                time.sleep(_ORPHAN_POLL)
-            os._exit(1)
-
-        threading.Thread(target=watch, name="rlobs-orphan-watch", daemon=True).start()
-    if os.getppid() != parent:  # it died before the signal was armed
-        os._exit(1)
-
-
-def run(
-    task: Callable[[int], T], count: int, workers: int | None = None, started: Callable[[], None] = lambda: None
-) -> Generator[tuple[int, T], None, None]:
-    """(index, task(index)) for every index below `count`, as each is done: in this process with one worker,
-    else by a forked pool. An exception in a task is raised here, and the jobs not started are cancelled.
-    `started` is called once the workers run, and no process is forked after it: a caller's thread starts
-    there (a thread running while a process forks is not in the child, and may hold a lock the child needs).
-    The workers are forked by the first step of this generator, and end when the thread that took that step
-    ends (_end_with): step it from the thread that runs the render, as every caller does."""
+@contextlib.contextmanager
+def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Iterator[Iterator[tuple[int, T]]]:
+    """(index, task(index)) for every index below `count`, as each is done: in this process with one worker, else
+    by forked workers, all running when the block starts (so nothing the block opens is in them) and stopped when
+    it ends. An exception in a task is raised by the iteration."""
     workers = workers_for(count) if workers is None else workers
     gc.enable()  # many bundles: their garbage is collected (rlobs.entry turns the collector off for one)
     if workers <= 1:
-        started()
-        for index in range(count):
-            yield index, task(index)
+        yield ((index, task(index)) for index in range(count))
         return
     import multiprocessing
 
-    _TASK[:] = [task]
-    gc.freeze()  # what is loaded so far stays shared with the workers: no collector pass writes to its pages
     context = multiprocessing.get_context("fork")
+    procs: list[multiprocessing.process.BaseProcess] = []
+    readers: list[Connection] = []
     try:
-        with ProcessPoolExecutor(
-            workers, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
-        ) as pool:
-            pending: dict[Future[T], int] = {}
-            submitted = 0
-            try:
-                while submitted < count or pending:
-                    while submitted < count and len(pending) < workers * IN_FLIGHT_PER_WORKER:
-                        pending[pool.submit(_call, submitted)] = submitted
-                        submitted += 1
-                        if submitted == 1:
-                            started()  # the first submit forks every worker (ProcessPoolExecutor, fork)
-                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in sorted(done, key=pending.__getitem__):
-                        yield pending.pop(future), future.result()
-            except BaseException:
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
+        for k in range(workers):
+            reader, writer = context.Pipe(duplex=False)
+            readers.append(reader)
+            args = (task, range(k, count, workers), writer, readers)
+            procs.append(context.Process(target=_work, args=args, name=f"rlobs-build-{k}", daemon=True))
+            procs[-1].start()
+            writer.close()
+        yield _results(procs, readers, count)
     finally:
-        _TASK.clear()
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()  # stopped early: the rest of its share is not needed
+        for proc in procs:
+            proc.join()
+        for reader in readers:
+            reader.close()
+
+
+def _results(procs: list[Any], readers: list[Connection], count: int) -> Iterator[tuple[int, Any]]:
+    from multiprocessing.connection import wait
+
+    pending, received = list(readers), 0
+    while pending:
+        for reader in cast("list[Connection]", wait(pending)):
+            try:
+                index, result, error = reader.recv()
+            except EOFError:  # the worker is done, or died
+                pending.remove(reader)
+                continue
+            if error is not None:
+                raise error
+            received += 1
+            yield index, result
+    if received < count:
+        for proc in procs:
+            proc.join()
+        codes = ", ".join(f"{p.name} exited with {p.exitcode}" for p in procs if p.exitcode != 0)
+        raise RlobsError(f"a process building the bundles ended before they were built ({codes}); nothing was written")

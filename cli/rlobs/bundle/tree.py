@@ -184,16 +184,10 @@ class Tree:
             with os.fdopen(file_fd, "rb") as fh:
                 return fh.read()
 
-    def move_in(self, src_fd: int, src_name: str, rel: str) -> None:
-        """rename(2) a staged file onto `rel`, creating its folders; a link at `rel` is replaced, not followed."""
-        *folders, name = parts(rel)
-        with self.folder(tuple(folders), create=True) as fd:
-            assert fd is not None  # created above
-            os.replace(src_name, name, src_dir_fd=src_fd, dst_dir_fd=fd)
-
     def move_all_in(self, src_fd: int, moves: Iterable[tuple[str, str]]) -> None:
-        """move_in() of each (staged name, rel), each destination folder opened once for all files moved into it
-        (a fleet's bundle moves thousands of files into hundreds of folders); folders in first-use order."""
+        """rename(2) each staged file (staged name, rel) onto `rel`, creating its folders; a link at `rel` is replaced,
+        not followed. Each destination folder is opened once for all files moved into it (a fleet's bundle moves
+        thousands of files into hundreds of folders)."""
         by_folder: dict[tuple[str, ...], list[tuple[str, str]]] = {}
         for src_name, rel in moves:
             *folders, name = parts(rel)
@@ -228,6 +222,12 @@ class Tree:
                 except OSError:  # not empty (or not a folder): the folders above are not empty either
                     return
 
-    def sync(self) -> None:
-        if self.fd is not None:
-            os.fsync(self.fd)
+    def sync(self, folders: Iterable[tuple[str, ...]]) -> None:
+        """fsync(2) each of `folders` that still exists, and the root: their entries (renames, removals) on disk."""
+        for names in sorted(set(folders) | {()}):
+            try:
+                with self.folder(names) as fd:
+                    if fd is not None:
+                        os.fsync(fd)
+            except OutputConflictError:  # a file or a link where a folder was: nothing of rlobs's below it
+                continue

@@ -8,7 +8,7 @@ from typing import Any
 from rlobs.bundle.check import Checker
 from rlobs.bundle.filters import to_yaml
 from rlobs.bundle.owner import Owner
-from rlobs.bundle.write import Changes, WriteBehind, open_bundle
+from rlobs.bundle.write import Changes, open_bundle
 from rlobs.errors import RlobsError
 from rlobs.fleet import contract, preview
 from rlobs.fleet.appsets import APPSETS_DIR
@@ -29,29 +29,18 @@ def build(path: Path) -> tuple[Fleet, FleetBuild]:
 
 
 def render(path: Path, out: Path, *, write: bool, force: bool, with_diff: bool) -> tuple[str, Changes]:
-    fleet = load_fleet(path)
+    """The fleet's bundle into `out`, by the same writer and rules as a profile's: the folder's owner is the fleet,
+    by name. Built first (its clusters by worker processes that only build), then `out` is locked, planned and
+    written."""
     if out.exists() and not out.is_dir():
         raise RlobsError(f"{out}: expected a directory, got a file")
+    fleet, built = build(path)
     with open_bundle(out, producible, write=write) as bundle:
-        # The same writer and rules as a profile's bundle: the folder's owner is the fleet, by name. Each
-        # cluster's files are staged as it is built (Bundle.prestage), so creating them overlaps the building.
-        behind = WriteBehind(bundle)  # flushes behind the prestaging (write.WriteBehind)
-        try:
-            with Checker() as checker:
-                if write:
-                    built = build_fleet(fleet, checker, bundle.prestage, behind.start)
-                else:
-                    built = build_fleet(fleet, checker)
-                checker.check(built.files)
-            behind.stop()
-            changes = bundle.plan(built.files, owner=Owner("fleet", fleet.name), force=force, with_diff=with_diff)
-            if write:
-                bundle.write(built.files, changes)  # raises the plan's refusals, writing nothing
-        except BaseException:
-            behind.stop()
-            if write:
-                bundle.discard()  # what was staged, and a folder opening the bundle created
-            raise
+        changes = bundle.plan(built.files, owner=Owner("fleet", fleet.name), force=force, with_diff=with_diff)
+        if write:
+            if changes.refused:
+                bundle.discard()  # only a folder opening the bundle created goes again
+            bundle.write(built.files, changes)  # raises the plan's refusals, writing nothing
     return fleet.name, changes
 
 

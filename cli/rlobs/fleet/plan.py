@@ -3,7 +3,6 @@ layered Helm values, the cluster Secrets' contract) and the fleet README."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from rlobs.bundle import pool
@@ -28,8 +27,6 @@ CONTRACT_FILE = "terraform/rlobs-cluster-secrets.tf.json"
 # What an EKS cluster's folder leaves out of its single bundle: the ApplicationSets replace its Argo CD apps, the
 # layered values/ tree its values, the fleet README its README (which would tell you to apply the root app).
 _REPLACED = ("argocd/", "values/", README)
-
-Started = Callable[[], None]  # called once a pool's workers run (rlobs.bundle.pool.run)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +76,8 @@ def _replaced(member: Member) -> tuple[str, ...]:
     return ("terraform/",) if gke is not None and gke.manage == "terraform" else ()
 
 
-def _singles(
-    members: tuple[Member, ...], checker: Checker | None, arrived: Callable[[list[Rendered]], None], started: Started
-) -> dict[str, tuple[Rendered, ...]]:
-    """Each cluster's single-cluster bundle, by cluster name, in the fleet's order; `arrived` is given each
-    cluster's files in the fleet bundle as soon as that cluster is built, `started` is called once the pool's
-    workers run (rlobs.bundle.pool.run)."""
+def _singles(members: tuple[Member, ...], checker: Checker | None) -> dict[str, tuple[Rendered, ...]]:
+    """Each cluster's single-cluster bundle, by cluster name, in the fleet's order."""
     catalog = load_catalog()
     env = make_env()
 
@@ -98,10 +91,10 @@ def _singles(
     if checker is None:
         return {m.name: single(i) for i, m in enumerate(members)}
     built: dict[int, tuple[Rendered, ...]] = {}
-    for index, files in pool.run(single, len(members), started=started):
-        checker.remember(files)
-        built[index] = files
-        arrived(_cluster_files(members[index], files))
+    with pool.run(single, len(members)) as results:
+        for index, files in results:
+            checker.remember(files)
+            built[index] = files
     return {m.name: built[i] for i, m in enumerate(members)}
 
 
@@ -111,18 +104,11 @@ def _cluster_files(member: Member, single: tuple[Rendered, ...]) -> list[Rendere
     return [replace(r, path=f"{CLUSTERS_DIR}/{member.name}/{r.path}") for r in keep]
 
 
-def build_fleet(
-    fleet: Fleet,
-    checker: Checker | None = None,
-    arrived: Callable[[list[Rendered]], None] = lambda _: None,
-    started: Started = lambda: None,
-) -> FleetBuild:
+def build_fleet(fleet: Fleet, checker: Checker | None = None) -> FleetBuild:
     """Every file of the fleet bundle, rendered; raises when the referential check fails. With a `checker`, each
     cluster's files are planned, rendered and parse-checked in parallel (rlobs.bundle.pool), and the checker
-    remembers them as checked; the fleet's own files are left to it. `arrived` is given each cluster's checked
-    files as it is built (the writer stages them while the other clusters build), and `started` is called
-    once the workers building them run (the writer's write-behind thread starts there)."""
-    singles = _singles(fleet.members, checker, arrived, started)
+    remembers them as checked; the fleet's own files are left to it."""
+    singles = _singles(fleet.members, checker)
     sets = appsets.application_sets(fleet)
     contracts = contract.contract(fleet)
     problems = contract.referential_problems(
