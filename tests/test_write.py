@@ -208,10 +208,10 @@ class _Killed(BaseException):
 
 
 def _mutations_of(monkeypatch: pytest.MonkeyPatch, kill_at: int | None) -> list[str]:
-    """Count (and at call `kill_at`, die in) every call that changes the directory, and every fsync (each staged
-    file's last step: a kill there leaves the staging half written)."""
+    """Count (and at call `kill_at`, die in) every call that changes the directory, and every write of a staged
+    file (a kill there leaves the staging half written)."""
     calls: list[str] = []
-    for name in ("replace", "unlink", "rmdir", "mkdir", "fsync"):
+    for name in ("replace", "unlink", "rmdir", "mkdir", "write"):
         real = getattr(os, name)
 
         def dying(*args: object, _real: Callable[..., object] = real, _name: str = name, **kw: object) -> object:
@@ -277,16 +277,16 @@ def test_check_reports_an_unfinished_write(tmp_path: Path, monkeypatch: pytest.M
 def test_failed_staging_leaves_the_previous_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _write(OLD, tmp_path)
     before = snapshot(tmp_path)
-    real_fsync = os.fsync
+    real_write = os.write
     calls = []
 
-    def failing_fsync(fd: int) -> None:
+    def failing_write(fd: int, data: bytes) -> int:
         calls.append(fd)
-        if len(calls) == 2:
+        if len(calls) == 2:  # the second staged file
             raise OSError(28, "No space left on device")
-        real_fsync(fd)
+        return real_write(fd, data)
 
-    monkeypatch.setattr(os, "fsync", failing_fsync)
+    monkeypatch.setattr(os, "write", failing_write)
     with pytest.raises(RlobsError, match="No space left on device; the previous bundle is untouched"):
         _write(NEW, tmp_path)
     assert snapshot(tmp_path) == before

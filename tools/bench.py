@@ -171,8 +171,8 @@ def main() -> int:
                 if i >= WARMUP:
                     case.times.append(elapsed)
                     case.rss_kib.append(rss)
-            # The round's writes on disk before the next round: a render flushes the filesystem when it commits
-            # (syncfs), and would otherwise pay for the thousands of files this harness just had it write.
+            # The round's writes on disk before the next round, so no command's fsyncs wait behind the writeback of
+            # the thousands of files this harness just had the others write.
             os.sync()
     med = {c.name: statistics.median(c.times) for c in cases}
     floor = med[cases[0].name]

@@ -221,13 +221,3 @@ class Tree:
                     continue
                 except OSError:  # not empty (or not a folder): the folders above are not empty either
                     return
-
-    def sync(self, folders: Iterable[tuple[str, ...]]) -> None:
-        """fsync(2) each of `folders` that still exists, and the root: their entries (renames, removals) on disk."""
-        for names in sorted(set(folders) | {()}):
-            try:
-                with self.folder(names) as fd:
-                    if fd is not None:
-                        os.fsync(fd)
-            except OutputConflictError:  # a file or a link where a folder was: nothing of rlobs's below it
-                continue
