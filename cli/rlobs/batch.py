@@ -91,7 +91,7 @@ def render_one(job: Job, out: Path, *, write: bool, force: bool, diff: bool) -> 
         if write:
             if changes.refused:
                 bundle.discard()  # only a folder opening the bundle created goes again
-            bundle.write(files, changes, key=job.key)  # raises the plan's refusals, writing nothing
+            bundle.write(files, changes)  # raises the plan's refusals, writing nothing
     return changes
 
 
@@ -139,7 +139,7 @@ def render_many(
                 results[index] = changes
                 refused = refused or bool(changes.refused)
                 if write and not refused:
-                    bundle.stage(files, changes, key=job.key)
+                    bundle.stage(files, changes)
                 advance(job.key.name)
             found = [c for c in results if c is not None]
             if write and refused:

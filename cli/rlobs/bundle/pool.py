@@ -1,15 +1,16 @@
-"""Bundles built in parallel: forked worker processes that only build, each sending its results back over a pipe.
+"""Bundles built in parallel: forked worker processes that only build, each talking to its caller over a pipe.
 
-Worker k builds jobs k, k + n, k + 2n, ... of n workers, and sends each result as it is done over a pipe of its
-own (multiprocessing.Pipe), whose reading end only the caller holds. The workers are forked, so they start with
-everything the caller loaded (its validated profiles, its templates), and are started before the caller opens any
-bundle: they hold no bundle's descriptor or lock, and write nothing. What ends a worker:
-- its share is done;
-- the caller is gone, however it ended (SIGKILL, the OOM killer): the pipe has no reader, the worker's next send
-  fails (EPIPE), and it exits;
+Each worker has a pipe of its own to the caller (multiprocessing.Pipe): the caller sends it a job's index, the
+worker sends back the job's result, and the caller sends the next job not handed out yet. The workers are forked,
+so they start with everything the caller loaded (its validated profiles, its templates), and are started before
+the caller opens any bundle: they hold no bundle's descriptor or lock, and write nothing. Only the caller holds
+its end of each pipe, so a worker ends when:
+- no job is left (the caller says so);
+- the caller is gone, however it ended (SIGKILL, the OOM killer): its end of the pipe is closed, so the worker's
+  next read ends or its next send fails (EPIPE);
 - the caller stops early (an error, Ctrl-C): it terminates the workers and waits for them.
-A worker that dies (the OOM killer) ends its pipe, and the caller raises. A send waits for the caller to read,
-so at most a pipe buffer (64 KiB) of results per worker waits in memory beyond the one being sent.
+A worker that dies (the OOM killer) ends its pipe, and the caller raises. At most IN_FLIGHT jobs per worker are
+handed out at once, so a caller that consumes each result as it arrives holds only a few in memory.
 """
 
 from __future__ import annotations
@@ -26,10 +27,13 @@ from rlobs.errors import RlobsError
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
     from rlobs.bundle.check import Checker
 
 T = TypeVar("T")
+
+IN_FLIGHT = 2  # jobs handed to a worker at once: one being built, one waiting, so no worker idles between them
 
 _CHECKERS: dict[int, Checker] = {}  # pid -> that process's checker (a forked child never uses its parent's)
 
@@ -61,22 +65,23 @@ def checker() -> Checker:
     return _CHECKERS[pid]
 
 
-def _work(task: Callable[[int], Any], indices: range, writer: Connection, readers: list[Connection]) -> None:
-    """A worker: build its share and send each (index, result, None), or (index, None, error) and stop."""
-    for reader in readers:
-        reader.close()  # the caller's ends: with none here, the caller's end is a send's failure (EPIPE)
+def _work(task: Callable[[int], Any], conn: Connection, theirs: list[Connection]) -> None:
+    """A worker: build each job the caller sends and send back (index, result, None), or (index, None, error) and
+    stop when a job raises; stop at None, or when the caller is gone."""
+    for end in theirs:
+        end.close()  # the caller's ends, inherited by the fork: with none here, the caller's exit closes the pipe
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the caller handles it
     gc.enable()  # a worker builds many bundles (rlobs.entry turns the collector off for one)
-    with contextlib.suppress(BrokenPipeError):  # the caller is gone: so is the need for the rest
-        for index in indices:
+    with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):  # the caller is gone
+        while (index := conn.recv()) is not None:
             try:
                 result = task(index)
             except Exception as exc:
                 if not isinstance(exc, RlobsError):  # a bug: where it happened, for the traceback the caller prints
                     exc.add_note("".join(traceback.format_exception(exc)).rstrip())
-                writer.send((index, None, exc))
+                conn.send((index, None, exc))
                 return
-            writer.send((index, result, None))
+            conn.send((index, result, None))
 
 
 @contextlib.contextmanager
@@ -92,41 +97,56 @@ def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Ite
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
-    procs: list[multiprocessing.process.BaseProcess] = []
-    readers: list[Connection] = []
+    procs: list[BaseProcess] = []
+    ours: list[Connection] = []
     try:
         for k in range(workers):
-            reader, writer = context.Pipe(duplex=False)
-            readers.append(reader)
-            args = (task, range(k, count, workers), writer, readers)
-            procs.append(context.Process(target=_work, args=args, name=f"rlobs-build-{k}", daemon=True))
+            mine, theirs = context.Pipe()
+            ours.append(mine)
+            procs.append(context.Process(target=_work, args=(task, theirs, ours), name=f"rlobs-build-{k}", daemon=True))
             procs[-1].start()
-            writer.close()
-        yield _results(procs, readers, count)
+            theirs.close()
+        yield _results(procs, ours, count)
     finally:
         for proc in procs:
             if proc.is_alive():
-                proc.terminate()  # stopped early: the rest of its share is not needed
+                proc.terminate()  # stopped early: the rest of the jobs are not needed
         for proc in procs:
             proc.join()
-        for reader in readers:
-            reader.close()
+        for conn in ours:
+            conn.close()
 
 
-def _results(procs: list[Any], readers: list[Connection], count: int) -> Iterator[tuple[int, Any]]:
+def _results(procs: list[BaseProcess], conns: list[Connection], count: int) -> Iterator[tuple[int, Any]]:
     from multiprocessing.connection import wait
 
-    pending, received = list(readers), 0
+    jobs = iter(range(count))
+    done: set[Connection] = set()  # told that no job is left
+
+    def hand_out(conn: Connection) -> None:
+        if conn in done:
+            return
+        job = next(jobs, None)
+        if job is None:
+            done.add(conn)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a dead worker: its pipe's end says so
+            conn.send(job)
+
+    for conn in conns:
+        for _ in range(IN_FLIGHT):
+            hand_out(conn)
+    pending, received = list(conns), 0
     while pending:
-        for reader in cast("list[Connection]", wait(pending)):
+        for conn in cast("list[Connection]", wait(pending)):
             try:
-                index, result, error = reader.recv()
-            except EOFError:  # the worker is done, or died
-                pending.remove(reader)
+                index, result, error = conn.recv()
+            except (EOFError, ConnectionResetError):  # the worker is done, or died
+                pending.remove(conn)
                 continue
             if error is not None:
                 raise error
             received += 1
+            hand_out(conn)
             yield index, result
     if received < count:
         for proc in procs:

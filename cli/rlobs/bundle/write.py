@@ -98,6 +98,7 @@ class Bundle:
         # plans against what the render will find once it has finished the interrupted write (foresee()).
         self._overlay: dict[str, tuple[bytes, bool] | None] = {}
         self._recovered: tuple[str, ...] = ()
+        self._planned: str | None = None  # the manifest plan() found, for stage() to write
         self._staged: _Journal | None = None  # what stage() staged, until commit() or discard()
 
     @property
@@ -191,6 +192,7 @@ class Bundle:
         outer = (parent.path, parent_owner) if parent is not None and parent_owner is not None else None
         layout = layout_refusals(self.path, owner, held, self.members(), outer, force=force)
         created, updated, deleted, unchanged, kept = (tuple(found[k]) for k in list(found)[:5])
+        self._planned = manifest_text(rendered, key, owner)
         return Changes(
             created,
             updated,
@@ -199,7 +201,7 @@ class Bundle:
             kept,
             leftovers=tuple(self.leftovers()),
             diff="".join(found["diff"]),
-            manifest_changed=self._read(MANIFEST) != manifest_text(rendered, key, owner).encode(),
+            manifest_changed=self._read(MANIFEST) != self._planned.encode(),
             recovered=self._recovered,
             refused=(*layout, *refused),
             owner=owner,
@@ -256,21 +258,22 @@ class Bundle:
 
     # -- writing -------------------------------------------------------------------------------------------------
 
-    def write(self, rendered: Iterable[Rendered], changes: Changes, *, key: RenderKey | None = None) -> None:
-        """Write `changes` as one transaction (stage, then commit); raise the plan's refusals instead, writing
-        nothing."""
-        self.stage(rendered, changes, key=key)
+    def write(self, rendered: Iterable[Rendered], changes: Changes) -> None:
+        """Write `changes`, what plan() found for `rendered`, as one transaction (stage, then commit); raise the
+        plan's refusals instead, writing nothing."""
+        self.stage(rendered, changes)
         self.commit()
 
-    def stage(self, rendered: Iterable[Rendered], changes: Changes, *, key: RenderKey | None = None) -> None:
-        """Every new file, the new manifest and the journal, on disk in the staging folder; nothing in the bundle
-        changes until commit(), and discard() drops them. Raises the plan's refusals instead, writing nothing."""
+    def stage(self, rendered: Iterable[Rendered], changes: Changes) -> None:
+        """Every new file, the new manifest and the journal written to the staging folder (`changes`: what plan()
+        found for `rendered`); nothing in the bundle changes until commit(), and discard() drops them. Raises the
+        plan's refusals instead, writing nothing."""
+        manifest, self._planned = self._planned, None
         if changes.refused:
             raise refusal_error([(self.path, changes.refused)])
         if not (changes.manifest_changed or changes.changed):
             return
-        assert self.tree.fd is not None and changes.owner is not None  # opened to write, and planned
-        rendered = tuple(rendered)
+        assert self.tree.fd is not None and manifest is not None  # opened to write, and planned
         by_path = {r.path: r for r in rendered}
         files = [by_path[p] for p in sorted(changes.created + changes.updated)]
         previous = (self._manifest() or ({}, None))[0]
@@ -289,8 +292,8 @@ class Bundle:
                 assert staging is not None
                 for i, r in enumerate(files):
                     _write_new(staging, str(i), r.text.encode(), 0o755 if r.executable else 0o644)
-                _write_new(staging, "manifest", manifest_text(rendered, key, changes.owner).encode(), 0o644)
-                _write_new(staging, "journal", (json.dumps(journal, indent=2) + "\n").encode(), 0o644)
+                _write_new(staging, "manifest", manifest.encode(), 0o644)
+                _write_new(staging, "journal", (json.dumps(journal) + "\n").encode(), 0o644)
         except OSError as exc:
             raise self._untouched(exc) from None
 
