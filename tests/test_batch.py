@@ -145,3 +145,13 @@ def test_a_killed_worker_ends_the_render_and_writes_nothing(tmp_path: Path, monk
     with pytest.raises(commands.RlobsError, match="ended before they were built"):
         batch.render_many(_jobs(paths), out, write=True, force=False, diff=False, workers=2)
     assert snapshot(out) == before
+
+
+def test_a_member_folder_that_is_a_link_is_refused_and_no_folder_is_left(tmp_path: Path) -> None:
+    paths = _profiles(tmp_path / "profiles", 3)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "rl-gke-1").symlink_to(tmp_path)  # opened last of the three: the other two folders are made first
+    with pytest.raises(commands.RlobsError, match="symbolic link"):
+        batch.render_many(_jobs(paths), out, write=True, force=False, diff=False, workers=2)
+    assert sorted(p.name for p in out.iterdir()) == ["rl-gke-1"]

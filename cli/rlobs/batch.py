@@ -123,16 +123,16 @@ def render_many(
 
     dirs = [out / job.key.name for job in jobs]
     results: list[Changes | None] = [None] * len(jobs)
+    bundles: dict[Path, Bundle] = {}
     with ExitStack() as stack:
         built = stack.enter_context(pool.run(build, len(jobs), workers))
         parent = stack.enter_context(open_bundle(out, producible, write=False))
         write_dirs = write and parent.owner() is None
-        bundles: dict[Path, Bundle] = {
-            d: stack.enter_context(open_bundle(d, producible, write=write_dirs)) for d in sorted(dirs)
-        }
-        advance = stack.enter_context(progress(len(jobs)))
-        refused = False
         try:
+            for out_dir in sorted(dirs):
+                bundles[out_dir] = stack.enter_context(open_bundle(out_dir, producible, write=write_dirs))
+            advance = stack.enter_context(progress(len(jobs)))
+            refused = False
             for index, files in built:
                 job, bundle = jobs[index], bundles[dirs[index]]
                 changes = bundle.plan(files, owner=job.owner, force=force, with_diff=diff, key=job.key, parent=parent)
@@ -144,10 +144,10 @@ def render_many(
             found = [c for c in results if c is not None]
             if write and refused:
                 raise refusal_error((d, c.refused) for d, c in zip(dirs, found, strict=True))
+            for out_dir in sorted(bundles):
+                bundles.pop(out_dir).commit()
         except BaseException:
             for out_dir in sorted(bundles, reverse=True):  # the first opened last: it may have made `out` too
                 bundles[out_dir].discard()
             raise
-        for out_dir in sorted(bundles):
-            bundles[out_dir].commit()
     return found

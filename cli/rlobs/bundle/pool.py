@@ -117,24 +117,31 @@ def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Ite
             conn.close()
 
 
+class _Jobs:
+    """The jobs not handed out yet; each worker is told once that none is left (None), and a worker that has ended
+    is not told anything (its pipe's end says so)."""
+
+    def __init__(self, count: int) -> None:
+        self._left = iter(range(count))
+        self._done: set[Connection] = set()
+
+    def hand_out(self, conn: Connection) -> None:
+        if conn in self._done:
+            return
+        job = next(self._left, None)
+        if job is None:
+            self._done.add(conn)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            conn.send(job)
+
+
 def _results(procs: list[BaseProcess], conns: list[Connection], count: int) -> Iterator[tuple[int, Any]]:
     from multiprocessing.connection import wait
 
-    jobs = iter(range(count))
-    done: set[Connection] = set()  # told that no job is left
-
-    def hand_out(conn: Connection) -> None:
-        if conn in done:
-            return
-        job = next(jobs, None)
-        if job is None:
-            done.add(conn)
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a dead worker: its pipe's end says so
-            conn.send(job)
-
+    jobs = _Jobs(count)
     for conn in conns:
         for _ in range(IN_FLIGHT):
-            hand_out(conn)
+            jobs.hand_out(conn)
     pending, received = list(conns), 0
     while pending:
         for conn in cast("list[Connection]", wait(pending)):
@@ -146,7 +153,7 @@ def _results(procs: list[BaseProcess], conns: list[Connection], count: int) -> I
             if error is not None:
                 raise error
             received += 1
-            hand_out(conn)
+            jobs.hand_out(conn)
             yield index, result
     if received < count:
         for proc in procs:
