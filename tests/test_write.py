@@ -292,6 +292,25 @@ def test_failed_staging_leaves_the_previous_bundle(tmp_path: Path, monkeypatch: 
     assert snapshot(tmp_path) == before
 
 
+def test_ctrl_c_while_staging_leaves_the_previous_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(OLD, tmp_path)
+    before = snapshot(tmp_path)
+    real_write = os.write
+    calls = []
+
+    def interrupted(fd: int, data: bytes) -> int:
+        calls.append(fd)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_write(fd, data)
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "write", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            _write(NEW, tmp_path)
+    assert snapshot(tmp_path) == before  # no staging folder either
+
+
 def test_a_failure_after_the_commit_is_finished_by_the_next_render(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

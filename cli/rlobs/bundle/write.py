@@ -296,6 +296,9 @@ class Bundle:
                 _write_new(staging, "journal", (json.dumps(journal) + "\n").encode(), 0o644)
         except OSError as exc:
             raise self._untouched(exc) from None
+        except BaseException:  # Ctrl-C while staging: nothing of it stays behind
+            self.discard()
+            raise
 
     def commit(self) -> None:
         """Rename the staged journal into place (the commit point), then roll it forward; nothing when stage() had
@@ -319,10 +322,11 @@ class Bundle:
 
     def discard(self) -> None:
         """Drop what stage() staged and was not committed: the bundle stays exactly as it was, and a folder opening
-        it created is removed again."""
+        it created is removed again. A committed write is never dropped: the next render finishes it."""
         self._staged = None
-        self._discard_staging()
-        self.tree.remove_created()
+        if self.tree.kind(JOURNAL) == "missing":
+            self._discard_staging()
+            self.tree.remove_created()
 
     def _finish(self, journal: _Journal) -> None:
         """Roll a committed journal forward (every step can be replayed), then remove it."""
