@@ -69,6 +69,15 @@ def test_tfvars_parse_back_with_declared_names_and_types(name: str) -> None:
         assert parsed[key] == (list(value) if isinstance(value, tuple) else value)
 
 
+@pytest.mark.parametrize("name", EKS_PROFILES)
+def test_each_variable_is_a_paragraph_under_its_comment(name: str) -> None:
+    lines = bundle(name)["terraform/blueprint.tfvars"].splitlines()
+    for variable in tfvars(eks_profile(name)):
+        (at,) = [i for i, line in enumerate(lines) if line.startswith(f"{variable.name} = ")]
+        above = [f"# {variable.comment}"] if variable.comment else []
+        assert lines[at - 1 - len(above) : at] == ["", *above], variable.name
+
+
 def test_type_checks_reject_wrong_values() -> None:
     assert type_problem("bool", "true") is not None
     assert type_problem("number", True) is not None

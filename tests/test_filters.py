@@ -107,6 +107,13 @@ def test_hcl_attributes_align_like_terraform_fmt() -> None:
     assert text == 'a = 1\nlong_name = {\n  "k" = true\n}\nb  = ["q"]\ncc = 2\n'
 
 
+def test_hcl_attributes_with_comments_are_paragraphs() -> None:
+    from rlobs.bundle.filters import hcl_attributes
+
+    text = hcl_attributes({"a": 1, "long_name": {"k": True}, "b": "x"}, {"a": "first\n\nsecond", "b": ""})
+    assert text == '\n# first\n#\n# second\na = 1\n\nlong_name = {\n  "k" = true\n}\n\nb = "x"\n'
+
+
 def test_fluentbit_conf_aligns_each_section() -> None:
     from rlobs.bundle.filters import fluentbit_conf
 

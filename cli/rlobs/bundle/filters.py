@@ -7,6 +7,7 @@ import io
 import json
 import re
 import shlex
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -249,9 +250,17 @@ def hcl_value(value: object) -> str:
     raise TypeError(f"no HCL form for {type(value).__name__}")
 
 
-def hcl_attributes(data: dict[str, object]) -> str:
-    """Top-level `key = value` lines, `=` aligned as `terraform fmt` does it: across runs of one-line attributes,
-    while an attribute whose value spans lines stands alone (hashicorp/hcl hclwrite format.go)."""
+def hcl_attributes(data: Mapping[str, object], comments: Mapping[str, str] | None = None) -> str:
+    """Top-level `key = value` lines, as `terraform fmt` lays them out (hashicorp/hcl hclwrite format.go): `=`
+    aligned across runs of one-line attributes, while an attribute whose value spans lines stands alone.
+
+    With `comments` (attribute -> its comment, none where absent or empty), every attribute is a paragraph of its
+    own: a blank line, the comment as `# ` lines, the attribute; a comment line or a blank line ends a run, so no
+    `=` is aligned across paragraphs."""
+    if comments is not None:
+        return "".join(
+            f"\n{comment_lines(comments.get(key, ''))}{key} = {hcl_value(value)}\n" for key, value in data.items()
+        )
     rendered = [(k, hcl_value(v)) for k, v in data.items()]
     out: list[str] = []
     run: list[tuple[str, str]] = []
@@ -269,6 +278,11 @@ def hcl_attributes(data: dict[str, object]) -> str:
             run.append((key, value))
     flush()
     return "".join(out)
+
+
+def comment_lines(text: str) -> str:
+    """`text` as `#` comment lines (an empty line as a bare `#`, with no trailing space)."""
+    return "".join(f"# {line}\n" if line else "#\n" for line in text.splitlines())
 
 
 def py_str(value: object) -> str:
