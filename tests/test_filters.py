@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import subprocess
 
 import hcl2
@@ -24,6 +25,17 @@ def test_hcl_string_is_literal() -> None:
     parsed = hcl2.loads(f"x = {hcl_str(NASTY)}\n")
     # python-hcl2 keeps the quotes and the $$ / %% escapes; the value is one literal string, not an interpolation.
     assert json.loads(parsed["x"].replace("$${", "${").replace("%%{", "%{")) == NASTY
+
+
+def test_hcl_strings_never_interpolate_and_use_only_hcl_escapes() -> None:
+    assert hcl_str("${x}%{y}") == '"$${x}%%{y}"'
+    assert hcl_str("\x08\x0c\n") == '"\\u0008\\u000c\\n"'
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, object()])
+def test_values_without_an_hcl_literal_are_refused(value: object) -> None:
+    with pytest.raises((TypeError, ValueError)):
+        hcl_value(value)
 
 
 def test_hcl_value_types() -> None:

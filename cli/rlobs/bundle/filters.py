@@ -226,9 +226,18 @@ def sh_quote(value: object) -> str:
 
 
 def hcl_str(value: object) -> str:
-    """An HCL quoted string; `${` and `%{` are escaped so a value can never become an interpolation."""
-    text = json.dumps(str(value), ensure_ascii=False)
+    """An HCL quoted string; `${` and `%{` are escaped so a value can never become an interpolation. JSON's string
+    escapes are HCL's but for `\\b` and `\\f`, written `\\u0008` and `\\u000c` (hashicorp/hcl hclsyntax spec.md,
+    "Template Literals")."""
+    text = _JSON_ESCAPE.sub(_hcl_escape, json.dumps(str(value), ensure_ascii=False))
     return text.replace("${", "$${").replace("%{", "%%{")
+
+
+_JSON_ESCAPE = re.compile(r"\\.")  # each escape, left to right: the `b` of `\\b` is not an escape
+
+
+def _hcl_escape(match: re.Match[str]) -> str:
+    return {"\\b": "\\u0008", "\\f": "\\u000c"}.get(match.group(), match.group())
 
 
 def hcl_value(value: object) -> str:
@@ -236,7 +245,7 @@ def hcl_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
-        return json.dumps(value)
+        return json.dumps(value, allow_nan=False)  # NaN and the infinities have no HCL literal
     if isinstance(value, str):
         return hcl_str(value)
     if isinstance(value, list | tuple):
