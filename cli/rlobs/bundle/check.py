@@ -1,10 +1,11 @@
 """The run-time check of a rendered bundle: what a profile value could still break, and the credential scan.
 
 A file a serialiser wrote from data (rlobs.bundle.filters: YAML, JSON, HCL attributes) is not parsed back here:
-what those serialisers write is proven in the test suite with the real parsers (tests/test_escaping_fuzz.py,
-tests/test_filters.py), whatever the strings hold. A template's output is parsed here, with its format's parser:
-`bash -n` for shell scripts, python-hcl2 for Terraform, `compile` for Python, PyYAML and json for YAML and JSON.
-Every file is scanned for credential shapes. A failure is a bug in rlobs, never silent.
+the test suite proves with the real parsers that what those serialisers write reads back as the data, whatever
+the strings hold (tests/test_serialisers.py, and every bundle the tests build: tests/testing/bundles.py). A
+template's output is parsed here, with its format's parser: `bash -n` for shell scripts, python-hcl2 for
+Terraform, `compile` for Python, PyYAML and json for YAML and JSON. Every file is scanned for credential shapes.
+A failure is a bug in rlobs, never silent.
 """
 
 from __future__ import annotations
