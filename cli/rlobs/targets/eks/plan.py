@@ -168,13 +168,7 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
     eks = profile.eks
     rl = facts(profile, catalog)
     files: list[FileSpec] = [
-        TemplateFile(
-            "terraform/blueprint.tfvars",
-            "hcl",
-            "eks/blueprint.tfvars.j2",
-            "The ai-on-eks `infra/jark-stack` variables: cluster, KubeRay, DCGM, add-ons.",
-            {"profile": profile, "variables": tfvars.tfvars(profile), "argocd_note": ARGOCD_NOTE},
-        ),
+        tfvars.blueprint_tfvars(profile),
         *_stack_files(profile),
         *_layer(profile, rl),
         *_workload_files(profile, catalog),
