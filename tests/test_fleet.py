@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from rlobs.errors import ProfileError
+from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.fleet import parse_fleet
+from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.profile.load import parse_profile
-from rlobs.profile.records import EksProfile, GkeProfile
 from testing.fleet import example, example_text
 
 

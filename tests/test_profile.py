@@ -12,7 +12,6 @@ import pytest
 
 import rlobs.profile.load
 from rlobs.errors import ProfileError
-from rlobs.profile import records
 from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.profile.load import load_profile, parse_profile
@@ -28,7 +27,7 @@ def _errors(text: str) -> list[str]:
 def test_good_profile_loads_into_frozen_objects() -> None:
     p = parse_profile(GOOD)
     assert p.workload.run_id == "trainer"
-    assert isinstance(p, records.GkeProfile) and p.gke.naming == "telemetry-api"
+    assert isinstance(p, GkeProfile) and p.gke.naming == "telemetry-api"
     with pytest.raises(Exception, match="frozen"):
         p.workload.name = "other"  # type: ignore[misc]
 

@@ -11,24 +11,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path as FsPath
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
 from rlobs.errors import Problem, ProfileError
-from rlobs.profile.checks import matching
 from rlobs.profile.eks import AWS_REGION, GitRevision, GitUrl, PrometheusEndpoint, RepoPath
-from rlobs.profile.fields import DnsLabel, Model
-from rlobs.profile.gke import ProjectId
-from rlobs.profile.gkechecks import LOCATION
+from rlobs.profile.fields import DnsLabel, Model, matching
+from rlobs.profile.gke import LOCATION, ProjectId
+from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.profile.kind import CLUSTERS_DIR
 from rlobs.profile.kind import FLEET_KIND as FLEET_KIND  # where it was defined before
 from rlobs.profile.kind import is_fleet as is_fleet
 from rlobs.profile.load import dotted, validate_located, validate_model
 from rlobs.profile.model import API_VERSION, Metadata
 from rlobs.profile.problems import ProblemAt, raise_all
-from rlobs.profile.records import GkeProfile, Profile
 from rlobs.profile.yamlsource import Located, Path, Pos, YamlSyntaxError, load_located
+
+if TYPE_CHECKING:
+    from rlobs.profile.profiles import Profile
 
 # Cluster names become Application names (`<cluster>-<component>`, the longest component being
 # kube-prometheus-stack, 21 characters) and label values (63 characters at most:
