@@ -84,6 +84,12 @@ def test_a_default_problem_is_reported_once_naming_its_clusters() -> None:
     assert "(in clusters dev-use2, prod-usw2-a, prod-usw2-b, dev-gke)" in line
 
 
+def test_defaults_that_are_no_mapping_are_one_located_problem() -> None:
+    text = example_text().replace("defaults:                   #", "defaults: oops\nshared:  #", 1)
+    lines = _problems(text)
+    assert f"fleet.yaml:{_line_of(text, 'defaults: oops')}:11: defaults: expected a mapping, got 'oops'" in lines
+
+
 def test_cluster_fields_are_validated_where_they_are_written() -> None:
     text = (
         example_text()

@@ -321,7 +321,9 @@ def _member(spec: FleetSpec, i: int, c: FleetCluster, fleet: Located, display: s
     for path, value, source in _fleet_layer(spec, i, c, fleet.data["clusters"]):
         merged.set(path, value, source)
     other = "gke" if c.target == "eks" else "eks"
-    raw_defaults = fleet.data.get("defaults") or {}
+    # The bodies as written, for their positions; one that is not a mapping is reported by the fleet's own keys.
+    raw_defaults = fleet.data.get("defaults")
+    raw_defaults = raw_defaults if isinstance(raw_defaults, dict) else {}
     raw_overrides = fleet.data["clusters"][i].get("overrides") or {}
     for base, body in ((("defaults",), raw_defaults), (("clusters", i, "overrides"), raw_overrides)):
         for key, value in body.items():
