@@ -7,7 +7,7 @@ OUT ?= out
 
 PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
 
-.PHONY: run install install-dev test test-fast lint golden helm-keys bench wheel-check clean
+.PHONY: run install install-dev test test-fast lint golden helm-keys docs bench wheel-check clean
 
 # The venv with rlobs's runtime dependencies; rebuilt when pyproject.toml changes.
 $(VENV)/.runtime: pyproject.toml
@@ -53,6 +53,11 @@ golden: install-dev
 # pinned charts after a chart version changes; tests/test_helmvalues.py checks the two agree.
 helm-keys: install-dev
 	$(BIN)/python tools/helm_keys.py
+
+# Regenerate docs/profile.md (every profile and fleet file key) from the installed rlobs's JSON Schemas after a model
+# change; tests/test_docs.py checks the two agree.
+docs: install
+	$(BIN)/python tools/profile_docs.py
 
 bench: install
 	$(BIN)/python tools/bench.py
