@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from rlobs.bundle.owner import Owner
     from rlobs.bundle.write import Bundle, Changes, RenderKey, Staged
-    from rlobs.profile.records import Profile
+    from rlobs.profile.profiles import Profile
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from rlobs.bundle.write import Changes, RenderKey
 if TYPE_CHECKING:
     from rlobs import batch
     from rlobs.bundle.spec import Rendered
-    from rlobs.profile.records import Profile
+    from rlobs.profile.profiles import Profile
 from rlobs.errors import Problem, RlobsError
 
 SCHEMA_FILE = "rlobs.schema.json"

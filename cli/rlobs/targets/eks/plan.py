@@ -6,8 +6,9 @@ from typing import Any
 
 from rlobs.bundle.filters import to_json
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
+from rlobs.profile.eks import GitOps
+from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.gitweb import file_link
-from rlobs.profile.records import EksProfile, GitOps
 from rlobs.profile.terraform import ARGOCD_NOTE
 from rlobs.rl import adapters, app, workloads
 from rlobs.rl.alerts import RUNBOOK_PATH

@@ -10,7 +10,8 @@ from rlobs.errors import RlobsError
 from rlobs.profile.terraform import ARGOCD_NOTE, declared, flag_problems, type_problem
 
 if TYPE_CHECKING:
-    from rlobs.profile.records import EksProfile, EksSpec
+    from rlobs.profile.eks import EksSpec
+    from rlobs.profile.eksprofile import EksProfile
 
 
 @dataclass(frozen=True, slots=True)
