@@ -7,7 +7,7 @@ OUT ?= out
 
 PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
 
-.PHONY: run install install-dev test test-fast lint golden helm-keys records bench wheel-check clean
+.PHONY: run install install-dev test test-fast lint golden helm-keys docs bench wheel-check clean
 
 # The venv with rlobs's runtime dependencies; rebuilt when pyproject.toml changes.
 $(VENV)/.runtime: pyproject.toml
@@ -54,10 +54,10 @@ golden: install-dev
 helm-keys: install-dev
 	$(BIN)/python tools/helm_keys.py
 
-# Recompile cli/rlobs/profile/records.py (the profile's records and strict checks) from the pydantic model after the
-# model changes; tests/test_records.py checks the two agree.
-records: install-dev
-	$(BIN)/python tools/profile_records.py
+# Regenerate docs/profile.md (every profile and fleet file key) from the installed rlobs's JSON Schemas after a model
+# change; tests/test_docs.py checks the two agree.
+docs: install
+	$(BIN)/python tools/profile_docs.py
 
 bench: install
 	$(BIN)/python tools/bench.py

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from testing import bundles
 from testing.otlp import Receiver, serve_otlp
 
 
@@ -14,19 +13,6 @@ def _in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test runs in its own empty directory, so none can lean on the repository's files by accident."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NO_COLOR", raising=False)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _one_checker() -> Iterator[None]:
-    """Every in-memory bundle of the session is parse-checked by one checker (one python-hcl2 process)."""
-    yield
-    bundles.close()
-
-
-@pytest.fixture(autouse=True)
-def _shared_hcl_worker(monkeypatch: pytest.MonkeyPatch) -> None:
-    """In-process commands parse HCL with the session's worker (tests of the worker itself use HclWorker)."""
-    monkeypatch.setattr("rlobs.bundle.check.HclWorker", bundles.SharedWorker)
 
 
 @pytest.fixture

@@ -1,16 +1,15 @@
-"""check.py parses each format back and names every file that fails."""
+"""check.py parses each template's output back, names every file that fails, and refuses credential shapes."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
 from rlobs.bundle.check import Checker, check
 from rlobs.bundle.spec import Format, Rendered
-from rlobs.errors import CheckError
+from rlobs.errors import CheckError, RlobsError
 
 
 def test_good_files_pass() -> None:
@@ -45,15 +44,6 @@ def test_each_broken_format_is_named(path: str, fmt: Format, text: str) -> None:
         check([Rendered(path, text, fmt)])
 
 
-def test_hcl_worker_is_reusable_and_reports_each_file() -> None:
-    from rlobs.bundle.hclworker import HclWorker
-
-    with HclWorker() as hcl:
-        assert hcl.parse({"a.tfvars": 'x = "y"\n'}) == []
-        (failure,) = hcl.parse({"b.tf": "x = \n", "c.tfvars": "y = 1\n"})
-        assert failure.startswith("b.tf: does not parse back")
-
-
 def test_one_checker_checks_many_bundles() -> None:
     with Checker() as checker:
         checker.check([Rendered("d.tfvars", "z = true\n", "hcl")])
@@ -76,89 +66,77 @@ def test_tfvars_escapes_pass_the_check_and_read_back_as_the_value(value: str) ->
     assert json.loads(hcl2.loads(hcl_for_parser(text))["a"]) == value
 
 
-class _CountingWorker:
-    made: ClassVar[int] = 0
-    parsed: ClassVar[list[str]] = []
-
-    def __init__(self) -> None:
-        _CountingWorker.made += 1
-
-    def parse(self, files: dict[str, str]) -> list[str]:
-        _CountingWorker.parsed += list(files)
-        return []
-
-    def close(self) -> None:
-        pass
+_BROKEN = "locals {\n  x = \n}\n"
 
 
-@pytest.fixture
-def counting(monkeypatch: pytest.MonkeyPatch) -> type[_CountingWorker]:
-    monkeypatch.setattr("rlobs.bundle.check.HclWorker", _CountingWorker)
-    _CountingWorker.made, _CountingWorker.parsed = 0, []
-    return _CountingWorker
-
-
-_BLOCK = 'locals {\n  x = "y"\n}\n'  # HCL the attribute-file reader leaves to python-hcl2
-
-
-def test_known_hcl_text_is_not_parsed_again_and_starts_no_worker(counting: type[_CountingWorker]) -> None:
+def _digest(text: str) -> str:
     import hashlib
 
-    known = {"c.tf": {hashlib.sha256(_BLOCK.encode()).hexdigest()}}
-    with Checker(known) as checker:
-        checker.check([Rendered("c.tf", _BLOCK, "hcl")])
-        assert counting.made == 0
-        checker.check([Rendered("c.tf", _BLOCK.replace("y", "z"), "hcl"), Rendered("d.tf", _BLOCK, "hcl")])
-    assert counting.made == 1 and counting.parsed == ["c.tf", "d.tf"]  # new text, or known text elsewhere
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
-def test_the_worker_starts_only_for_hcl_the_reader_leaves_to_it(counting: type[_CountingWorker]) -> None:
-    with Checker() as checker:
-        checker.check([Rendered("a.tfvars", 'x = "y"\nz = {\n  "k" = [1, true]\n}\n', "hcl")])
-        assert counting.made == 0
-        checker.check([Rendered("b.tf", _BLOCK, "hcl"), Rendered("c.tf", _BLOCK.replace("y", "z"), "hcl")])
-        checker.check([Rendered("d.tfvars", 'x = "${y}"\n', "hcl")])  # an interpolation: not rlobs's shape
-    assert counting.made == 1 and counting.parsed == ["b.tf", "c.tf", "d.tfvars"]
+def test_known_hcl_text_is_not_parsed_again() -> None:
+    """HCL the manifest records at that path passed before; the same text elsewhere, or other text, is parsed."""
+    with Checker({"c.tf": {_digest(_BROKEN)}}) as checker:
+        checker.check([Rendered("c.tf", _BROKEN, "hcl")])
+        with pytest.raises(CheckError, match=r"d\.tf"):
+            checker.check([Rendered("d.tf", _BROKEN, "hcl")])
+        with pytest.raises(CheckError, match=r"c\.tf"):
+            checker.check([Rendered("c.tf", _BROKEN.replace("x", "y"), "hcl")])
 
 
-def test_a_cold_eks_render_starts_no_worker(tmp_path: Path, counting: type[_CountingWorker]) -> None:
-    from rlobs import commands
+def _imports_hcl2(script: str) -> bool:
+    """Whether python-hcl2 is loaded after `script` ran in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    code = f"{script}\nimport sys\nprint('hcl2' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.split()[-1] == "True"
+
+
+def _render(profile: Path, out: Path) -> str:
+    return (
+        "from pathlib import Path\nfrom rlobs import commands\n"
+        f"commands.render([Path({str(profile)!r})], Path({str(out)!r}), write=True, force=False, with_diff=False)"
+    )
+
+
+def test_a_cold_eks_render_does_not_load_python_hcl2(tmp_path: Path) -> None:
     from testing.helpers import REPO
 
-    commands.render([REPO / "blueprints" / "eks-jark.yaml"], tmp_path, write=True, force=False, with_diff=False)
-    assert counting.made == 0
+    assert not _imports_hcl2(_render(REPO / "blueprints" / "eks-jark.yaml", tmp_path / "out"))
 
 
-def test_a_re_render_parses_only_new_hcl_text(tmp_path: Path, counting: type[_CountingWorker]) -> None:
+def test_a_re_render_loads_python_hcl2_only_for_new_hcl_text(tmp_path: Path) -> None:
     import shutil
 
-    from rlobs import commands
     from testing.helpers import REPO
 
     profile = tmp_path / "rlobs.yaml"
     shutil.copy(REPO / "tests" / "profiles" / "gke-autopilot-jobset.yaml", profile)
     out = tmp_path / "out"
-    commands.render([profile], out, write=True, force=False, with_diff=False)
-    templates = ["terraform/main.tf", "terraform/variables.tf"]
-    assert sorted(counting.parsed) == templates  # terraform.tfvars is read without the worker
+    assert _imports_hcl2(_render(profile, out))  # main.tf and variables.tf come from templates
     profile.write_text(profile.read_text() + "# a comment: the same bundle, a new render key\n")
-    commands.render([profile], out, write=True, force=False, with_diff=False)
-    assert sorted(counting.parsed) == templates
+    assert not _imports_hcl2(_render(profile, out))
+    profile.write_text(profile.read_text().replace("deletionProtection: true", "deletionProtection: false"))
+    assert _imports_hcl2(_render(profile, out))
 
 
-def test_text_that_passed_is_not_checked_again_by_the_same_checker(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rlobs.bundle import check as module
-
-    seen: list[str] = []
-    monkeypatch.setitem(module._PARSERS, "json", lambda r: seen.append(r.path))
+def test_remembered_text_is_not_checked_until_the_next_check_is_over() -> None:
+    """What another checker passed (remember) is not checked again; each check() then forgets what came before
+    it, so a checker serving many bundles holds one bundle's worth."""
+    broken = Rendered("a.py", "a: [\n", "py")
     with Checker() as checker:
-        checker.check([Rendered("a.json", "{}\n", "json"), Rendered("b.json", "[]\n", "json")])
-        checker.check([Rendered("x.json", "[2]\n", "json"), Rendered("y.json", "[2]\n", "json")])  # once
-        checker.check([Rendered("c.json", "{}\n", "json"), Rendered("d.json", "[1]\n", "json")])
-        # The same text in another format is checked in that format.
-        with pytest.raises(CheckError, match=r"e\.yaml"):
-            checker.check([Rendered("e.yaml", "{}\n", "json"), Rendered("e.yaml", "a: [\n", "yaml")])
-    assert seen == ["a.json", "b.json", "x.json", "d.json"]
+        checker.remember([broken])
+        checker.check([broken, Rendered("b.py", "x = 1\n", "py")])
+        checker.check([Rendered("b.py", "x = 1\n", "py")])
+        with pytest.raises(CheckError, match=r"a\.py"):
+            checker.check([broken])
+    with Checker() as checker:  # the same text in another format is checked in that format
+        checker.remember([broken])
+        with pytest.raises(CheckError, match=r"a\.yaml"):
+            checker.check([Rendered("a.yaml", "a: [\n", "yaml")])
 
 
 def test_a_failed_check_remembers_nothing() -> None:
@@ -169,16 +147,19 @@ def test_a_failed_check_remembers_nothing() -> None:
             checker.check([Rendered("b.json", "{\n", "json")])
 
 
-def test_serialised_yaml_is_parsed_and_template_yaml_is_also_constructed() -> None:
-    # A date the resolver reads as a timestamp but no calendar has: only constructing it fails. A template could
-    # write it plain; the serialiser quotes any string the resolver would not read back as a string.
+def test_serialised_text_is_scanned_and_template_text_is_parsed_too() -> None:
+    """A serialiser's output is proven by the test suite's parsers (test_escaping_fuzz, test_filters), not parsed
+    at run time; it is still scanned for credentials and its final newline. A template's YAML is constructed as
+    well as parsed: a value such as a date no calendar has fails only there."""
     bad_date = "a: 2024-13-45\n"
     with pytest.raises(CheckError, match=r"t\.yaml: does not parse back: ValueError"):
         check([Rendered("t.yaml", bad_date, "yaml")])
-    check([Rendered("d.yaml", bad_date, "yaml", serialised=True)])
-    with pytest.raises(CheckError, match=r"s\.yaml: does not parse back"):
-        check([Rendered("s.yaml", "a: [1\n", "yaml", serialised=True)])  # the syntax is still checked
-    with Checker() as checker:  # text that passed as data is still checked in full from a template
+    check([Rendered(f"d.{fmt}", "a: [1\n", fmt, serialised=True) for fmt in ("yaml", "json", "hcl")])
+    with pytest.raises(CheckError, match=r"n\.yaml: expected exactly one trailing newline"):
+        check([Rendered("n.yaml", "a: 1", "yaml", serialised=True)])
+    with pytest.raises(RlobsError, match=r"k\.yaml: a GitHub token"):
+        check([Rendered("k.yaml", f"a: ghp_{'x' * 36}\n", "yaml", serialised=True)])
+    with Checker() as checker:  # text that passed as data is still parsed in full from a template
         checker.check([Rendered("d.yaml", bad_date, "yaml", serialised=True)])
         with pytest.raises(CheckError, match=r"t\.yaml"):
             checker.check([Rendered("t.yaml", bad_date, "yaml")])

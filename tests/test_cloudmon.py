@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from rlobs.profile.gke import ChannelRoute, DashboardFilter
-from rlobs.profile.records import GkeProfile
+from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.rl import naming
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets.gke import monitoring

@@ -18,6 +18,7 @@ from rlobs.profile.load import parse_profile
 from rlobs.targets.eks.tfvars import check_tfvars, declared, tfvars, type_problem
 from testing.eks import EKS_PROFILES, bundle
 from testing.helpers import all_profiles, eks_profile, profile, shared
+from testing.readback import hcl_values
 
 
 def test_packaged_variables_match_upstream_variables_tf() -> None:
@@ -30,27 +31,13 @@ def test_packaged_variables_match_upstream_variables_tf() -> None:
 
 
 def _parsed(name: str) -> dict[str, Any]:
-    import hcl2
-
-    data: dict[str, Any] = hcl2.loads(bundle(name)["terraform/blueprint.tfvars"])
-    return data
-
-
-def _unquote(value: Any) -> Any:
-    """python-hcl2 8.x keeps the quotes of strings ('"us-west-2"'), in keys too."""
-    if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] == '"':
-        return value[1:-1]
-    if isinstance(value, list):
-        return [_unquote(v) for v in value]
-    if isinstance(value, dict):
-        return {_unquote(k): _unquote(v) for k, v in value.items()}
-    return value
+    return hcl_values(bundle(name)["terraform/blueprint.tfvars"])
 
 
 @pytest.mark.parametrize("name", EKS_PROFILES)
 def test_tfvars_parse_back_with_declared_names_and_types(name: str) -> None:
     known = declared()
-    parsed = {k: _unquote(v) for k, v in _parsed(name).items() if not k.startswith("__")}  # __comments__
+    parsed = _parsed(name)
     assert parsed
     for key, value in parsed.items():
         assert key in known, key
@@ -67,6 +54,15 @@ def test_tfvars_parse_back_with_declared_names_and_types(name: str) -> None:
     assert parsed["enable_cluster_addons"]["metrics-server"] is True
     for key, value in eks.terraform_variables.items():
         assert parsed[key] == (list(value) if isinstance(value, tuple) else value)
+
+
+@pytest.mark.parametrize("name", EKS_PROFILES)
+def test_each_variable_is_a_paragraph_under_its_comment(name: str) -> None:
+    lines = bundle(name)["terraform/blueprint.tfvars"].splitlines()
+    for variable in tfvars(eks_profile(name)):
+        (at,) = [i for i, line in enumerate(lines) if line.startswith(f"{variable.name} = ")]
+        above = [f"# {variable.comment}"] if variable.comment else []
+        assert lines[at - 1 - len(above) : at] == ["", *above], variable.name
 
 
 def test_type_checks_reject_wrong_values() -> None:

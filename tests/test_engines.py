@@ -13,10 +13,9 @@ import pytest
 import yaml
 
 from rlobs.errors import RlobsError
-from rlobs.profile.checks import ROLLOUT_PATHS
-from rlobs.profile.load import as_record, parse_profile
-from rlobs.profile.model import Rollout
-from rlobs.profile.records import EksProfile
+from rlobs.profile.eksprofile import EksProfile
+from rlobs.profile.load import parse_profile
+from rlobs.profile.model import ROLLOUT_PATHS, Rollout
 from rlobs.rl.engines import load_engines
 from rlobs.targets.eks.dashboards import inference_dashboard
 from rlobs.targets.eks.monitors import rollout_engine
@@ -34,7 +33,7 @@ SUFFIX = re.compile(r"_(bucket|sum|count)$")
 
 def _with_rollout(rollout: dict[str, Any], name: str = "eks-jark") -> EksProfile:
     p = eks_profile(name)
-    workload = p.workload.model_copy(update={"rollout": as_record(Rollout.model_validate(rollout))})
+    workload = p.workload.model_copy(update={"rollout": Rollout.model_validate(rollout)})
     return p.model_copy(update={"workload": workload})
 
 
@@ -87,7 +86,7 @@ def test_the_ray_path_uses_the_names_rays_own_vllm_dashboard_queries() -> None:
 
 def test_the_shipped_blueprint_keeps_vllm_scraped_from_the_engine() -> None:
     p = eks_profile("eks-jark")
-    assert p.workload.rollout == as_record(Rollout())
+    assert p.workload.rollout == Rollout()
     board = inference_dashboard(p)
     assert board["title"].startswith("RL inference: vLLM (")
     assert all(n.startswith("vllm:") for n in _used(board))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import subprocess
 
 import hcl2
@@ -24,6 +25,17 @@ def test_hcl_string_is_literal() -> None:
     parsed = hcl2.loads(f"x = {hcl_str(NASTY)}\n")
     # python-hcl2 keeps the quotes and the $$ / %% escapes; the value is one literal string, not an interpolation.
     assert json.loads(parsed["x"].replace("$${", "${").replace("%%{", "%{")) == NASTY
+
+
+def test_hcl_strings_never_interpolate_and_use_only_hcl_escapes() -> None:
+    assert hcl_str("${x}%{y}") == '"$${x}%%{y}"'
+    assert hcl_str("\x08\x0c\n") == '"\\u0008\\u000c\\n"'
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, object()])
+def test_values_without_an_hcl_literal_are_refused(value: object) -> None:
+    with pytest.raises((TypeError, ValueError)):
+        hcl_value(value)
 
 
 def test_hcl_value_types() -> None:
@@ -105,6 +117,13 @@ def test_hcl_attributes_align_like_terraform_fmt() -> None:
 
     text = hcl_attributes({"a": 1, "long_name": {"k": True}, "b": ["q"], "cc": 2})
     assert text == 'a = 1\nlong_name = {\n  "k" = true\n}\nb  = ["q"]\ncc = 2\n'
+
+
+def test_hcl_attributes_with_comments_are_paragraphs() -> None:
+    from rlobs.bundle.filters import hcl_attributes
+
+    text = hcl_attributes({"a": 1, "long_name": {"k": True}, "b": "x"}, {"a": "first\n\nsecond", "b": ""})
+    assert text == '\n# first\n#\n# second\na = 1\n\nlong_name = {\n  "k" = true\n}\n\nb = "x"\n'
 
 
 def test_fluentbit_conf_aligns_each_section() -> None:

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from rlobs.errors import ProfileError
+from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.fleet import parse_fleet
+from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.profile.load import parse_profile
-from rlobs.profile.records import EksProfile, GkeProfile
 from testing.fleet import example, example_text
 
 
@@ -81,6 +82,12 @@ def test_a_default_problem_is_reported_once_naming_its_clusters() -> None:
     assert "defaults.workload.container: expected a Kubernetes name" in line
     # prod-gke overrides the container, so only the other four clusters have the problem.
     assert "(in clusters dev-use2, prod-usw2-a, prod-usw2-b, dev-gke)" in line
+
+
+def test_defaults_that_are_no_mapping_are_one_located_problem() -> None:
+    text = example_text().replace("defaults:                   #", "defaults: oops\nshared:  #", 1)
+    lines = _problems(text)
+    assert f"fleet.yaml:{_line_of(text, 'defaults: oops')}:11: defaults: expected a mapping, got 'oops'" in lines
 
 
 def test_cluster_fields_are_validated_where_they_are_written() -> None:

@@ -13,8 +13,8 @@ import yaml
 from rlobs.errors import ProfileError
 from rlobs.fleet import layers
 from rlobs.fleet.appsets import VALUES_DIR
+from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.fleet import parse_fleet
-from rlobs.profile.records import EksProfile
 from rlobs.targets.eks.values import remote_uid
 from rlobs.targets.eks.versions import CHARTS
 from testing.fleet import example, example_build, example_text

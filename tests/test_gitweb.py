@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.gitweb import file_link, link_problem
 from rlobs.profile.load import parse_profile
-from rlobs.profile.records import EksProfile
 from rlobs.profile.warnings import find
 from rlobs.profile.yamlsource import load_located
 from rlobs.targets.eks.plan import runbook

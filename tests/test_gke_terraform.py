@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rlobs.profile.records import GkeProfile
+from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.targets.gke import project
 from testing.bundles import build
 from testing.gke import GKE_PROFILES, managed_by, terraform_profiles

@@ -30,7 +30,7 @@ def test_a_broken_rule_is_reported() -> None:
     modules = sources(PACKAGE)
     planted = {
         **modules,
-        "rlobs.profile.records": modules["rlobs.profile.records"] + "\nfrom rlobs.rl import naming\n",
+        "rlobs.profile.model": modules["rlobs.profile.model"] + "\nfrom rlobs.rl import naming\n",
         "rlobs.rl.naming": modules["rlobs.rl.naming"]
         + "\ndef _f() -> None:\n    from rlobs.targets.eks import stack\n",
         "rlobs.targets.gke.plan": modules["rlobs.targets.gke.plan"] + "\nfrom rlobs.targets.eks import versions\n",
@@ -38,12 +38,12 @@ def test_a_broken_rule_is_reported() -> None:
         "rlobs.commands": modules["rlobs.commands"] + "\nimport typer\n",
     }
     found = violations(planted, _packages(modules))
-    assert "rlobs.profile.records imports rlobs.rl.naming" in found
+    assert "rlobs.profile.model imports rlobs.rl.naming" in found
     assert "rlobs.rl.naming imports rlobs.targets.eks.stack" in found
     assert "rlobs.targets.gke.plan imports rlobs.targets.eks.versions" in found
     assert "rlobs.bundle.render imports rlobs.rl.catalog" in found
     assert "rlobs.commands imports typer (only rlobs.main may)" in found
-    assert any(line.startswith("import cycle: ") and "rlobs.profile.records" in line for line in found)
+    assert any(line.startswith("import cycle: ") and "rlobs.profile.model" in line for line in found)
 
 
 def test_the_target_registry_the_profile_union_and_the_blueprints_agree() -> None:
@@ -51,7 +51,6 @@ def test_the_target_registry_the_profile_union_and_the_blueprints_agree() -> Non
     from typing import get_args
 
     from rlobs.blueprints import load_blueprints
-    from rlobs.profile import records
     from rlobs.profile.load import PROFILES
     from rlobs.profile.profiles import Profile
     from rlobs.targets import TARGETS
@@ -61,7 +60,6 @@ def test_the_target_registry_the_profile_union_and_the_blueprints_agree() -> Non
     assert set(TARGETS) == set(tags) == set(PROFILES) == {bp.target for bp in load_blueprints().values()}
     assert all(name == t.NAME for name, t in TARGETS.items())
     assert all(getattr(import_module(module), name) is tags[tag] for tag, (module, name) in PROFILES.items())
-    assert {tag: cls.__name__ for tag, cls in records.PROFILES.items()} == {tag: n for tag, (_, n) in PROFILES.items()}
 
 
 @pytest.mark.slow  # a subprocess render

@@ -10,7 +10,6 @@ from typer.testing import CliRunner
 import rlobs.main
 from rlobs.blueprints import load_blueprints
 from rlobs.main import app
-from rlobs.profile import records
 from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.profile.load import parse_profile
@@ -127,7 +126,7 @@ def test_interactive_init_asks_again_until_each_answer_passes(tmp_path: Path) ->
     ]
     assert "pw@" not in result.stderr  # the refusal never echoes the credentials
     profile = parse_profile(out.read_text(encoding="utf-8"))
-    assert isinstance(profile, records.EksProfile)
+    assert isinstance(profile, EksProfile)
     assert (profile.eks.cluster.name, profile.eks.cluster.region) == ("rl-prod", "us-east-1")
     assert (profile.workload.namespace, profile.workload.kind, profile.workload.name) == ("rl", "RayJob", "grpo")
     assert profile.eks.gitops.repo_url == "git@github.com:rl-team/gitops.git"
@@ -141,7 +140,7 @@ def test_interactive_init_takes_the_suggested_values_on_enter(tmp_path: Path) ->
     result = runner.invoke(app, ["init", "-o", str(out)], input="gke\nrl-prod-1\n\n\n\n\n")
     assert result.exit_code == 0, result.output
     profile = parse_profile(out.read_text(encoding="utf-8"))
-    assert isinstance(profile, records.GkeProfile) and profile.gke.project == "rl-prod-1"
+    assert isinstance(profile, GkeProfile) and profile.gke.project == "rl-prod-1"
     assert (profile.gke.cluster, profile.workload.kind, profile.workload.name) == (
         "rl-cluster",
         "Deployment",

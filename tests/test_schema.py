@@ -199,8 +199,8 @@ def test_corpus_has_both_verdicts() -> None:
 def test_the_gke_export_interval_pattern_is_the_validators_range() -> None:
     import re
 
-    from rlobs.profile.checks import duration_seconds
-    from rlobs.profile.gkechecks import MAX_EXPORT_SECONDS, MIN_EXPORT_SECONDS
+    from rlobs.profile.fields import duration_seconds
+    from rlobs.profile.gke import MAX_EXPORT_SECONDS, MIN_EXPORT_SECONDS
     from rlobs.profile.schema import GKE_EXPORT_INTERVAL
 
     for value in [f"{n}{unit}" for unit in "smhd" for n in range(1, 400)]:

@@ -27,7 +27,7 @@ from rlobs.errors import RlobsError
 if TYPE_CHECKING:
     from rlobs.bundle.spec import Rendered
     from rlobs.bundle.write import Bundle, Changes
-    from rlobs.profile.records import Profile
+    from rlobs.profile.profiles import Profile
 
 # Shows the progress of a render of many bundles: called with their number, it gives a function to call with each
 # bundle's name as it is done (rlobs.progress.bundles; the commands themselves print nothing).

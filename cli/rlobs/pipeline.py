@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import jinja2
 
     # Profile names every target's profile class; a render imports only its own target's (rlobs.profile.load).
-    from rlobs.profile.records import Profile
+    from rlobs.profile.profiles import Profile
 
 
 def plan_bundle(profile: Profile) -> Plan:

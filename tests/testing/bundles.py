@@ -1,40 +1,29 @@
-"""Bundles built in memory through the real pipeline, with one parse-back checker for the whole test session."""
+"""Bundles built in memory through the real pipeline, with one checker for the whole test session; every file
+serialised from data is read back by its format's real parser as that data (testing.readback), which the run-time
+check leaves to the test suite."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
 from rlobs.bundle.check import Checker
-from rlobs.bundle.hclworker import HclWorker
-from rlobs.bundle.spec import Rendered
-from rlobs.pipeline import build as build_bundle
+from rlobs.bundle.render import render
+from rlobs.bundle.spec import DataFile, Plan, Rendered
+from rlobs.pipeline import plan_bundle
 from rlobs.profile.profiles import Profile
 from rlobs.rl.catalog import load_catalog
 from rlobs.rl.facts import RlFacts, rl_facts
 from rlobs.rl.naming import Pipeline
 from rlobs.targets import TARGETS
+from testing.readback import read_back, typed
 
 
 class _Session:
-    """The session's checker and HCL worker, made on first use and closed by conftest at the end, and the bundles
-    built so far (a profile's bundle is the same bytes every time: test_golden proves it)."""
+    """The session's checker, and the bundles built so far (a profile's bundle is the same bytes every time:
+    test_golden proves it)."""
 
     checker: Checker | None = None
-    worker: HclWorker | None = None
     built: ClassVar[dict[tuple[str, str], tuple[Rendered, ...]]] = {}
-
-
-class SharedWorker:
-    """Stands in for HclWorker inside the rlobs commands that tests run in-process: every Checker they make parses
-    with the session's one python-hcl2 process instead of starting its own (~250 ms each)."""
-
-    def parse(self, files: dict[str, str]) -> list[str]:
-        if _Session.worker is None:
-            _Session.worker = HclWorker()
-        return _Session.worker.parse(files)
-
-    def close(self) -> None:
-        """The session's worker outlives each Checker."""
 
 
 def checker() -> Checker:
@@ -43,21 +32,24 @@ def checker() -> Checker:
     return _Session.checker
 
 
-def close() -> None:
-    if _Session.checker is not None:
-        _Session.checker.close()
-        _Session.checker = None
-    if _Session.worker is not None:
-        _Session.worker.close()
-        _Session.worker = None
-
-
 def build(profile: Profile) -> tuple[Rendered, ...]:
-    """The profile's bundle, rendered and parse-checked once per session."""
+    """The profile's bundle, rendered, checked and read back once per session."""
     key = (profile.target, repr(profile))
     if key not in _Session.built:
-        _Session.built[key] = build_bundle(profile, checker())
+        plan = plan_bundle(profile)
+        files = render(plan)
+        checker().check(files)
+        assert_reads_back(plan, files)
+        _Session.built[key] = files
     return _Session.built[key]
+
+
+def assert_reads_back(plan: Plan, files: tuple[Rendered, ...]) -> None:
+    """Each of the plan's data files reads back, by its format's parser, as the data it was serialised from."""
+    texts = {r.path: r.text for r in files}
+    for spec in plan.files:
+        if isinstance(spec, DataFile):
+            assert typed(read_back(texts[spec.path], spec.fmt)) == typed(spec.data), f"{plan.name}: {spec.path}"
 
 
 def pipeline_of(profile: Profile) -> Pipeline:

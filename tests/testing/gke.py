@@ -10,7 +10,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from rlobs.profile.records import GkeProfile
+from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.targets.gke import project
 from testing.bundles import build
 from testing.helpers import all_profiles, gke_profile, profile

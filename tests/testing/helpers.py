@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from rlobs.blueprints import load_blueprints
+from rlobs.profile.eksprofile import EksProfile
+from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.profile.load import parse_profile
 from rlobs.profile.profiles import Profile
-from rlobs.profile.records import EksProfile, GkeProfile
 
 TESTS = Path(__file__).resolve().parent.parent
 REPO = TESTS.parent

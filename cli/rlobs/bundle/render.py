@@ -47,14 +47,19 @@ def render(plan: Plan, env: jinja2.Environment | None = None) -> tuple[Rendered,
     return tuple(sorted((_render_one(spec, env) for spec in plan.files), key=lambda r: r.path))
 
 
-_SERIALISERS = {"yaml": filters.to_yaml, "json": filters.to_json, "hcl": filters.hcl_attributes}
+def _serialised(spec: DataFile) -> str:
+    if spec.fmt == "yaml":
+        return filters.to_yaml(spec.data)
+    if spec.fmt == "json":
+        return filters.to_json(spec.data)
+    return filters.hcl_attributes(spec.data, spec.comments)
 
 
 def _render_one(spec: FileSpec, env: jinja2.Environment) -> Rendered:
     if isinstance(spec, DataFile):
-        text = _SERIALISERS[spec.fmt](spec.data)
+        text = _serialised(spec)
         if spec.header:
-            text = "".join(f"# {line}\n" if line else "#\n" for line in spec.header.splitlines()) + text
+            text = filters.comment_lines(spec.header) + text
         return Rendered(spec.path, _one_newline(text), spec.fmt, serialised=True)
     text = env.get_template(spec.template).render(**spec.context)
     return Rendered(spec.path, _one_newline(text), spec.fmt, spec.executable)

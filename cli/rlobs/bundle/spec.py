@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-# How each output is serialised and parsed back by check.py.
+# How each output is serialised (DataFile) or checked (TemplateFile, check.py).
 DataFormat = Literal["yaml", "json", "hcl"]
 Format = Literal["yaml", "json", "hcl", "sh", "py", "md", "text"]
 
@@ -20,10 +20,14 @@ class DataFile:
     data: Any  # JSON-like: dicts, lists, strings, numbers, booleans, None
     description: str  # one line for the bundle README's file table
     header: str | None = None  # a comment above YAML or HCL data, e.g. where the file goes
+    # HCL only: a comment above each top-level attribute (filters.hcl_attributes), by attribute name.
+    comments: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.header is not None and self.fmt == "json":
             raise ValueError(f"{self.path}: JSON outputs cannot carry a header comment")
+        if self.comments is not None and self.fmt != "hcl":
+            raise ValueError(f"{self.path}: only HCL outputs carry comments on their attributes")
 
 
 @dataclass(frozen=True, slots=True)

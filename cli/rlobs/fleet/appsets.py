@@ -15,8 +15,9 @@ from typing import Any
 
 from rlobs.errors import RlobsError
 from rlobs.fleet import contract
-from rlobs.profile.fleet import Fleet, FleetSpec, Member, bundle_path
-from rlobs.profile.records import EksProfile
+from rlobs.profile.eksprofile import EksProfile
+from rlobs.profile.fleet import Fleet, Member, bundle_path
+from rlobs.profile.fleetspec import FleetSpec
 from rlobs.rl.labels import BUNDLE_LABEL, bundle_labels
 from rlobs.targets.eks import argocd
 from rlobs.targets.eks.stack import ARGOCD

@@ -120,7 +120,7 @@ def schema_text() -> str:
     """The fleet file's JSON Schema; `defaults` and `overrides` are profile bodies, validated as profiles."""
     import json
 
-    from rlobs.profile.fleet import FleetSpec
+    from rlobs.profile.fleetspec import FleetSpec
 
     schema = FleetSpec.model_json_schema(by_alias=True)
     schema = {

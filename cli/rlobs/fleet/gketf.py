@@ -10,8 +10,8 @@ from typing import Any
 from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
 from rlobs.errors import RlobsError
 from rlobs.profile.fleet import Fleet, Member, identity_form, terraform_projects
+from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.profile.kind import CLUSTERS_DIR
-from rlobs.profile.records import GkeProfile
 from rlobs.rl.catalog import Catalog
 from rlobs.targets.gke import monitoring, project, tfpolicy
 from rlobs.targets.gke import plan as gke_plan

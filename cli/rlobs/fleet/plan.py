@@ -12,9 +12,9 @@ from rlobs.bundle.spec import DataFile, FileSpec, Plan, Rendered, TemplateFile
 from rlobs.errors import RlobsError
 from rlobs.fleet import appsets, contract, gketf, layers
 from rlobs.fleet.appsets import APPSETS_DIR, VALUES_DIR
+from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.fleet import Fleet, Member, terraform_projects
 from rlobs.profile.kind import CLUSTERS_DIR
-from rlobs.profile.records import EksProfile
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets import TARGETS
 from rlobs.targets.eks import values as eks_values

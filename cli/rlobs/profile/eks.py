@@ -1,19 +1,27 @@
 """The `eks:` section of a profile: the JARK cluster, GitOps source and the observability stack."""
 
 # No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
-# the classes, which made building them about a tenth slower (they are built for a profile with problems, and by
-# `rlobs schema`; a valid profile is checked by rlobs.profile.records).
+# the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
 
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
+from pydantic.alias_generators import to_camel
 
-from rlobs.profile.checks import DEFAULT_SEVERITIES, AlertGroup, Severity, matching, to_camel, with_json_pattern
-from rlobs.profile.ekschecks import GIT_URL, declared_variables, git_url
-from rlobs.profile.fields import DnsLabel, Duration, Model
+from rlobs.profile.fields import (
+    DEFAULT_SEVERITIES,
+    AlertGroup,
+    DnsLabel,
+    Duration,
+    Model,
+    Severity,
+    compiled,
+    matching,
+    with_json_pattern,
+)
 from rlobs.profile.helmvalues import override_problems
 from rlobs.profile.problems import ProblemAt, raise_all
-from rlobs.profile.terraform import variable_problems
+from rlobs.profile.terraform import entry_problems, variable_problems
 
 AWS_REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]"
 AwsRegion = Annotated[str, AfterValidator(matching(AWS_REGION, "an AWS region like us-west-2"))]
@@ -29,11 +37,43 @@ EksClusterName = Annotated[
 KubernetesVersion = Annotated[str, AfterValidator(matching(r"1\.[0-9]{2}", "a Kubernetes minor version like 1.34"))]
 
 
+def _git_url(value: str) -> str:
+    """Argo CD's repoURL: https, ssh or scp-like, with no credentials, query or fragment. Argo CD takes repository
+    credentials from repository Secrets (argo-cd.readthedocs.io, declarative setup: Repositories), and this URL
+    is copied into the bundle and into every alert's runbook_url, which Prometheus expands as a Go template."""
+    from rlobs.credentials import redact
+
+    if "@" in value.split("//", 1)[-1].split("/", 1)[0] and value.startswith("https://"):
+        raise ValueError(
+            "expected a URL without credentials (add a repository Secret for Argo CD instead; see the "
+            f"README), got {redact(value)!r}"
+        )
+    if any(c in value for c in "?#"):
+        raise ValueError(f"expected a URL without query or fragment, got {redact(value)!r}")
+    if ":" in value.split("://", 1)[-1].split("@", 1)[0] and value.startswith("ssh://") and "@" in value:
+        raise ValueError(f"expected a URL without a password, got {redact(value)!r}")
+    if not compiled(_GIT_URL).fullmatch(value) or len(value) > 2048:
+        raise ValueError(
+            "expected a Git repository URL like https://github.com/acme/gitops.git or git@github.com:acme/gitops.git, "
+            f"got {redact(value)!r}"
+        )
+    return value
+
+
+# Host per RFC 3986 reg-name (letters, digits, '.', '-'), an optional port, and a path of unreserved characters:
+# nothing a Go template ({{), Markdown (`) or a shell could act on.
+_HOST = r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?"
+_PATH = r"[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*/?"
+_GIT_URL = (
+    rf"https://{_HOST}(:[0-9]{{1,5}})?/{_PATH}"
+    rf"|ssh://([A-Za-z0-9._-]+@)?{_HOST}(:[0-9]{{1,5}})?/{_PATH}"
+    rf"|[A-Za-z0-9._-]+@{_HOST}:{_PATH}"
+)
 GitUrl = Annotated[
     str,
     AfterValidator(
         with_json_pattern(
-            git_url, GIT_URL, 2048, expected="a Git repository URL like https://github.com/acme/gitops.git"
+            _git_url, _GIT_URL, 2048, expected="a Git repository URL like https://github.com/acme/gitops.git"
         )
     ),
 ]
@@ -89,7 +129,14 @@ SlackChannel = Annotated[
 TfValue = bool | int | float | str | tuple[str, ...] | dict[str, bool | int | float | str]
 
 
-TerraformVariables = Annotated[dict[str, TfValue], BeforeValidator(declared_variables)]
+def _declared_variables(value: Any) -> Any:
+    # Each entry is checked against the variable's declared Terraform type first: the union above would report a
+    # bad value once per member, at key paths the profile does not have, and stop the other entries' checks.
+    raise_all(entry_problems(value))
+    return value
+
+
+TerraformVariables = Annotated[dict[str, TfValue], BeforeValidator(_declared_variables)]
 
 
 class SecretRef(Model):

@@ -1,8 +1,7 @@
 """A profile of the eks target: what every profile has, and the `eks:` section."""
 
 # No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
-# the classes, which made building them about a tenth slower (they are built for a profile with problems, and by
-# `rlobs schema`; a valid profile is checked by rlobs.profile.records).
+# the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
 
 from typing import Literal
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import math
+import re
+from collections.abc import Callable
+from functools import cache
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
 from pydantic import BaseModel as _BaseModel
+from pydantic.alias_generators import to_camel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
-
-import rlobs.profile.noplugins  # noqa: F401 (before pydantic builds a model)
-from rlobs.profile.checks import DURATION, duration, matching, not_a_number, to_camel, with_json_pattern
 
 
 class Model(_BaseModel):
@@ -25,6 +27,34 @@ class Model(_BaseModel):
         validate_default=False,
         allow_inf_nan=False,  # a threshold of nan or inf is never meant
     )
+
+
+@cache
+def compiled(pattern: str) -> re.Pattern[str]:
+    """`pattern` compiled on its first use, not at import: a profile meets a few of the model's ~25 patterns, and
+    compiling them all (re's parser is pure Python) was a tenth of building the model classes."""
+    return re.compile(pattern)
+
+
+def matching(pattern: str, expected: str, max_len: int | None = None) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if not compiled(pattern).fullmatch(value) or (max_len is not None and len(value) > max_len):
+            raise ValueError(f"expected {expected}")
+        return value
+
+    return with_json_pattern(check, pattern, max_len, expected=expected)
+
+
+def with_json_pattern(
+    check: Callable[[str], str], pattern: str, max_len: int | None = None, *, expected: str | None = None
+) -> Callable[[str], str]:
+    """Mark a string validator with the regex it enforces, so the editor schema carries the same rule
+    (ProfileJsonSchema); the patterns use only syntax JSON Schema's ECMA-262 regexes share with Python's. `expected`
+    is what it expects in words: the loader says it when the value is not a string at all (a number, true)."""
+    check.json_pattern = f"^(?:{pattern})$"  # type: ignore[attr-defined]
+    check.json_max_length = max_len  # type: ignore[attr-defined]
+    check.expected = expected  # type: ignore[attr-defined]
+    return check
 
 
 class ProfileJsonSchema(GenerateJsonSchema):
@@ -56,10 +86,33 @@ DnsLabel = Annotated[
     ),
 ]
 
+# Prometheus durations as PrometheusRule `for:`, range selectors and Cloud Monitoring accept them. Prometheus keeps a
+# duration in int64 nanoseconds (prometheus/common model.ParseDuration refuses more than ~292 years as "out of
+# range"); rlobs allows up to ten years, which every window and retention here fits in.
+MAX_DURATION_SECONDS = 3650 * 86400
+_DURATION = r"[1-9][0-9]{0,8}(s|m|h|d)"
+
+
+def _duration(value: str) -> str:
+    if not compiled(_DURATION).fullmatch(value) or duration_seconds(value) > MAX_DURATION_SECONDS:
+        raise ValueError("expected a duration like 30s, 15m, 6h or 1d, at most 3650d")
+    return value
+
+
+def _not_a_number(value: object) -> object:
+    # `exportInterval: 15` reads as the number 15: say which unit to add rather than "expected a string".
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        # .inf and .nan are numbers to YAML too (int() of them raises, and that escaped as a traceback).
+        whole = math.isfinite(value) and value == int(value) and 0 < value < 10**9
+        like = f"{value:.0f}s" if whole else "30s, 15m, 6h or 1d"
+        raise ValueError(f"expected a duration like {like} (a number and a unit), got the number {value:g}")
+    return value
+
+
 Duration = Annotated[
     str,
-    BeforeValidator(not_a_number),
-    AfterValidator(with_json_pattern(duration, DURATION, expected="a duration like 30s, 15m, 6h or 1d")),
+    BeforeValidator(_not_a_number),
+    AfterValidator(with_json_pattern(_duration, _DURATION, expected="a duration like 30s, 15m, 6h or 1d")),
 ]
 
 NonEmpty = Annotated[str, Field(min_length=1, max_length=255)]
@@ -76,5 +129,42 @@ AttrValue = Annotated[
     ),
 ]
 
+# Characters no free text of a profile may hold, whoever reads it: C0/C1 controls and DEL (a terminal runs escape
+# sequences, a newline splits a one-line report or a YAML/Markdown line), Unicode line and paragraph separators, and
+# invisible format characters such as the bidirectional overrides (U+202E), which make text read otherwise than it
+# is (CVE-2021-42574): every Cc, Cf, Zl and Zp character of the Basic Multilingual Plane. The same class in
+# ECMA-262 and Python regex syntax, so the schema carries it as is.
+INVISIBLE = (
+    r"\x00-\x1f\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+    r"\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+)
+
+
+def one_line(consumer: str, max_len: int) -> Callable[[str], str]:
+    """One line of printable text for `consumer` (who reads the value, said in the message)."""
+    return matching(
+        f"[^{INVISIBLE}]*",
+        f"one line of at most {max_len} characters without control or invisible characters ({consumer})",
+        max_len,
+    )
+
+
+Severity = Literal["critical", "warning", "info"]
+# Which alerts a receiver or channel gets: the bundle's RL alerts, the stack's cluster alerts, or both.
+AlertGroup = Literal["rl", "cluster", "all"]
+# Pagers get only what must wake someone; chat and webhooks get warnings too.
+DEFAULT_SEVERITIES: dict[str, tuple[Severity, ...]] = {
+    "pagerduty": ("critical",),
+    "slack": ("critical", "warning"),
+    "webhook": ("critical", "warning"),
+    "channel": ("critical", "warning"),
+}
+
 Fraction = Annotated[float, Field(gt=0, le=1)]
 Positive = Annotated[float, Field(gt=0)]
+
+
+def duration_seconds(value: str) -> int:
+    """Seconds in a Duration string (already validated)."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    return int(value[:-1]) * units[value[-1]]

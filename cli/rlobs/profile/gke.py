@@ -1,43 +1,54 @@
 """The `gke:` section of a profile: GCP project, cluster and Cloud Monitoring settings, and the rules GCP enforces."""
 
 # No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
-# the classes, which made building them about a tenth slower (they are built for a profile with problems, and by
-# `rlobs schema`; a valid profile is checked by rlobs.profile.records).
+# the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
 
 import re
 from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema, model_validator
 
-from rlobs.profile.checks import DEFAULT_SEVERITIES, Severity, matching, with_json_pattern
-from rlobs.profile.fields import AttrValue, DnsLabel, Model
-from rlobs.profile.gkechecks import (
-    CHANNEL,
-    LABEL_KEY,
-    LABEL_VALUE,
-    LOCATION,
-    MAX_USER_LABELS,
-    OWNED_LABELS,
-    PROJECT,
-    PROJECT_EXPECTED,
-    REGION,
-    FilterType,
-    label_problems,
-    named,
-    project_id,
+from rlobs.profile.fields import (
+    DEFAULT_SEVERITIES,
+    AttrValue,
+    DnsLabel,
+    Model,
+    Severity,
+    matching,
+    with_json_pattern,
 )
 from rlobs.profile.problems import ProblemAt, raise_all
+
+_PROJECT = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
+_PROJECT_EXPECTED = (
+    "a GCP project ID (6-30 lowercase letters, digits and '-', starting with a letter, not ending with '-', "
+    "without 'google' or 'ssl') like rl-obs-dev"
+)
+
+
+def _project_id(value: str) -> str:
+    # https://cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin: 6-30 characters,
+    # lowercase letters, digits, hyphens; starts with a letter; no trailing hyphen; cannot contain restricted
+    # strings such as google, null, undefined and ssl.
+    if not _PROJECT.fullmatch(value) or "google" in value or "ssl" in value or value in {"undefined", "null"}:
+        raise ValueError(f"expected {_PROJECT_EXPECTED}")
+    return value
+
 
 # The same rule for editors: no restricted word anywhere, not exactly undefined or null.
 ProjectId = Annotated[
     str,
     AfterValidator(
         with_json_pattern(
-            project_id, r"(?!.*(google|ssl))(?!(undefined|null)$)" + PROJECT.pattern, expected=PROJECT_EXPECTED
+            _project_id, r"(?!.*(google|ssl))(?!(undefined|null)$)" + _PROJECT.pattern, expected=_PROJECT_EXPECTED
         )
     ),
 ]
 
+# Regions (us-central1, northamerica-northeast1) and zones (us-central1-a):
+# https://cloud.google.com/compute/docs/regions-zones (a zone is its region plus "-" and one letter).
+REGION = r"[a-z]+(-[a-z]+)+[0-9]{1,2}"
+LOCATION = f"{REGION}(-[a-z])?"
 Location = Annotated[
     str,
     AfterValidator(matching(LOCATION, "a GCP region or zone like us-central1 or us-central1-a", max_len=40)),
@@ -54,11 +65,14 @@ ClusterName = Annotated[
         )
     ),
 ]
+# https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.notificationChannels: the project part is an ID or
+# a number.
+_CHANNEL = r"projects/([a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]+)/notificationChannels/[0-9]+"
 NotificationChannel = Annotated[
     str,
     AfterValidator(
         matching(
-            CHANNEL,
+            _CHANNEL,
             "a notification channel name like projects/my-project/notificationChannels/123",
         )
     ),
@@ -74,6 +88,18 @@ ServiceAccountEmail = Annotated[
     ),
 ]
 
+# Namespaces Kubernetes and GKE manage: `kube-` is reserved for Kubernetes system namespaces
+# (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/), and GKE runs its own components
+# (gke-managed-otel, gke-gmp-system, gmp-system...) in namespaces Autopilot refuses workloads in.
+SYSTEM_NAMESPACE = re.compile(r"kube-.*|gke-.*|gmp-system|gmp-public")
+
+# Managed OpenTelemetry accepts metric export intervals of 5000-300000 ms (OTEL_METRIC_EXPORT_INTERVAL as the
+# Instrumentation resource injects it; shared gke-managed-otel.md §1.5). Cloud Monitoring also rejects points
+# written more often than every 5 s per series.
+MIN_EXPORT_SECONDS = 5
+MAX_EXPORT_SECONDS = 300
+
+
 # An in-cluster OTLP/gRPC endpoint: an explicit scheme (a schemeless one makes the gRPC exporter try TLS), a host
 # and an optional port, nothing else (no credentials, path or query).
 OtlpEndpoint = Annotated[
@@ -88,6 +114,58 @@ OtlpEndpoint = Annotated[
 ]
 
 
+# Cloud Monitoring user labels (AlertPolicy.userLabels, Dashboard.labels): at most 64; keys and values at most 63
+# lowercase letters, digits, '_' and '-', keys starting with a letter
+# (https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.alertPolicies, field userLabels).
+LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
+MAX_USER_LABELS = 64
+# Labels rlobs puts on every dashboard and policy (targets/gke/monitoring.py): the scripts find and prune by them.
+OWNED_LABELS = {
+    "rlobs": "marks rlobs' dashboards",
+    "rlobs_bundle": "step 4 finds and prunes the bundle's dashboards and policies by it",
+    "rl_alert": "names the RL alert of each policy",
+}
+
+
+def _label_problems(labels: dict[str, str]) -> list[ProblemAt]:
+    problems = []
+    for key, value in labels.items():
+        if key in OWNED_LABELS:
+            problems.append(
+                ProblemAt(
+                    ("userLabels", key),
+                    f"expected a label of your own, not one rlobs sets ({OWNED_LABELS[key]}), got {key!r}",
+                )
+            )
+        elif not LABEL_KEY.fullmatch(key):
+            problems.append(
+                ProblemAt(
+                    ("userLabels", key),
+                    "expected a Cloud Monitoring label key (at most 63 "
+                    f"lowercase letters, digits, '_' and '-', starting with a letter), got {key!r}",
+                )
+            )
+        if not isinstance(value, str) or not LABEL_VALUE.fullmatch(value):
+            problems.append(
+                ProblemAt(
+                    ("userLabels", key),
+                    "expected a Cloud Monitoring label value (at most 63 "
+                    f"lowercase letters, digits, '_' and '-'; quote numbers), got {value!r}",
+                )
+            )
+    if len(labels) + len(OWNED_LABELS) > MAX_USER_LABELS:
+        problems.append(
+            ProblemAt(
+                ("userLabels",),
+                f"expected at most {MAX_USER_LABELS - len(OWNED_LABELS)} labels "
+                f"(Cloud Monitoring allows {MAX_USER_LABELS}, rlobs sets {len(OWNED_LABELS)}), got "
+                f"{len(labels)}",
+            )
+        )
+    return problems
+
+
 class ChannelRoute(Model):
     """A notification channel and the alert severities it gets."""
 
@@ -97,11 +175,16 @@ class ChannelRoute(Model):
     )
 
 
-_CHANNEL_PATTERN = f"^(?:{CHANNEL})$"
+def _named(value: object) -> object:
+    """A bare channel name is the short form of `{name: ...}` with the default severities."""
+    return {"name": value} if isinstance(value, str) else value
+
+
+_CHANNEL_PATTERN = f"^(?:{_CHANNEL})$"
 # Editors see both forms; the model holds one (a bare name becomes a ChannelRoute before validation).
 Channel = Annotated[
     ChannelRoute,
-    BeforeValidator(named),
+    BeforeValidator(_named),
     WithJsonSchema(
         {
             "anyOf": [
@@ -133,6 +216,8 @@ FilterLabel = Annotated[
         matching(r"[A-Za-z_][A-Za-z0-9_.]{0,99}", "a label key like namespace or team (letters, digits, '_' and '.')")
     ),
 ]
+# What a filter filters on, as the profile says it; targets/gke/monitoring.py maps each to DashboardFilter.filterType.
+FilterType = Literal["metric", "resource", "user-metadata", "system-metadata"]
 
 
 class DashboardFilter(Model):
@@ -232,7 +317,7 @@ class GkeSpec(Model):
 
     @model_validator(mode="after")
     def _user_labels(self) -> Self:
-        raise_all(label_problems(self.user_labels))
+        raise_all(_label_problems(self.user_labels))
         return self
 
     @model_validator(mode="after")

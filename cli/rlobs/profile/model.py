@@ -1,23 +1,24 @@
 """The profile: typed, frozen objects that every later step reads (never raw YAML)."""
 
 # No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
-# the classes, which made building them about a tenth slower (they are built for a profile with problems, and by
-# `rlobs schema`; a valid profile is checked by rlobs.profile.records).
+# the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from rlobs.profile.checks import (
-    ROLLOUT_PATHS,
-    WANDB_ID_FORBIDDEN,
+from rlobs.profile.fields import (
+    AttrValue,
+    DnsLabel,
+    Duration,
+    Fraction,
+    Model,
+    Positive,
     Severity,
     duration_seconds,
-    job_short_form,
     matching,
     one_line,
 )
-from rlobs.profile.fields import AttrValue, DnsLabel, Duration, Fraction, Model, Positive
 from rlobs.profile.problems import ProblemAt, raise_all
 
 API_VERSION = "rlobs/v1alpha1"
@@ -86,6 +87,8 @@ TrackerUrl = Annotated[
         )
     ),
 ]
+# Characters W&B refuses in a run id (docs.wandb.ai run identifiers: no / \ # ? % :).
+_WANDB_ID_FORBIDDEN = frozenset("/\\#?%:")
 
 
 class Tracker(Model):
@@ -112,6 +115,10 @@ class Tracker(Model):
         ]
         raise_all(problems)
         return self
+
+
+# The paths each rollout engine's metrics can arrive by (data/engines.yaml `paths`; rl/engines.py checks they agree).
+ROLLOUT_PATHS = {"vllm": ("engine", "ray"), "sglang": ("engine",)}
 
 
 class Rollout(Model):
@@ -163,9 +170,16 @@ class ReplicatedJob(Model):
     )
 
 
+def _job_short_form(value: Any) -> Any:
+    # `replicatedJobs: [trainer]` is short for `[{name: trainer}]` (the container is workload.container).
+    if isinstance(value, tuple | list):
+        return tuple({"name": item} if isinstance(item, str) else item for item in value)
+    return value
+
+
 ReplicatedJobs = Annotated[
     tuple[ReplicatedJob, ...],
-    BeforeValidator(job_short_form, json_schema_input_type=tuple[ReplicatedJob | DnsLabel, ...]),
+    BeforeValidator(_job_short_form, json_schema_input_type=tuple[ReplicatedJob | DnsLabel, ...]),
 ]
 
 
@@ -191,7 +205,7 @@ class Workload(Model):
     @model_validator(mode="after")
     def _run_id_for_wandb(self) -> Self:
         # The W&B run id is rl.run.id (WANDB_RUN_ID=$(RL_RUN_ID)), so it must be one W&B accepts.
-        if self.tracker is not None and self.tracker.kind == "wandb" and WANDB_ID_FORBIDDEN & set(self.run_id):
+        if self.tracker is not None and self.tracker.kind == "wandb" and _WANDB_ID_FORBIDDEN & set(self.run_id):
             raise ProblemAt(
                 ("run", "id"),
                 f"expected a run id W&B accepts (no / \\ # ? % :) with a wandb tracker, got {self.run_id!r}",

@@ -1,6 +1,6 @@
-"""The pydantic Profile type: one of the targets' profile models, chosen by `target`, for `rlobs schema`. Importing it
-builds every target's model; the loader validates with its own target's only (rlobs.profile.load PROFILES), and
-what every later step reads is the records' Profile (rlobs.profile.records)."""
+"""The Profile type: one of the targets' profiles, chosen by `target`. Importing it builds every target's model; a
+render loads only its own target's (rlobs.profile.load PROFILES), so the modules on its path import this one for
+type checking only."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.gkechecks import LABEL_KEY, LABEL_VALUE, MAX_USER_LABELS, OWNED_LABELS, REGION, SYSTEM_NAMESPACE
+from rlobs.profile.gke import LABEL_KEY, LABEL_VALUE, MAX_USER_LABELS, OWNED_LABELS, REGION, SYSTEM_NAMESPACE
 from rlobs.profile.terraform import settable
 
 JsonSchema = dict[str, Any]

@@ -9,7 +9,7 @@ import re
 from functools import cache
 from typing import Any
 
-from rlobs.profile.checks import INVISIBLE
+from rlobs.profile.fields import INVISIBLE
 from rlobs.profile.problems import KeyPath, ProblemAt
 from rlobs.resources import read_text
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from rlobs.bundle.filters import py_str
 from rlobs.bundle.spec import FileSpec, TemplateFile
-from rlobs.profile.records import ProfileBase
+from rlobs.profile.model import ProfileBase
 from rlobs.rl.catalog import Catalog, Framework
 
 ADAPTER_FILE = "app/rlobs_adapter.py"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from rlobs.bundle.filters import number
 from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
-from rlobs.profile.checks import to_camel
-from rlobs.profile.records import ProfileBase
+from rlobs.profile.model import ProfileBase
 from rlobs.rl import naming, promrules
 from rlobs.rl.adapters import ONE_LINE, adapter_files, framework_of, mapping_rows
 from rlobs.rl.alerts import RUNBOOK_PATH

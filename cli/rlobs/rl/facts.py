@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rlobs.profile.records import ProfileBase
+from rlobs.profile.model import ProfileBase
 from rlobs.rl.alerts import RUNBOOK_PATH, Alert, alerts
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.naming import Pipeline

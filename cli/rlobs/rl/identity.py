@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.records import ProfileBase, Workload
+from rlobs.profile.model import ProfileBase, Workload
 from rlobs.rl.catalog import Catalog
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlobs.profile.records import ProfileBase, Tracker
+from rlobs.profile.model import ProfileBase, Tracker
 from rlobs.rl.identity import identity_env
 
 WANDB_APP = "https://wandb.ai"

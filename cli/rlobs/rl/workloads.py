@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rlobs.profile.records import Workload
+from rlobs.profile.model import Workload
 
 API_VERSIONS = {
     "Deployment": "apps/v1",

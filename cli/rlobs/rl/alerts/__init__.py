@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rlobs.profile.records import Alerts
+from rlobs.profile.model import Alerts
 from rlobs.rl.alerts import loop, loss, mfu, reward, stall, sync
 from rlobs.rl.alerts.base import RUNBOOK_PATH, Alert, AnyAlertDef, Query
 from rlobs.rl.alerts.cases import Case

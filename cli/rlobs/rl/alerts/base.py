@@ -6,8 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from rlobs.profile.checks import Severity
-from rlobs.profile.records import Alerts
+from rlobs.profile.fields import Severity
+from rlobs.profile.model import Alerts
 from rlobs.rl import naming
 from rlobs.rl.alerts.cases import Case, CaseBuilder
 from rlobs.rl.catalog import Catalog, Metric

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rlobs.bundle.filters import number
-from rlobs.profile.checks import duration_seconds
+from rlobs.profile.fields import duration_seconds
 from rlobs.rl import naming
 from rlobs.rl.catalog import Catalog, Metric
 from rlobs.rl.naming import Pipeline

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rlobs.bundle.filters import number
-from rlobs.profile.records import MfuLowAlert
+from rlobs.profile.model import MfuLowAlert
 from rlobs.rl.alerts.base import Alert, AlertDef, Query
 from rlobs.rl.alerts.cases import Case, CaseBuilder, minutes
 

@@ -3,7 +3,7 @@ clean finish (crash, OOM kill, eviction or preemption without a restart)."""
 
 from __future__ import annotations
 
-from rlobs.profile.records import StallAlert
+from rlobs.profile.model import StallAlert
 from rlobs.rl.alerts.base import Alert, AlertDef, Query
 from rlobs.rl.alerts.cases import Case, CaseBuilder, minutes
 

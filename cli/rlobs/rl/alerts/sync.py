@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rlobs.bundle.filters import number
-from rlobs.profile.records import SyncLatencyAlert
+from rlobs.profile.model import SyncLatencyAlert
 from rlobs.rl.alerts.base import Alert, AlertDef, Query
 from rlobs.rl.alerts.cases import Case, CaseBuilder, bucket_above, minutes
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.records import EksProfile, Receiver
+from rlobs.profile.eks import Receiver
+from rlobs.profile.eksprofile import EksProfile
 from rlobs.rl.labels import bundle_labels
 
 # Alertmanager mounts each Secret of alertmanagerSpec.secrets at /etc/alertmanager/secrets/<name>/<key>

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.records import EksProfile
+from rlobs.profile.eksprofile import EksProfile
 from rlobs.rl.engines import load_engines
 from rlobs.rl.grafana import (
     DATASOURCE,

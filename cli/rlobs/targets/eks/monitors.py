@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.records import EksProfile
+from rlobs.profile.eksprofile import EksProfile
 from rlobs.rl.facts import RlFacts, workload_job
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.promrules import rule_groups

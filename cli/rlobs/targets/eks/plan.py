@@ -6,8 +6,9 @@ from typing import Any
 
 from rlobs.bundle.filters import to_json
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
+from rlobs.profile.eks import GitOps
+from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.gitweb import file_link
-from rlobs.profile.records import EksProfile, GitOps
 from rlobs.profile.terraform import ARGOCD_NOTE
 from rlobs.rl import adapters, app, workloads
 from rlobs.rl.alerts import RUNBOOK_PATH
@@ -168,13 +169,7 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
     eks = profile.eks
     rl = facts(profile, catalog)
     files: list[FileSpec] = [
-        TemplateFile(
-            "terraform/blueprint.tfvars",
-            "hcl",
-            "eks/blueprint.tfvars.j2",
-            "The ai-on-eks `infra/jark-stack` variables: cluster, KubeRay, DCGM, add-ons.",
-            {"profile": profile, "variables": tfvars.tfvars(profile), "argocd_note": ARGOCD_NOTE},
-        ),
+        tfvars.blueprint_tfvars(profile),
         *_stack_files(profile),
         *_layer(profile, rl),
         *_workload_files(profile, catalog),

@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rlobs.bundle.spec import DataFile
 from rlobs.errors import RlobsError
-from rlobs.profile.terraform import declared, flag_problems, type_problem
+from rlobs.profile.terraform import ARGOCD_NOTE, declared, flag_problems, type_problem
 
 if TYPE_CHECKING:
-    from rlobs.profile.records import EksProfile, EksSpec
+    from rlobs.profile.eks import EksSpec
+    from rlobs.profile.eksprofile import EksProfile
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,30 @@ _CLUSTER_ADDONS = {
     "eks-node-monitoring-agent": True,
     "amazon-cloudwatch-observability": True,
 }
+
+
+PATH = "terraform/blueprint.tfvars"
+
+
+def blueprint_tfvars(profile: EksProfile) -> DataFile:
+    """The file: the variables as data, each with its comment, under a header saying where the file goes."""
+    variables = tfvars(profile)
+    header = (
+        f"blueprint.tfvars for awslabs/ai-on-eks infra/jark-stack, rendered by rlobs for {profile.metadata.name}.\n"
+        "Copy it over infra/jark-stack/terraform/blueprint.tfvars and run ./install.sh there (see README.md).\n"
+        "Every variable below is declared by infra/base/terraform/variables.tf; rlobs checked names and types.\n"
+        "\n"
+        f"enable_argocd is deliberately absent. {ARGOCD_NOTE}.\n"
+        'The upstream blueprint and docs still set it; Terraform would only warn "Value for undeclared variable".'
+    )
+    return DataFile(
+        PATH,
+        "hcl",
+        {v.name: v.value for v in variables},
+        "The ai-on-eks `infra/jark-stack` variables: cluster, KubeRay, DCGM, add-ons.",
+        header=header,
+        comments={v.name: v.comment for v in variables},
+    )
 
 
 def tfvars(profile: EksProfile) -> tuple[TfVar, ...]:

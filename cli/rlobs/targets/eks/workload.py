@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from rlobs.bundle.filters import fluentbit_conf
-from rlobs.profile.records import EksProfile
+from rlobs.profile.eksprofile import EksProfile
 from rlobs.rl import workloads
 from rlobs.rl.adapters import adapter_env
 from rlobs.rl.catalog import Catalog

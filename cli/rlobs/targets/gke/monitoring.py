@@ -7,9 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rlobs.errors import RlobsError
-from rlobs.profile.checks import duration_seconds
-from rlobs.profile.gkechecks import FilterType
-from rlobs.profile.records import DashboardFilter
+from rlobs.profile.fields import duration_seconds
+from rlobs.profile.gke import DashboardFilter, FilterType
 from rlobs.rl import naming, tracker
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.facts import RlFacts

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
-from rlobs.profile.records import GkeProfile, GkeSpec
+from rlobs.profile.gke import GkeSpec
+from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.rl import adapters, app, naming, workloads
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job

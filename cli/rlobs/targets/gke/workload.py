@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.records import GkeProfile
+from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.rl import workloads
 from rlobs.rl.adapters import adapter_env
 from rlobs.rl.catalog import Catalog
