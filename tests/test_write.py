@@ -274,7 +274,17 @@ def test_check_reports_an_unfinished_write(tmp_path: Path, monkeypatch: pytest.M
     assert set(changes.leftovers) <= set(changes.changed)
 
 
-def test_failed_staging_leaves_the_previous_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("fault", "raised"),
+    [
+        (OSError(28, "No space left on device"), "No space left on device; the previous bundle is untouched"),
+        (KeyboardInterrupt(), None),  # Ctrl-C
+    ],
+    ids=["disk full", "ctrl-c"],
+)
+def test_a_staging_that_fails_leaves_the_previous_bundle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: BaseException, raised: str | None
+) -> None:
     _write(OLD, tmp_path)
     before = snapshot(tmp_path)
     real_write = os.write
@@ -283,30 +293,12 @@ def test_failed_staging_leaves_the_previous_bundle(tmp_path: Path, monkeypatch: 
     def failing_write(fd: int, data: bytes) -> int:
         calls.append(fd)
         if len(calls) == 2:  # the second staged file
-            raise OSError(28, "No space left on device")
-        return real_write(fd, data)
-
-    monkeypatch.setattr(os, "write", failing_write)
-    with pytest.raises(RlobsError, match="No space left on device; the previous bundle is untouched"):
-        _write(NEW, tmp_path)
-    assert snapshot(tmp_path) == before
-
-
-def test_ctrl_c_while_staging_leaves_the_previous_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _write(OLD, tmp_path)
-    before = snapshot(tmp_path)
-    real_write = os.write
-    calls = []
-
-    def interrupted(fd: int, data: bytes) -> int:
-        calls.append(fd)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
+            raise fault
         return real_write(fd, data)
 
     with monkeypatch.context() as m:
-        m.setattr(os, "write", interrupted)
-        with pytest.raises(KeyboardInterrupt):
+        m.setattr(os, "write", failing_write)
+        with pytest.raises(RlobsError if raised else KeyboardInterrupt, match=raised):
             _write(NEW, tmp_path)
     assert snapshot(tmp_path) == before  # no staging folder either
 
