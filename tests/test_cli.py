@@ -342,9 +342,9 @@ def test_help_says_what_to_type(command: str) -> None:
     names = [line.split("  ")[1] for line in options.splitlines() if line.startswith("  -")]
     assert names and [n for n in names if not re.fullmatch(r"(-\w, )?--[\w-]+( [A-Z]+)?", n)] == [], options
     if command in ("render", "validate"):
-        # typer's own layout, which no public option changes: 0.26 and later show `{PROFILE}...` and label the
-        # argument's row with its Python type (`PROFILE <list[Path]>`); earlier versions show the metavar alone.
-        assert re.search(rf"^Usage: rlobs {command} \[OPTIONS\] (PROFILE|{{PROFILE}}\.\.\.)$", text, re.M), text
+        # typer's own layout, which no public option changes: `PROFILE` (before 0.27), `{PROFILE}` (0.27, 0.28) or
+        # `{PROFILE}...`; typer 0.27 and later also label the argument's row with its Python type (`<list[Path]>`).
+        assert re.search(rf"^Usage: rlobs {command} \[OPTIONS\] (PROFILE|{{PROFILE}}(\.\.\.)?)$", text, re.M), text
         assert "--format FORMAT  " in options
     if command == "render":
         assert "-o, --output DIR  " in options
