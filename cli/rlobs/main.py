@@ -46,7 +46,7 @@ class SignalsFmt(StrEnum):
 
 def _one_of(choices: type[Choice]) -> Callable[[str], Choice]:
     """A choice option's parser: a bad value is the usage error `'yaml' is not one of 'text', 'json'.` on every typer
-    version (typer 0.27 and later word their own with pydantic's `Value error, ` in front)."""
+    version (typer 0.29 words its own with pydantic's `Value error, ` in front)."""
 
     def parse(value: str) -> Choice:
         try:
