@@ -91,7 +91,7 @@ def run() -> None:
     # `pydantic`) may see or change them. pydantic's documented switch, read whenever it builds a model.
     os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
     # No cyclic garbage collection during a run: a cold render of a shipped blueprint makes ~100 collector passes
-    # over the objects that importing and building the models create, 26-28 ms of its ~480 ms (timed with
+    # over the objects that importing and building the models create, 26-34 ms of its ~500 ms (timed with
     # gc.callbacks), and leaves only a few megabytes of garbage. A render of many bundles turns the collector back
     # on (rlobs.bundle.pool), where garbage grows with the number of bundles.
     gc.disable()
