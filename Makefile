@@ -35,8 +35,9 @@ run: install
 # as bytecode, which saves a few seconds of every run.
 PYTEST := env PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
+# Ends with the suite's wall time (and keeps pytest's exit status).
 test: install-dev
-	$(PYTEST)
+	@start=$$(date +%s); status=0; $(PYTEST) || status=$$?; echo "make test: $$(( $$(date +%s) - start )) s wall time"; exit $$status
 
 test-fast: install-dev
 	$(PYTEST) -m "not slow"

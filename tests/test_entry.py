@@ -1,24 +1,27 @@
-"""The console script answers a plain render (an up-to-date one before Typer is imported) and a plain validate
-exactly as the Typer app would, and hands every other command line to the app."""
+"""The console script answers an up-to-date render before Typer is imported, exactly as the Typer app would, and
+hands every other command line to the app."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from rlobs.entry import _parse, _Render, _Validate
-from rlobs.main import app
+from rlobs.entry import _parse, _Render
 from testing.helpers import REPO
 
 # Runs the installed rlobs in subprocesses; still run by make test and CI.
 pytestmark = pytest.mark.slow
 
 BLUEPRINT = REPO / "blueprints" / "eks-jark.yaml"
+RLOBS = Path(sys.executable).parent / "rlobs"
+# The Typer app itself (rlobs.main), run as the console script runs it but without the script's own answer.
+TYPER_APP = [sys.executable, "-c", "from rlobs.main import app; app(prog_name='rlobs')"]
 
 
 @pytest.mark.parametrize(
@@ -28,11 +31,9 @@ BLUEPRINT = REPO / "blueprints" / "eks-jark.yaml"
         (["render", "a", "-o", "o", "b", "--check"], _Render([Path("a"), Path("b")], Path("o"), True, False)),
         (["render", "--output=o", "a", "--format", "json"], _Render([Path("a")], Path("o"), False, True)),
         (["render", "a", "--format=text", "--output", "o"], _Render([Path("a")], Path("o"), False, False)),
-        (["validate", "p.yaml"], _Validate([Path("p.yaml")], as_json=False)),
-        (["validate", "a", "--format", "json", "b"], _Validate([Path("a"), Path("b")], as_json=True)),
     ],
 )
-def test_the_forms_it_answers(argv: list[str], parsed: _Render | _Validate) -> None:
+def test_the_forms_it_answers(argv: list[str], parsed: _Render) -> None:
     assert _parse(argv) == parsed
 
 
@@ -40,21 +41,21 @@ def test_the_forms_it_answers(argv: list[str], parsed: _Render | _Validate) -> N
     "argv",
     [
         [],
-        ["validate"],
-        ["validate", "p.yaml", "--cluster-secrets", "s.yaml"],
-        ["validate", "p.yaml", "-o", "out"],
-        ["validate", "p.yaml", "--check"],
-        ["validate", "p.yaml", "--format", "yaml"],
+        ["validate", "p.yaml"],
         ["--version"],
         ["render"],
         ["render", "p.yaml", "--help"],
         ["render", "p.yaml", "--diff"],
         ["render", "p.yaml", "--dry-run"],
         ["render", "p.yaml", "--force"],
+        ["render", "p.yaml", "--preview"],
+        ["render", "p.yaml", "--check", "--check"],
         ["render", "p.yaml", "-o", "a", "-o", "b"],
         ["render", "p.yaml", "-o"],
         ["render", "p.yaml", "-o", "--check"],
+        ["render", "p.yaml", "--output="],
         ["render", "p.yaml", "-oout"],
+        ["render", "p.yaml", "-o=out"],
         ["render", "p.yaml", "--format", "yaml"],
         ["render", "p.yaml", "--", "q.yaml"],
         ["render", ""],
@@ -64,31 +65,102 @@ def test_everything_else_goes_to_typer(argv: list[str]) -> None:
     assert _parse(argv) is None
 
 
-def _script(*args: str) -> subprocess.CompletedProcess[str]:
-    rlobs = Path(sys.executable).parent / "rlobs"
-    return subprocess.run([str(rlobs), *args], capture_output=True, text=True, check=False)
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Profiles and bundles in every state a render meets: up to date (one, and two in out/<name>), a hand edit in
+    the way, a bad profile, a profile never rendered."""
+    base = tmp_path_factory.mktemp("workspace")
+    shutil.copy(BLUEPRINT, base / "rlobs.yaml")
+    shutil.copy(REPO / "blueprints" / "gke-managed-otel.yaml", base / "gke.yaml")
+    text = BLUEPRINT.read_text()
+    (base / "bad.yaml").write_text(text.replace("namespace: ", "namespace: Not_A_Name #", 1) + "extra: 1\n")
+    (base / "afile").write_text("x\n")
+    for argv in (["rlobs.yaml", "-o", "out"], ["rlobs.yaml", "gke.yaml", "-o", "many"], ["rlobs.yaml", "-o", "edited"]):
+        done = subprocess.run([*TYPER_APP, "render", *argv], cwd=base, capture_output=True, check=False)
+        assert done.returncode == 0, done.stderr
+    (base / "edited/docs/runbook.md").write_text("edited\n")
+    return base
 
 
-@pytest.mark.parametrize("extra", [[], ["--check"], ["--format", "json"], ["--check", "--format", "json"]])
-def test_the_answer_is_what_the_typer_app_prints(tmp_path: Path, extra: list[str]) -> None:
-    profile = tmp_path / "rlobs.yaml"
-    shutil.copy(BLUEPRINT, profile)
-    out = tmp_path / "out"
-    assert _script("render", str(profile), "-o", str(out)).returncode == 0
-    fast = _script("render", str(profile), "-o", str(out), *extra)
-    full = CliRunner().invoke(app, ["render", str(profile), "-o", str(out), *extra])
-    assert (fast.returncode, fast.stdout) == (full.exit_code, full.stdout)
-    files = sum(1 for f in out.rglob("*") if f.is_file() and not f.name.startswith(".rlobs"))
-    assert f"{files} unchanged" in fast.stdout or f'"unchanged": {files}' in fast.stdout
+def _stderr(text: str) -> tuple[list[str], list[str]]:
+    """The error and warning lines in order, and the progress lines of a render of several profiles as a set: they
+    come in the order the bundles finish."""
+    lines = text.splitlines()
+    progress = re.compile(r"rendered \d+/\d+: ")
+    return [n for n in lines if not progress.match(n)], sorted(progress.sub("", n) for n in lines if progress.match(n))
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        # up to date: answered by the script itself
+        ["render", "rlobs.yaml", "-o", "out"],
+        ["render", "rlobs.yaml", "--output=out", "--check"],
+        ["render", "rlobs.yaml", "-o", "out", "--format", "json"],
+        ["render", "--check", "--format=json", "-o", "out", "rlobs.yaml"],
+        ["render", "rlobs.yaml", "gke.yaml", "-o", "many", "--check"],
+        # a bundle that is not up to date: a hand edit in the way, never rendered, another bundle's folder
+        ["render", "rlobs.yaml", "-o", "edited", "--check"],
+        ["render", "rlobs.yaml", "-o", "edited"],
+        ["render", "rlobs.yaml", "-o", "edited", "--format", "json"],
+        ["render", "rlobs.yaml", "-o", "new"],
+        ["render", "rlobs.yaml", "-o", "new", "--check", "--format", "json"],
+        ["render", "gke.yaml", "-o", "out", "--check"],
+        ["render", "rlobs.yaml", "gke.yaml", "-o", "out"],
+        # bad input
+        ["render", "bad.yaml", "-o", "out"],
+        ["render", "bad.yaml", "-o", "out", "--format", "json"],
+        ["render", "missing.yaml", "-o", "out"],
+        ["render", "missing.yaml", "-o", "out", "--check", "--format=json"],
+        ["render", "rlobs.yaml", "-o", "afile"],
+        ["render", "rlobs.yaml", "-o", "out/README.md", "--check"],
+        ["render", "rlobs.yaml", "rlobs.yaml", "-o", "many"],
+        # unusual command lines
+        ["render", "rlobs.yaml", "-o", "out", "--check", "--check"],
+        ["render", "rlobs.yaml", "-o", "new", "-o", "out", "--check"],
+        ["render", "rlobs.yaml", "-oout", "--check"],
+        ["render", "rlobs.yaml", "-o"],
+        ["render", "rlobs.yaml", "-o", "out", "--format", "yaml"],
+        ["render", "rlobs.yaml", "-o", "out", "--format", "JSON"],
+        ["render", "rlobs.yaml", "-o", "out", "--", "gke.yaml"],
+        ["render", "rlobs.yaml", "-o", "out", "--dry-run"],
+        ["render", "rlobs.yaml", "-o", "out", "--no-such-flag"],
+        ["render", "-h"],
+        ["render"],
+        ["render", ""],
+        ["validate", "rlobs.yaml"],
+        ["validate", "bad.yaml", "--format", "json"],
+        ["--version"],
+        [],
+    ],
+    ids=lambda argv: " ".join(argv) or "(none)",
+)
+def test_the_script_prints_and_exits_as_the_typer_app(workspace: Path, tmp_path: Path, argv: list[str]) -> None:
+    """stdout, stderr, the exit code and the files left behind are the same, whether the console script or the Typer
+    app runs the command line (each in its own copy of the same workspace)."""
+    runs = {}
+    for side, command in (("script", [str(RLOBS)]), ("app", TYPER_APP)):
+        shutil.copytree(workspace, tmp_path / side)
+        done = subprocess.run(
+            [*command, *argv], cwd=tmp_path / side, capture_output=True, env={**os.environ, "COLUMNS": "100"}
+        )
+        runs[side] = (done.returncode, done.stdout.decode(), _stderr(done.stderr.decode()), _files(tmp_path / side))
+    assert runs["script"] == runs["app"]
+    assert "Traceback" not in str(runs["script"][2])
 
 
 def test_an_up_to_date_check_imports_no_cli_framework(tmp_path: Path) -> None:
     profile = tmp_path / "rlobs.yaml"
     shutil.copy(BLUEPRINT, profile)
-    assert _script("render", str(profile), "-o", str(tmp_path / "out")).returncode == 0
+    out = tmp_path / "out"
+    assert subprocess.run([str(RLOBS), "render", str(profile), "-o", str(out)], check=False).returncode == 0
     code = (
         "import sys\n"
-        f"sys.argv = ['rlobs', 'render', {str(profile)!r}, '-o', {str(tmp_path / 'out')!r}, '--check']\n"
+        f"sys.argv = ['rlobs', 'render', {str(profile)!r}, '-o', {str(out)!r}, '--check']\n"
         "from rlobs import entry\n"
         "try:\n    entry.run()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'pydantic', 'jinja2', 'hcl2', 'rich'))\n"
@@ -98,115 +170,18 @@ def test_an_up_to_date_check_imports_no_cli_framework(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_a_stale_bundle_still_fails_the_check(tmp_path: Path) -> None:
-    profile = tmp_path / "rlobs.yaml"
-    shutil.copy(BLUEPRINT, profile)
-    out = tmp_path / "out"
-    assert _script("render", str(profile), "-o", str(out)).returncode == 0
-    (out / "docs/runbook.md").write_text("edited\n")
-    done = _script("render", str(profile), "-o", str(out), "--check")
-    assert done.returncode == 2  # the render would refuse to lose the hand edit
-    assert f"would refuse: {out / 'docs/runbook.md'}: was edited" in done.stdout
-    profile.write_bytes(profile.read_bytes() + b"# a comment\n")
-    (out / "docs/runbook.md").unlink()
-    done = _script("render", str(profile), "-o", str(out), "--check")
-    assert done.returncode == 1
-    assert f"would create {out / 'docs/runbook.md'}" in done.stdout
-
-
-def _bad_profile(tmp_path: Path) -> Path:
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(BLUEPRINT.read_text().replace("namespace: ", "namespace: Not_A_Name #", 1) + "extra: 1\n")
-    return bad
-
-
-@pytest.mark.parametrize(
-    "case",
-    ["cold", "cold-json", "cold-check", "two", "bad", "bad-json", "missing", "fleet"],
-)
-def test_a_cold_render_run_by_the_script_is_what_the_typer_app_does(tmp_path: Path, case: str) -> None:
-    """Output, errors and exit code the same, whether the console script or the Typer app runs it."""
-    profile = tmp_path / "rlobs.yaml"
-    shutil.copy(BLUEPRINT, profile)
-    args = {
-        "cold": [str(profile)],
-        "cold-json": [str(profile), "--format", "json"],
-        "cold-check": [str(profile), "--check"],
-        "two": [str(profile), str(REPO / "blueprints" / "gke-managed-otel.yaml")],
-        "bad": [str(_bad_profile(tmp_path))],
-        "bad-json": [str(_bad_profile(tmp_path)), "--format=json"],
-        "missing": [str(tmp_path / "missing.yaml")],
-        "fleet": [str(REPO / "blueprints" / "fleet" / "rl-fleet.yaml")],
-    }[case]
-    fast = _script("render", *args, "-o", str(tmp_path / "fast"))
-    full = CliRunner().invoke(app, ["render", *args, "-o", str(tmp_path / "full")])
-    assert fast.returncode == full.exit_code
-    assert fast.stdout.replace("/fast", "/full") == full.stdout
-    # Progress lines (several profiles) come in the order the bundles finish.
-    errors = [[n for n in err.splitlines() if not n.startswith("rendered ")] for err in (fast.stderr, full.stderr)]
-    assert errors[0] == errors[1]
-    assert "Traceback" not in fast.stderr
-    if fast.returncode == 0 and case != "cold-check":
-        fast_files = {p.relative_to(tmp_path / "fast") for p in (tmp_path / "fast").rglob("*") if p.is_file()}
-        full_files = {p.relative_to(tmp_path / "full") for p in (tmp_path / "full").rglob("*") if p.is_file()}
-        assert fast_files == full_files and len(fast_files) > 30
-
-
-@pytest.mark.parametrize("command", ["render", "validate"])
-def test_a_cold_render_or_validate_imports_no_cli_framework(tmp_path: Path, command: str) -> None:
-    out = f", '-o', {str(tmp_path / 'out')!r}" if command == "render" else ""
-    code = (
-        "import sys\n"
-        f"sys.argv = ['rlobs', {command!r}, {str(BLUEPRINT)!r}{out}]\n"
-        "from rlobs import entry\n"
-        "try:\n    entry.run()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
-        "assert not [m for m in sys.modules if m.split('.')[0] in ('typer', 'click', 'hcl2')], 'imported'\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-
-
-@pytest.mark.parametrize("case", ["good", "good-json", "two", "bad", "bad-json", "missing", "fleet"])
-def test_a_validate_run_by_the_script_is_what_the_typer_app_does(tmp_path: Path, case: str) -> None:
-    args = {
-        "good": [str(BLUEPRINT)],
-        "good-json": [str(BLUEPRINT), "--format", "json"],
-        "two": [str(BLUEPRINT), str(REPO / "blueprints" / "gke-managed-otel.yaml")],
-        "bad": [str(_bad_profile(tmp_path))],
-        "bad-json": [str(_bad_profile(tmp_path)), "--format=json"],
-        "missing": [str(tmp_path / "missing.yaml")],
-        "fleet": [str(REPO / "blueprints" / "fleet" / "rl-fleet.yaml")],
-    }[case]
-    fast = _script("validate", *args)
-    full = CliRunner().invoke(app, ["validate", *args])
-    assert (fast.returncode, fast.stdout, fast.stderr) == (full.exit_code, full.stdout, full.stderr)
-    assert fast.returncode == (0 if case in ("good", "good-json", "two", "fleet") else 2)
-    assert "Traceback" not in fast.stderr
-
-
-def _into_closed_pipe(*args: str) -> tuple[int, str]:
-    """The console script writing its report into a pipe nobody reads any more (`rlobs ... | head -0`)."""
-    import os
-
+def _into_closed_pipe(command: list[str], cwd: Path) -> tuple[int, str]:
+    """A command writing its report into a pipe nobody reads any more (`rlobs ... | head -0`)."""
     reader, writer = os.pipe()
     os.close(reader)
-    rlobs = Path(sys.executable).parent / "rlobs"
     try:
-        done = subprocess.run([str(rlobs), *args], stdout=writer, stderr=subprocess.PIPE, text=True, check=False)
+        done = subprocess.run(command, stdout=writer, stderr=subprocess.PIPE, cwd=cwd, text=True, check=False)
     finally:
         os.close(writer)
     return done.returncode, done.stderr
 
 
-@pytest.mark.parametrize("command", ["validate", "render"])
 @pytest.mark.parametrize("fmt", ["text", "json"])
-def test_a_closed_output_pipe_ends_as_the_typer_app_ends(tmp_path: Path, command: str, fmt: str) -> None:
-    # `--` sends the same command line to the Typer app (rlobs.entry._parse hands it over), which click ends
-    # quietly with exit status 1; the script's own answer must end the same way, not as a user error.
-    def out(name: str) -> list[str]:
-        return ["-o", str(tmp_path / name)] if command == "render" else []  # each a cold render, with its warnings
-
-    fast = _into_closed_pipe(command, *out("fast"), "--format", fmt, str(BLUEPRINT))
-    full = _into_closed_pipe(command, *out("full"), "--format", fmt, "--", str(BLUEPRINT))
-    assert fast == full
-    assert fast[0] == 1 and "Traceback" not in fast[1] and "error:" not in fast[1]
+def test_a_closed_output_pipe_ends_as_the_typer_app_ends(workspace: Path, fmt: str) -> None:
+    argv = ["render", "rlobs.yaml", "-o", "out", "--check", "--format", fmt]
+    assert _into_closed_pipe([str(RLOBS), *argv], workspace) == _into_closed_pipe([*TYPER_APP, *argv], workspace)

@@ -1,6 +1,6 @@
 """The error boundary: an exception a command raised -> the lines the user sees and the exit code.
 
-The Typer app (main.py) and the console script's direct render (entry.py) both end here, so a render started
+The Typer app (main.py) and the console script's up-to-date answer (entry.py) both end here, so a render started
 either way prints the same `error: ...` lines and exits with the same code."""
 
 from __future__ import annotations

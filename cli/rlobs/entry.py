@@ -1,19 +1,18 @@
-"""The console script. A plain `render PROFILE... [-o DIR] [--check] [--format text|json]` or `validate PROFILE...
-[--format text|json]` is run here without the CLI framework: Typer builds a pydantic adapter per parameter, which
-costs more than a whole up-to-date answer (rlobs.renderkey) and about a third of a cold render. It calls the same
-command functions and the same error boundary (rlobs.boundary) as the Typer app, so it prints and exits exactly as
-that would. Any other command line (other flags, --help, anything unusual) goes to the Typer app (rlobs.main),
-which is the CLI surface."""
+"""The console script (`rlobs`, and `python -m rlobs`).
+
+An up-to-date `render PROFILE... [-o DIR] [--check] [--format text|json]` is answered here, before the Typer app is
+imported: that answer (rlobs.commands.up_to_date) reads the profiles and the bundles' manifests only, and importing
+Typer would cost more than all of it. The answer is reported by the function and inside the error boundary that
+Typer's `render` uses (rlobs.output.report_render, rlobs.boundary), so it prints and exits as the app would. Any
+other command line, and a render whose bundle may differ, goes to the Typer app (rlobs.main), the CLI itself."""
 
 from __future__ import annotations
 
 import gc
+import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
-
-from rlobs.errors import RlobsError
 
 
 class _Render(NamedTuple):
@@ -23,82 +22,48 @@ class _Render(NamedTuple):
     as_json: bool
 
 
-class _Validate(NamedTuple):
-    profiles: list[Path]
-    as_json: bool
-
-
-# The options each command answered here takes (any other goes to Typer), by their names in `_parse`.
-_OPTIONS = {"render": ("output", "check", "format"), "validate": ("format",)}
-
-
-def _parse(argv: list[str]) -> _Render | _Validate | None:
-    """A plain render or validate in the forms Typer takes; None for anything else (other flags, --help,
-    repeated options, values that look like flags), which Typer then handles."""
-    if not argv or argv[0] not in _OPTIONS:
+def _parse(argv: list[str]) -> _Render | None:
+    """A plain render in the forms Typer reads the same way: profiles, `-o DIR` / `--output[=]DIR`, `--check` and
+    `--format[=]text|json`, each option at most once. None for anything else (other flags, --help, `--`, a
+    repeated option, an empty value or one that looks like a flag), which the Typer app then reads."""
+    if not argv or argv[0] != "render":
         return None
-    allowed = _OPTIONS[argv[0]]
     options: dict[str, str] = {}
     profiles: list[Path] = []
     args = iter(argv[1:])
     for arg in args:
         name, eq, value = arg.partition("=")
-        if arg == "--check" and "check" in allowed:
-            options.setdefault("check", "")
-        elif name in ("-o", "--output", "--format") and not (eq and name == "-o"):
+        if arg == "--check":
+            key = "check"
+        elif arg in ("-o", "--output", "--format") or (eq and name in ("--output", "--format")):
             key = "format" if name == "--format" else "output"
-            value = value if eq else next(args, "-")
-            if key in options or key not in allowed or value.startswith("-"):
+            value = value if eq else next(args, "")
+            if not value or value.startswith("-"):
                 return None
-            options[key] = value
-        elif arg.startswith("-") or not arg:
-            return None
-        else:
+        elif arg and not arg.startswith("-"):
             profiles.append(Path(arg))
+            continue
+        else:
+            return None
+        if key in options:
+            return None
+        options[key] = value
     if not profiles or options.get("format", "text") not in ("text", "json"):
         return None
-    as_json = options.get("format") == "json"
-    if argv[0] == "validate":
-        return _Validate(profiles, as_json)
-    return _Render(profiles, Path(options.get("output", "out")), "check" in options, as_json)
+    return _Render(profiles, Path(options.get("output", "out")), "check" in options, options.get("format") == "json")
 
 
-def _render(parsed: _Render) -> Callable[[], int]:
-    from rlobs import commands, output, progress
-
-    results = commands.up_to_date(parsed.profiles, parsed.out)
-    if results is None:
-        results = commands.render_full(
-            parsed.profiles,
-            parsed.out,
-            write=not parsed.check,
-            force=False,
-            progress=None if parsed.as_json else progress.bundles,  # JSON: one document, nothing else
-        )
-    return lambda: output.report_render(results, as_json=parsed.as_json, check=parsed.check, diff=False, dry_run=False)
-
-
-def _validate(parsed: _Validate) -> Callable[[], int]:
-    from rlobs import commands, output
-
-    results = commands.validate(parsed.profiles, None)
-    warned = commands.warnings([v.profile for v in results])
-    return lambda: output.report_validate(results, warned, as_json=parsed.as_json)
-
-
-# Each command runs inside the error boundary and returns its report, which prints outside it, as the Typer
-# commands do (rlobs.main): a report that cannot be written (a closed pipe) is not a user error.
-_RUN: dict[type, Callable[..., Callable[[], int]]] = {_Render: _render, _Validate: _validate}
-
-
-def _answer(argv: list[str]) -> int | None:
-    """The exit code of a plain render or validate (the results or errors printed as the Typer app prints them),
-    else None."""
+def _up_to_date(argv: list[str]) -> int | None:
+    """The exit code of a render whose bundles are all up to date, after printing its report; None when the
+    command line is not a plain render or a bundle may differ (the Typer app renders it)."""
     parsed = _parse(argv)
     if parsed is None:
         return None
+    from rlobs import commands
+    from rlobs.errors import RlobsError
+
     try:
-        report = _RUN[type(parsed)](parsed)
+        results = commands.up_to_date(parsed.profiles, parsed.out)
     except (RlobsError, KeyboardInterrupt, OSError, ValueError) as exc:
         from rlobs import boundary
 
@@ -106,26 +71,32 @@ def _answer(argv: list[str]) -> int | None:
         if code is None:
             raise
         return code
-    return report()
+    if results is None:
+        return None
+    from rlobs import output
+
+    return output.report_render(results, as_json=parsed.as_json, check=parsed.check, diff=False, dry_run=False)
 
 
 def _closed_pipe() -> None:
     """As click ends a command whose output pipe was closed (`rlobs ... | head`): quietly, exit status 1. What is
     still buffered goes nowhere, so the interpreter's last flush cannot fail again."""
-    import os
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     sys.exit(1)
 
 
 def run() -> None:
-    # No cyclic garbage collection during a run: one bundle's garbage is a few megabytes, and the collector's passes
-    # over the objects that importing and building the models create cost ~15% of a cold render's CPU. A render of
-    # many bundles turns it back on (rlobs.bundle.pool), where garbage grows with the number of bundles.
+    # rlobs validates its own input with its own models: no installed pydantic plugin (an entry point of group
+    # `pydantic`) may see or change them. pydantic's documented switch, read whenever it builds a model.
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+    # No cyclic garbage collection during a run: a cold render of a shipped blueprint makes ~100 collector passes
+    # over the objects that importing and building the models create, 26-34 ms of its ~500 ms (timed with
+    # gc.callbacks), and leaves only a few megabytes of garbage. A render of many bundles turns the collector back
+    # on (rlobs.bundle.pool), where garbage grows with the number of bundles.
     gc.disable()
     try:
-        code = _answer(sys.argv[1:])
+        code = _up_to_date(sys.argv[1:])
     except KeyboardInterrupt:  # before the boundary is imported
         sys.exit(130)
     except BrokenPipeError:

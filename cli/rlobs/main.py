@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -30,43 +30,7 @@ app = typer.Typer(
 )
 
 
-def _help_without_python_types() -> None:
-    """Help shows what to type, not Python types: typer 0.29 labels an argument with its annotation
-    (`PROFILE <list[Path]>`) and every flag `<bool>`, which reads as if `--check true` were the syntax. Arguments keep
-    their name (`PROFILE...`), flags show nothing, and valued options keep `<path>` or their choices."""
-    from typer.core import TyperArgument, TyperOption
-
-    def argument_type(_self: TyperArgument, ctx: object) -> str | None:  # noqa: ARG001 (typer's signature)
-        return None
-
-    option_type = TyperOption.display_type_rich
-
-    def flag_type(self: TyperOption, ctx: typer.Context) -> str | None:
-        return None if self.is_flag else option_type(self, ctx)
-
-    TyperArgument.display_type_rich = argument_type  # type: ignore[method-assign,assignment]
-    TyperOption.display_type_rich = flag_type  # type: ignore[method-assign,assignment]
-
-
-_help_without_python_types()
-
-
-def _usage_errors_without_pydantic_words() -> None:
-    """typer 0.29 converts option values through pydantic and prints its first error message as is, so a bad
-    choice reads `Invalid value for '--format': Value error, 'yaml' is not one of ...`; drop pydantic's prefix."""
-    from typer import _coercion, _display, _param_types
-
-    plain = _display.get_error_msg
-
-    def error_msg(exc: object) -> str:
-        return plain(exc).removeprefix("Value error, ")
-
-    # Both modules bound the function by name at import (`from ._display import get_error_msg`).
-    _coercion.get_error_msg = error_msg  # type: ignore[attr-defined]
-    _param_types.get_error_msg = error_msg  # type: ignore[attr-defined]
-
-
-_usage_errors_without_pydantic_words()
+Choice = TypeVar("Choice", bound=StrEnum)
 
 
 class Fmt(StrEnum):
@@ -78,6 +42,20 @@ class SignalsFmt(StrEnum):
     table = "table"
     markdown = "markdown"
     json = "json"
+
+
+def _one_of(choices: type[Choice]) -> Callable[[str], Choice]:
+    """A choice option's parser: a bad value is the usage error `'yaml' is not one of 'text', 'json'.` on every typer
+    version (typer 0.29 words its own with pydantic's `Value error, ` in front)."""
+
+    def parse(value: str) -> Choice:
+        try:
+            return choices(value)
+        except ValueError:
+            expected = ", ".join(repr(c.value) for c in choices)
+            raise typer.BadParameter(f"{value!r} is not one of {expected}.") from None
+
+    return parse
 
 
 @contextmanager
@@ -113,12 +91,21 @@ def _root(
 
 @app.command()
 def init(
-    blueprint: Annotated[str | None, typer.Option("--blueprint", "-b", help="Start from this blueprint.")] = None,
+    blueprint: Annotated[
+        str | None, typer.Option("--blueprint", "-b", metavar="NAME", help="Start from this blueprint.")
+    ] = None,
     target: Annotated[
         str | None,
-        typer.Option("--target", "-t", help="Start from this target's blueprint (`rlobs blueprints` lists them)."),
+        typer.Option(
+            "--target",
+            "-t",
+            metavar="TARGET",
+            help="Start from this target's blueprint (`rlobs blueprints` lists them).",
+        ),
     ] = None,
-    out: Annotated[Path, typer.Option("--output", "-o", help="Profile file to write.")] = Path("rlobs.yaml"),
+    out: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="Profile file to write.")] = Path(
+        "rlobs.yaml"
+    ),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing profile.")] = False,
     fleet: Annotated[bool, typer.Option("--fleet", help="Write a starter fleet file (EKS and GKE clusters).")] = False,
 ) -> None:
@@ -200,7 +187,9 @@ def _say_error(message: str) -> None:
 
 
 ProfilesArg = Annotated[list[Path], typer.Argument(help="Profile YAML files.", show_default=False, metavar="PROFILE")]
-FormatOpt = Annotated[Fmt, typer.Option("--format", help="text for people, json for machines.")]
+FormatOpt = Annotated[
+    Fmt, typer.Option("--format", metavar="FORMAT", parser=_one_of(Fmt), help="text for people, json for machines.")
+]
 
 
 @app.command()
@@ -209,7 +198,10 @@ def render(
     out: Annotated[
         Path,
         typer.Option(
-            "--output", "-o", help="Bundle directory: one profile renders into it, several into DIR/<name>/ each."
+            "--output",
+            "-o",
+            metavar="DIR",
+            help="Bundle directory: one profile renders into it, several into DIR/<name>/ each.",
         ),
     ] = Path("out"),
     check: Annotated[
@@ -285,6 +277,7 @@ def validate(
         Path | None,
         typer.Option(
             "--cluster-secrets",
+            metavar="FILE",
             help="Fleet: the hub's cluster Secrets' metadata (YAML; the fleet README shows the kubectl command) to "
             "check against the ApplicationSets.",
         ),
@@ -304,7 +297,9 @@ def validate(
 
 @app.command()
 def schema(
-    out: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to this file instead of stdout.")
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
     fleet: Annotated[bool, typer.Option("--fleet", help="The fleet file's schema instead.")] = False,
 ) -> None:
@@ -343,10 +338,17 @@ def blueprints(fmt: FormatOpt = Fmt.text) -> None:
 
 @app.command()
 def signals(
-    fmt: Annotated[SignalsFmt, typer.Option("--format", help="table, markdown or json.")] = SignalsFmt.table,
+    fmt: Annotated[
+        SignalsFmt,
+        typer.Option("--format", metavar="FORMAT", parser=_one_of(SignalsFmt), help="table, markdown or json."),
+    ] = SignalsFmt.table,
     framework: Annotated[
         str | None,
-        typer.Option("--framework", help="Print how this RL framework's logged keys map to the catalog instead."),
+        typer.Option(
+            "--framework",
+            metavar="NAME",
+            help="Print how this RL framework's logged keys map to the catalog instead.",
+        ),
     ] = None,
 ) -> None:
     """Print the RL signal catalog.
@@ -374,5 +376,6 @@ def signals(
 
 
 def run() -> None:
-    """The Typer app (the console script is rlobs.entry.run, which answers an up-to-date render first)."""
+    """The Typer app: every command line but an up-to-date render, which the console script (rlobs.entry) answers
+    first."""
     app()
