@@ -97,8 +97,8 @@ def _imports_hcl2(script: str) -> bool:
 
 def _render(profile: Path, out: Path) -> str:
     return (
-        "from pathlib import Path\nfrom rlobs import commands\n"
-        f"commands.render([Path({str(profile)!r})], Path({str(out)!r}), write=True, force=False, with_diff=False)"
+        "from pathlib import Path\nfrom rlobs import commands\nfrom rlobs.bundle.request import RenderRequest\n"
+        f"commands.render([Path({str(profile)!r})], RenderRequest(Path({str(out)!r})))"
     )
 
 

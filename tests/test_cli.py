@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import rlobs
+from rlobs.bundle.request import RenderRequest
 from rlobs.main import app
 from testing.helpers import GOOD, REPO, write_tree
 from testing.trees import snapshot
@@ -540,7 +541,7 @@ def _case_journal(t: Path, p: Path, out: Path) -> list[Path]:
     _case_clean(t, p, out)
     variant = _variant(t, "variant", ("namespace: rl", "namespace: rl-2"))
     with pytest.raises(kills.Stopped), kills.stopped_after_commit():
-        commands.render_full([variant], out, write=True, force=False)
+        commands.render([variant], RenderRequest(out))
     assert (out / ".rlobs-journal.json").exists()
     return [variant]
 

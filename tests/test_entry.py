@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rlobs.entry import _parse, _Render
+from rlobs.bundle.request import Mode, RenderRequest
+from rlobs.entry import _parse
 from testing.helpers import REPO
 
 # Runs the installed rlobs in subprocesses; still run by make test and CI.
@@ -27,13 +28,13 @@ TYPER_APP = [sys.executable, "-c", "from rlobs.main import app; app(prog_name='r
 @pytest.mark.parametrize(
     ("argv", "parsed"),
     [
-        (["render", "p.yaml"], _Render([Path("p.yaml")], Path("out"), check=False, as_json=False)),
-        (["render", "a", "-o", "o", "b", "--check"], _Render([Path("a"), Path("b")], Path("o"), True, False)),
-        (["render", "--output=o", "a", "--format", "json"], _Render([Path("a")], Path("o"), False, True)),
-        (["render", "a", "--format=text", "--output", "o"], _Render([Path("a")], Path("o"), False, False)),
+        (["render", "p.yaml"], ([Path("p.yaml")], RenderRequest(Path("out")))),
+        (["render", "a", "-o", "o", "b", "--check"], ([Path("a"), Path("b")], RenderRequest(Path("o"), Mode.CHECK))),
+        (["render", "--output=o", "a", "--format", "json"], ([Path("a")], RenderRequest(Path("o"), as_json=True))),
+        (["render", "a", "--format=text", "--output", "o"], ([Path("a")], RenderRequest(Path("o")))),
     ],
 )
-def test_the_forms_it_answers(argv: list[str], parsed: _Render) -> None:
+def test_the_forms_it_answers(argv: list[str], parsed: tuple[list[Path], RenderRequest]) -> None:
     assert _parse(argv) == parsed
 
 

@@ -9,6 +9,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from rlobs.bundle.request import RenderRequest
 from rlobs.main import app
 from testing.bundles import build
 from testing.fleet import example, example_build, example_text
@@ -247,7 +248,7 @@ def test_a_fleet_render_failing_midway_leaves_the_old_bundle_or_nothing(
 
     path = _fleet_file(tmp_path)
     out = tmp_path / "out"
-    fleets.render(path, out, write=True, force=False, with_diff=False)
+    fleets.render(path, RenderRequest(out))
     before = snapshot(out)
     path.write_text(path.read_text().replace("threshold: 0.25", "threshold: 0.3"))  # every cluster's rules change
     real, arrived = plan._cluster_files, []
@@ -260,11 +261,11 @@ def test_a_fleet_render_failing_midway_leaves_the_old_bundle_or_nothing(
 
     monkeypatch.setattr(plan, "_cluster_files", failing)
     with pytest.raises(RlobsError, match="planted"):
-        fleets.render(path, out, write=True, force=False, with_diff=False)
+        fleets.render(path, RenderRequest(out))
     assert snapshot(out) == before  # no staging folder, no journal, the old bundle byte for byte
     arrived.clear()
     with pytest.raises(RlobsError, match="planted"):
-        fleets.render(path, tmp_path / "new" / "out", write=True, force=False, with_diff=False)
+        fleets.render(path, RenderRequest(tmp_path / "new" / "out"))
     assert not (tmp_path / "new").exists()  # the folders the render created are gone again
 
 

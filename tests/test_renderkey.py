@@ -16,6 +16,7 @@ import pytest
 import rlobs
 from rlobs import commands, renderkey
 from rlobs.bundle.manifest import JOURNAL, MANIFEST, STAGING
+from rlobs.bundle.request import Mode, RenderRequest
 from testing.helpers import REPO
 
 # Runs the installed rlobs in subprocesses; still run by make test and CI.
@@ -26,7 +27,7 @@ EXECUTABLE = "workload/kustomization.yaml"  # any generated file: only its mode 
 
 
 def _render(profiles: list[Path], out: Path, *, write: bool = True) -> list[commands.RenderResult]:
-    return commands.render(profiles, out, write=write, force=False, with_diff=False)
+    return commands.render(profiles, RenderRequest(out, Mode.WRITE if write else Mode.DRY_RUN))
 
 
 @pytest.fixture
@@ -52,9 +53,9 @@ def test_an_up_to_date_bundle_is_answered_without_the_rendering_stack(bundle: tu
         "import sys\n"
         "from pathlib import Path\n"
         "from rlobs import commands\n"
-        "for write in (True, False):\n"
-        f"    [r] = commands.render([Path({str(profile)!r})], Path({str(out)!r}), write=write, force=False,"
-        " with_diff=False)\n"
+        "from rlobs.bundle.request import Mode, RenderRequest\n"
+        "for mode in (Mode.WRITE, Mode.DRY_RUN):\n"
+        f"    [r] = commands.render([Path({str(profile)!r})], RenderRequest(Path({str(out)!r}), mode))\n"
         "    assert not r.changes.changed and len(r.changes.unchanged) > 30, r.changes\n"
         "heavy = ('jinja2', 'hcl2', 'lark', 'pydantic', 'rlobs.profile.model', 'rlobs.bundle.check',"
         " 'rlobs.bundle.render', 'rlobs.pipeline', 'rlobs.targets')\n"

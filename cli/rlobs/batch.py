@@ -14,29 +14,20 @@ writes (tests/test_batch.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlobs.bundle.manifest import RenderKey
 from rlobs.bundle.owner import Owner
+from rlobs.bundle.request import RenderRequest
 from rlobs.errors import RlobsError
 
 if TYPE_CHECKING:
     from rlobs.bundle.spec import Rendered
     from rlobs.bundle.write import Bundle, Changes
     from rlobs.profile.profiles import Profile
-
-# Shows the progress of a render of many bundles: called with their number, it gives a function to call with each
-# bundle's name as it is done (rlobs.progress.bundles; the commands themselves print nothing).
-Progress = Callable[[int], AbstractContextManager[Callable[[str], None]]]
-
-
-@contextmanager
-def no_progress(_total: int) -> Iterator[Callable[[str], None]]:
-    yield lambda _name: None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,41 +64,23 @@ def load(profiles: list[Path]) -> list[Job]:
     ]
 
 
-def render_one(job: Job, out: Path, *, write: bool, force: bool, diff: bool) -> Changes:
-    """One profile's bundle into `out`. The directory is locked for the whole plan and write, so no other render
-    can change it in between. --check, --diff and --dry-run plan exactly as the write does and report its refusals
-    instead of raising them."""
+def render_one(job: Job, request: RenderRequest) -> Changes:
+    """One profile's bundle into the request's folder (RenderRequest.render_into)."""
     from rlobs.bundle.check import Checker
     from rlobs.bundle.manifest import recorded_digests
-    from rlobs.bundle.write import open_bundle
     from rlobs.fleet.paths import producible
     from rlobs.pipeline import build_named
 
     # HCL text the manifest records was checked before (rlobs writes only checked files): not parsed again.
-    with Checker(recorded_digests(out)) as checker:
+    with Checker(recorded_digests(request.out)) as checker:
         files = build_named(job.path, job.profile, checker)
-    with open_bundle(out, producible, write=write) as bundle:
-        changes = bundle.plan(files, owner=job.owner, force=force, with_diff=diff, key=job.key)
-        if write:
-            if changes.refused:
-                bundle.discard()  # only a folder opening the bundle created goes again
-            bundle.write(files, changes)  # raises the plan's refusals, writing nothing
-    return changes
+    return request.render_into(files, producible, owner=job.owner, key=job.key)
 
 
-def render_many(
-    jobs: list[Job],
-    out: Path,
-    *,
-    write: bool,
-    force: bool,
-    diff: bool,
-    progress: Progress = no_progress,
-    workers: int | None = None,
-) -> list[Changes]:
+def render_many(jobs: list[Job], request: RenderRequest, workers: int | None = None) -> list[Changes]:
     """Each job's changes, in the jobs' order, its bundle in `out/<name>` (module docstring). `out` is never a
-    bundle itself: then every member is refused, and opened read-only so no folder is created. `progress` is
-    entered once the workers run, and told each bundle's name as it is planned."""
+    bundle itself: then every member is refused, and opened read-only so no folder is created. The request's
+    progress is entered once the workers run, and told each bundle's name as it is planned."""
     from rlobs.bundle import pool
     from rlobs.bundle.owner import refusal_error
     from rlobs.bundle.render import make_env
@@ -121,6 +94,7 @@ def render_many(
         job = jobs[index]
         return build_named(job.path, job.profile, pool.checker(), env)
 
+    out, write, show, force, diff = request.out, request.writes, request.progress, request.force, request.with_diff
     dirs = [out / job.key.name for job in jobs]
     results: list[Changes | None] = [None] * len(jobs)
     bundles: dict[Path, Bundle] = {}
@@ -131,7 +105,7 @@ def render_many(
         try:
             for out_dir in sorted(dirs):
                 bundles[out_dir] = stack.enter_context(open_bundle(out_dir, producible, write=write_dirs))
-            advance = stack.enter_context(progress(len(jobs)))
+            advance = stack.enter_context(show(len(jobs))) if show else lambda _name: None
             refused = False
             for index, files in built:
                 job, bundle = jobs[index], bundles[dirs[index]]

@@ -5,20 +5,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
+from rlobs.bundle.request import Mode, RenderRequest
 from rlobs.bundle.write import Changes
 from rlobs.errors import Problem, RlobsError
-
-if TYPE_CHECKING:
-    from rlobs.batch import Progress
 
 SCHEMA_FILE = "rlobs.schema.json"
 _MODELINE = f"# yaml-language-server: $schema=./{SCHEMA_FILE}\n"
 
-
-# What a render was asked to do: write, --check (report drift), or --dry-run/--diff (report what would change).
-Mode = Literal["render", "check", "preview"]
 # Each list of a plan and what the render does to its files (a file kept is only forgotten by the manifest).
 _ACTIONS = (
     ("created", "create"),
@@ -43,9 +38,7 @@ class RenderResult:
         """changed (drift with --check), unchanged, or would_refuse: a render would refuse and write nothing."""
         if self.changes.refused:
             return "would_refuse"
-        if self.changes.changed:
-            return "drift" if mode == "check" else "changed"
-        return "unchanged"
+        return ("drift" if Mode.CHECK in mode else "changed") if self.changes.changed else "unchanged"
 
     def files(self, mode: Mode) -> list[dict[str, str]]:
         """One entry per file the render looks at: its action and status, and why a render would refuse it."""
@@ -53,34 +46,24 @@ class RenderResult:
         refused = {r.path: r.reason for r in c.refused if r.path}
         actions = {p: action for field, action in _ACTIONS for p in getattr(c, field)}
         actions.update({p: "none" for p in refused if p not in actions})  # an edited file rlobs would delete
-        entries = []
-        for path in sorted(actions):
-            action = actions[path]
-            if path in refused:
-                status = "would_refuse"
-            elif action in ("none", "keep"):
-                status = "unchanged"
-            else:
-                status = "drift" if mode == "check" else "changed"
+        changed, entries = "drift" if Mode.CHECK in mode else "changed", []
+        for path, action in sorted(actions.items()):
+            status = "would_refuse" if path in refused else "unchanged" if action in ("none", "keep") else changed
             entry = {"path": path, "action": action, "status": status}
             if path in refused:
                 entry["reason"] = refused[path]
             entries.append(entry)
         return entries
 
-    def as_dict(self, mode: Mode = "render") -> dict[str, object]:
+    def as_dict(self, mode: Mode = Mode.WRITE) -> dict[str, object]:
         c = self.changes
-        found: dict[str, object] = {
+        return {
             "profile": str(self.profile),
             "name": self.name,
             "output": str(self.out_dir),
             "owner": c.owner.as_dict() if c.owner is not None else None,
             "status": self.status(mode),
-        }
-        if mode == "check":
-            found["drift"] = bool(c.changed or c.refused)
-        return {
-            **found,
+            **({"drift": bool(c.changed or c.refused)} if Mode.CHECK in mode else {}),
             "created": list(c.created),
             "updated": list(c.updated),
             "deleted": list(c.deleted),
@@ -174,45 +157,27 @@ def warnings(profiles: list[Path]) -> list[tuple[Problem, ...]]:
     return [tuple(load_warnings(p)) for p in profiles]
 
 
-def render(
-    profiles: list[Path], out: Path, *, write: bool, force: bool, with_diff: bool, progress: Progress | None = None
-) -> list[RenderResult]:
+def render(profiles: list[Path], request: RenderRequest) -> list[RenderResult]:
     """What rendering does (or would do) to each bundle. An up-to-date one is answered from its render key without
     reading YAML (rlobs.entry's fast path, where importing a YAML parser alone would cost more than the answer), so
-    its warnings were given when it was rendered."""
-    answered = up_to_date(profiles, out)
+    its warnings were given when it was rendered. Otherwise each is rendered (rlobs.batch), and a bundle rendered
+    from its profile carries the profile's warnings."""
+    answered = up_to_date(profiles, request.out)
     if answered is not None:
         return answered
-    return render_full(profiles, out, write=write, force=force, with_diff=with_diff, progress=progress)
-
-
-def render_full(
-    profiles: list[Path],
-    out: Path,
-    *,
-    write: bool,
-    force: bool,
-    with_diff: bool = False,
-    progress: Progress | None = None,
-) -> list[RenderResult]:
-    """The render itself (rlobs.batch), when up_to_date() found that some bundle may differ; each bundle rendered
-    from its profile carries the profile's warnings."""
     fleet = fleet_file(profiles)
     if fleet is not None:
         from rlobs.fleet import commands as fleets
 
-        name, changes = fleets.render(fleet, out, write=write, force=force, with_diff=with_diff)
-        return [RenderResult(fleet, name, out, changes)]
+        name, changes = fleets.render(fleet, request)
+        return [RenderResult(fleet, name, request.out, changes)]
     from rlobs import batch
 
     jobs = batch.load(profiles)
     if len(jobs) == 1:
-        done = [batch.render_one(jobs[0], out, write=write, force=force, diff=with_diff)]
-        dirs = [out]
+        done, dirs = [batch.render_one(jobs[0], request)], [request.out]
     else:
-        shown = progress or batch.no_progress
-        done = batch.render_many(jobs, out, write=write, force=force, diff=with_diff, progress=shown)
-        dirs = [out / j.key.name for j in jobs]
+        done, dirs = batch.render_many(jobs, request), [request.out / j.key.name for j in jobs]
     found = warnings([j.path for j in jobs])
     return [RenderResult(j.path, j.key.name, d, c, w) for j, d, c, w in zip(jobs, dirs, done, found, strict=True)]
 
@@ -283,14 +248,9 @@ def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[
             except RlobsError as exc:
                 found.append(Validated(path, None, exc))
     names = [v.name for v in found if v.name is not None]
+    shared = "is another profile's too: expected one bundle name per profile"
     return [
-        Validated(
-            v.profile,
-            None,
-            RlobsError(
-                f"{v.profile}: metadata.name {v.name} is another profile's too: expected one bundle name per profile"
-            ),
-        )
+        Validated(v.profile, None, RlobsError(f"{v.profile}: metadata.name {v.name} {shared}"))
         if v.name is not None and names.count(v.name) > 1
         else v
         for v in found

@@ -12,17 +12,13 @@ import gc
 import os
 import sys
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rlobs.bundle.request import RenderRequest
 
 
-class _Render(NamedTuple):
-    profiles: list[Path]
-    out: Path
-    check: bool
-    as_json: bool
-
-
-def _parse(argv: list[str]) -> _Render | None:
+def _parse(argv: list[str]) -> tuple[list[Path], RenderRequest] | None:
     """A plain render in the forms Typer reads the same way: profiles, `-o DIR` / `--output[=]DIR`, `--check` and
     `--format[=]text|json`, each option at most once. None for anything else (other flags, --help, `--`, a
     repeated option, an empty value or one that looks like a flag), which the Typer app then reads."""
@@ -50,7 +46,10 @@ def _parse(argv: list[str]) -> _Render | None:
         options[key] = value
     if not profiles or options.get("format", "text") not in ("text", "json"):
         return None
-    return _Render(profiles, Path(options.get("output", "out")), "check" in options, options.get("format") == "json")
+    from rlobs.bundle.request import Mode, RenderRequest
+
+    out, mode = Path(options.get("output", "out")), Mode.of(check="check" in options)
+    return profiles, RenderRequest(out, mode, as_json=options.get("format") == "json")
 
 
 def _up_to_date(argv: list[str]) -> int | None:
@@ -62,12 +61,13 @@ def _up_to_date(argv: list[str]) -> int | None:
     from rlobs import commands
     from rlobs.errors import RlobsError
 
+    profiles, request = parsed
     try:
-        results = commands.up_to_date(parsed.profiles, parsed.out)
+        results = commands.up_to_date(profiles, request.out)
     except (RlobsError, KeyboardInterrupt, OSError, ValueError) as exc:
         from rlobs import boundary
 
-        code = boundary.exit_code(exc, as_json=parsed.as_json)
+        code = boundary.exit_code(exc, as_json=request.as_json)
         if code is None:
             raise
         return code
@@ -75,7 +75,7 @@ def _up_to_date(argv: list[str]) -> int | None:
         return None
     from rlobs import output
 
-    return output.report_render(results, as_json=parsed.as_json, check=parsed.check, diff=False, dry_run=False)
+    return output.report_render(results, request)
 
 
 def _closed_pipe() -> None:

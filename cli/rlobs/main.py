@@ -249,14 +249,15 @@ def render(
             return
 
         from rlobs import progress
+        from rlobs.bundle.request import Mode, RenderRequest
 
-        write = not (check or diff or dry_run)
+        mode = Mode.of(check=check, diff=diff, dry_run=dry_run)
         shown = progress.bundles if fmt is Fmt.text else None  # JSON: one document on stdout, nothing else
-        results = commands.render(profiles, out, write=write, force=force, with_diff=diff, progress=shown)
+        request = RenderRequest(out, mode, force=force, progress=shown, as_json=fmt is Fmt.json)
+        results = commands.render(profiles, request)
     from rlobs import output
 
-    code = output.report_render(results, as_json=fmt is Fmt.json, check=check, diff=diff, dry_run=dry_run)
-    raise typer.Exit(code)
+    raise typer.Exit(output.report_render(results, request))
 
 
 def _preview(paths: list[Path]) -> None:

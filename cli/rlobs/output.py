@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rlobs.errors import EXIT_DRIFT, EXIT_OK, OutputConflictError
 
 if TYPE_CHECKING:
-    from rlobs.commands import Mode, RenderResult, Validated
+    from rlobs.bundle.request import RenderRequest
+    from rlobs.commands import RenderResult, Validated
     from rlobs.errors import Problem
 
 
@@ -108,26 +109,25 @@ def markdown_tables(tables: list[tuple[list[str], list[list[str]], set[int]]], n
     print("\n" + "\n".join(notes))
 
 
-def report_render(results: list[RenderResult], *, as_json: bool, check: bool, diff: bool, dry_run: bool) -> int:
+def report_render(results: list[RenderResult], request: RenderRequest) -> int:
     """Print what `render` did (or would do); the exit code. A render that refuses raises before it gets here, so
     a refusal here is a preview's: it exits as the render would (2). Otherwise --check exits 1 on drift, else 0."""
-    mode: Mode = "check" if check else "preview" if (diff or dry_run) else "render"
-    if as_json:
-        print(json.dumps([r.as_dict(mode) for r in results], indent=2, sort_keys=False))
+    if request.as_json:
+        print(json.dumps([r.as_dict(request.mode) for r in results], indent=2, sort_keys=False))
     else:
         report_warnings([w for r in results for w in r.warnings])
         for r in results:
-            _report_text(r, mode, diff=diff)
+            _report_text(r, request)
     if any(r.changes.refused for r in results):
         return OutputConflictError.exit_code
-    return EXIT_DRIFT if check and any(r.changes.changed for r in results) else EXIT_OK
+    return EXIT_DRIFT if request.checks and any(r.changes.changed for r in results) else EXIT_OK
 
 
-def _report_text(r: RenderResult, mode: Mode, *, diff: bool) -> None:
+def _report_text(r: RenderResult, request: RenderRequest) -> None:
     c = r.changes
-    if diff and c.diff:
+    if request.with_diff and c.diff:
         sys.stdout.write(c.diff)
-    verb = "" if mode == "render" else "would "
+    verb = "" if request.writes else "would "
     for label, paths, style in (
         ("create", c.created, "green"),
         ("update", c.updated, "yellow"),

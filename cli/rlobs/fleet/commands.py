@@ -8,7 +8,8 @@ from typing import Any
 from rlobs.bundle.check import Checker
 from rlobs.bundle.filters import to_yaml
 from rlobs.bundle.owner import Owner
-from rlobs.bundle.write import Changes, open_bundle
+from rlobs.bundle.request import RenderRequest
+from rlobs.bundle.write import Changes
 from rlobs.errors import RlobsError
 from rlobs.fleet import contract, preview
 from rlobs.fleet.appsets import APPSETS_DIR
@@ -28,20 +29,13 @@ def build(path: Path) -> tuple[Fleet, FleetBuild]:
     return fleet, built
 
 
-def render(path: Path, out: Path, *, write: bool, force: bool, with_diff: bool) -> tuple[str, Changes]:
-    """The fleet's bundle into `out`, by the same writer and rules as a profile's: the folder's owner is the fleet,
-    by name. Built first (its clusters by worker processes that only build), then `out` is locked, planned and
-    written."""
-    if out.exists() and not out.is_dir():
-        raise RlobsError(f"{out}: expected a directory, got a file")
+def render(path: Path, request: RenderRequest) -> tuple[str, Changes]:
+    """The fleet's bundle into the request's folder, by the same writer and rules as a profile's (the folder's owner
+    is the fleet, by name). Built first (its clusters by worker processes that only build), then written."""
+    if request.out.exists() and not request.out.is_dir():
+        raise RlobsError(f"{request.out}: expected a directory, got a file")
     fleet, built = build(path)
-    with open_bundle(out, producible, write=write) as bundle:
-        changes = bundle.plan(built.files, owner=Owner("fleet", fleet.name), force=force, with_diff=with_diff)
-        if write:
-            if changes.refused:
-                bundle.discard()  # only a folder opening the bundle created goes again
-            bundle.write(built.files, changes)  # raises the plan's refusals, writing nothing
-    return fleet.name, changes
+    return fleet.name, request.render_into(built.files, producible, owner=Owner("fleet", fleet.name))
 
 
 def validate(path: Path, cluster_secrets: Path | None = None) -> str:
