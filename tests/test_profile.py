@@ -12,9 +12,9 @@ import pytest
 
 import rlobs.profile.load
 from rlobs.errors import ProfileError
-from rlobs.profile.eksprofile import EksProfile
-from rlobs.profile.gkeprofile import GkeProfile
-from rlobs.profile.load import load_profile, parse_profile
+from rlobs.targets import load_profile, parse_profile
+from rlobs.targets.eks.profile import EksProfile
+from rlobs.targets.gke.profile import GkeProfile
 from testing.helpers import GOOD, all_profiles, write_tree
 
 
