@@ -195,7 +195,7 @@ class _Merged:
             return
         for stale in [p for p in self.origin if p[: len(path)] == path]:
             del self.origin[stale]
-        node[last] = _plain(value)
+        node[last] = plain(value)
         self._record(path, value, source)
 
     def _record(self, path: Path, value: Any, source: Path) -> None:
@@ -208,11 +208,12 @@ class _Merged:
                 self._record((*path, n), sub, (*source, n))
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """Plain dicts and lists of a value as parsed (a fleet entry passed on into an effective profile)."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from rlobs.profile.fields import Model
+from rlobs.profile.fleet import plain
 from rlobs.profile.fleetspec import ClusterName, FleetCluster, FleetSpec, Layer, Region, bundle_path
 from rlobs.profile.git import GitRevision
 from rlobs.profile.problems import ProblemAt
@@ -15,7 +16,7 @@ from rlobs.targets.eks.profile import AWS_REGION, PrometheusEndpoint
 
 if TYPE_CHECKING:
     from rlobs.errors import Problem
-    from rlobs.profile.fleet import Member
+    from rlobs.profile.fleetspec import Member
     from rlobs.profile.yamlsource import Located, Path
 
 NAME = "eks"
@@ -114,18 +115,10 @@ def remote_prometheus(spec: FleetSpec, raw_clusters: list[Any]) -> list[dict[str
     if name is None:
         return []
     return [
-        {"name": c.name, **_plain(raw_clusters[i]["prometheus"])}
+        {"name": c.name, **plain(raw_clusters[i]["prometheus"])}
         for i, c in enumerate(spec.clusters)
         if c.target == NAME and c.name != name and getattr(c, "prometheus", None) is not None
     ]
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 def layer(spec: FleetSpec, index: int, cluster: FleetCluster, raw: list[Any]) -> Layer:
