@@ -13,7 +13,7 @@ from rlobs.profile.fleet import Fleet, Member
 from rlobs.profile.kind import CLUSTERS_DIR
 from rlobs.rl.catalog import Catalog
 from rlobs.targets.gke import monitoring, project, tfpolicy
-from rlobs.targets.gke import plan as gke_plan  # the module
+from rlobs.targets.gke import plan as gke_plan
 from rlobs.targets.gke.fleetspec import dashboards, identity_form, terraform_projects
 from rlobs.targets.gke.profile import GkeProfile
 
