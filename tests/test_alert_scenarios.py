@@ -86,7 +86,7 @@ def test_the_scenarios_cover_every_alert() -> None:
 def test_two_bundles_in_one_cluster_alert_on_their_own_runs_only(tmp_path: Path) -> None:
     """Team A's and team B's bundles in one cluster, each with a run of the same id: A's stalled run fires A's alert
     once and never B's; B's healthy run fires nothing in either bundle."""
-    from rlobs.profile.load import parse_profile
+    from rlobs.targets import parse_profile
     from testing.helpers import all_profiles
 
     promtool = tool("promtool", "evaluates two bundles' rules on one cluster's series")

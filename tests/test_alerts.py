@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from rlobs.profile.load import parse_profile
 from rlobs.rl import naming
 from rlobs.rl.alerts import alerts
 from rlobs.rl.catalog import load_catalog
+from rlobs.targets import parse_profile
 from testing.helpers import profile
 
 CATALOG = load_catalog()

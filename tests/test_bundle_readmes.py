@@ -83,7 +83,7 @@ def test_private_gitops_repo_credentials_by_reference() -> None:
     assert "argocd.argoproj.io/secret-type=repository" in text
     assert "read -rsp 'Read-only access token: '" in text  # https URL: a token from the prompt
     ssh = all_profiles()["eks-jark"].replace("https://github.com/acme/gitops.git", "git@github.com:acme/gitops.git")
-    from rlobs.profile.load import parse_profile
+    from rlobs.targets import parse_profile
 
     files = {r.path: r.text for r in build(parse_profile(ssh, "ssh.yaml"))}
     assert "--from-file=sshPrivateKey=" in files["README.md"]

@@ -5,11 +5,10 @@ from typing import Any
 
 import pytest
 
-from rlobs.profile.gke import ChannelRoute, DashboardFilter
-from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.rl import naming
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets.gke import monitoring
+from rlobs.targets.gke.profile import ChannelRoute, DashboardFilter, GkeProfile
 from testing.bundles import facts
 from testing.gke import GKE_PROFILES
 from testing.helpers import gke_profile, module, profile, shared

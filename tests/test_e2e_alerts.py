@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from rlobs.profile.load import parse_profile
 from rlobs.rl import naming
 from rlobs.rl.catalog import load_catalog
 from rlobs.rl.facts import workload_job
 from rlobs.rl.promrules import rule_groups
+from rlobs.targets import parse_profile
 from testing.bundles import facts
 from testing.helpers import all_profiles, tool
 from testing.otlp import render_app

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from rlobs.errors import ProfileError
-from rlobs.profile.load import parse_profile
+from rlobs.targets import parse_profile
 from testing.eks import EKS_PROFILES, bundle, objects
 from testing.helpers import all_profiles, profile, tool
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from rlobs.errors import ProfileError
-from rlobs.profile.load import parse_profile
+from rlobs.targets import parse_profile
 from rlobs.targets.eks.versions import CHARTS
 from testing.eks import bundle
 from testing.helm import render

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rlobs.profile.load import parse_profile
+from rlobs.targets import parse_profile
 from rlobs.targets.eks.dashboards import inference_dashboard, training_dashboard
 from testing.eks import EKS_PROFILES, of_kind
 from testing.helpers import all_profiles, module, shared, tool

@@ -140,7 +140,7 @@ def test_ai_on_eks_receivers_become_an_alertmanagerconfig_for_the_rl_alerts_only
 
 def test_a_cluster_receiver_is_refused_in_ai_on_eks_mode() -> None:
     from rlobs.errors import ProfileError
-    from rlobs.profile.load import parse_profile
+    from rlobs.targets import parse_profile
     from testing.helpers import all_profiles
 
     text = all_profiles()["eks-ai-on-eks"].replace(

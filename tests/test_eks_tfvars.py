@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from rlobs.errors import ProfileError, RlobsError
-from rlobs.profile.load import parse_profile
+from rlobs.targets import parse_profile
 from rlobs.targets.eks.tfvars import check_tfvars, declared, tfvars, type_problem
 from testing.eks import EKS_PROFILES, bundle
 from testing.helpers import all_profiles, eks_profile, profile, shared

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rlobs.profile.load import parse_profile
+from rlobs.targets import parse_profile
 from rlobs.targets.eks import values
 from rlobs.targets.eks.versions import CHARTS
 from testing.eks import EKS_PROFILES, objects

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from rlobs.profile.load import parse_profile
 from rlobs.profile.profiles import Profile
 from rlobs.rl import workloads
+from rlobs.targets import parse_profile
 from rlobs.targets.eks.stack import stack
 from testing.bundles import build
 from testing.eks import EKS_PROFILES, bundle, objects

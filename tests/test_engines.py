@@ -13,12 +13,12 @@ import pytest
 import yaml
 
 from rlobs.errors import RlobsError
-from rlobs.profile.eksprofile import EksProfile
-from rlobs.profile.load import parse_profile
 from rlobs.profile.model import ROLLOUT_PATHS, Rollout
 from rlobs.rl.engines import load_engines
+from rlobs.targets import parse_profile
 from rlobs.targets.eks.dashboards import inference_dashboard
 from rlobs.targets.eks.monitors import rollout_engine
+from rlobs.targets.eks.profile import EksProfile
 from testing.bundles import build
 from testing.crdschema import errors
 from testing.eks import schema as crd

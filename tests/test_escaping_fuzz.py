@@ -27,7 +27,7 @@ from markdown_it import MarkdownIt
 from rlobs.bundle.check import hcl_for_parser
 from rlobs.bundle.spec import Rendered
 from rlobs.errors import ProfileError
-from rlobs.profile.load import parse_profile
+from rlobs.targets import parse_profile
 from testing.bundles import build
 from testing.helpers import all_profiles, tool
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from rlobs.errors import ProfileError
-from rlobs.profile.eksprofile import EksProfile
-from rlobs.profile.fleet import parse_fleet
-from rlobs.profile.gkeprofile import GkeProfile
-from rlobs.profile.load import parse_profile
+from rlobs.fleet.load import parse_fleet
+from rlobs.targets import parse_profile
+from rlobs.targets.eks.profile import EksProfile
+from rlobs.targets.gke.profile import GkeProfile
 from testing.fleet import example, example_text
 
 
@@ -56,7 +56,8 @@ def test_the_fleet_sets_names_paths_and_revisions() -> None:
     assert prod.metadata.name == prod.eks.cluster.name == "prod-usw2-a"
     assert prod.eks.gitops.path == "fleets/rl/clusters/prod-usw2-a"
     assert prod.eks.gitops.target_revision == "v1.4.0"
-    assert by_name["dev-use2"].revision == "main"
+    dev = by_name["dev-use2"].profile
+    assert isinstance(dev, EksProfile) and dev.eks.gitops.target_revision == "main"
 
 
 def test_an_effective_profile_is_a_profile() -> None:

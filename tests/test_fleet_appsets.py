@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 import yaml
 
+from rlobs.bundle import appsets as contract
 from rlobs.errors import RlobsError
-from rlobs.fleet import contract, layers
-from rlobs.fleet.appsets import STACK_COMPONENTS, application_sets
+from rlobs.fleet.load import parse_fleet
 from rlobs.fleet.plan import build_fleet
-from rlobs.profile.fleet import parse_fleet
+from rlobs.targets.eks import contract as eks_contract
+from rlobs.targets.eks import layers
+from rlobs.targets.eks.appsets import STACK_COMPONENTS, application_sets
 from rlobs.targets.eks.versions import CHARTS
 from testing.crdschema import errors
 from testing.eks import schema
@@ -66,7 +68,7 @@ def test_every_application_set_is_safe_for_a_fleet() -> None:
         assert selector["matchLabels"][contract.ENABLED] == "true", path
         assert {"key": contract.CLUSTER, "operator": "NotIn", "values": ["in-cluster"]} in selector["matchExpressions"]
         stack = path.removeprefix("applicationsets/").removesuffix(".yaml") in STACK_COMPONENTS
-        assert (selector["matchLabels"].get(contract.STACK) == "rlobs") == stack, path
+        assert (selector["matchLabels"].get(eks_contract.STACK) == "rlobs") == stack, path
         # The controller owns the deletion finalizer when it preserves resources.
         assert "finalizers" not in spec["template"]["metadata"], path
 
@@ -94,7 +96,7 @@ def test_the_contract_is_terraform_locals_and_outputs_without_credentials() -> N
     assert data["output"]["rlobs_cluster_secrets"]["value"] == "${local.rlobs_cluster_secrets}"
     prod = secrets["prod-usw2-b"]
     assert prod["name"] == "prod-usw2-b"
-    assert prod["labels"][contract.STACK] == "ai-on-eks"
+    assert prod["labels"][eks_contract.STACK] == "ai-on-eks"
     assert prod["annotations"][contract.REVISION] == "v1.4.0"
     assert set(prod) == {"name", "labels", "annotations"}  # never server, config or tokens
     for meta in secrets.values():
@@ -102,28 +104,26 @@ def test_the_contract_is_terraform_locals_and_outputs_without_credentials() -> N
 
 
 def test_the_stack_application_sets_skip_clusters_whose_stack_comes_from_ai_on_eks() -> None:
-    selected = example_build().appsets.selected
-    assert selected["kube-prometheus-stack"] == ["dev-use2", "prod-usw2-a"]
-    assert selected["rl-layer"] == ["dev-use2", "prod-usw2-a", "prod-usw2-b"]
+    selected = example_build().selected
+    assert selected["applicationsets/kube-prometheus-stack.yaml"] == ["dev-use2", "prod-usw2-a"]
+    assert selected["applicationsets/rl-layer.yaml"] == ["dev-use2", "prod-usw2-a", "prod-usw2-b"]
 
 
 def test_every_key_a_template_reads_is_in_every_selected_clusters_secret() -> None:
     built = example_build()
-    sets = {f"applicationsets/{c}.yaml": s for c, s in built.appsets.sets.items()}
-    selected = {f"applicationsets/{c}.yaml": n for c, n in built.appsets.selected.items()}
-    assert contract.referential_problems(sets, selected, built.contracts) == []
+    sets, selected = built.appsets, built.selected
+    assert contract.referential_problems(sets, selected, built.contracts, built.rules) == []
     refs = {(r.kind, r.key) for s in sets.items() for r in contract.references(*s)}
     assert ("annotations", contract.REVISION) in refs and ("labels", contract.ENABLED) in refs
 
 
 def test_a_missing_or_invalid_annotation_names_the_cluster_the_key_and_the_template() -> None:
     built = example_build()
-    sets = {f"applicationsets/{c}.yaml": s for c, s in built.appsets.sets.items()}
-    selected = {f"applicationsets/{c}.yaml": n for c, n in built.appsets.selected.items()}
+    sets, selected = built.appsets, built.selected
     broken = copy.deepcopy(built.contracts)
     del broken["prod-usw2-a"].annotations[contract.REVISION]
-    broken["dev-use2"].labels[contract.STACK] = "arn:aws:iam::1:role/x"
-    problems = contract.referential_problems(sets, selected, broken)
+    broken["dev-use2"].labels[eks_contract.STACK] = "arn:aws:iam::1:role/x"
+    problems = contract.referential_problems(sets, selected, broken, built.rules)
     assert "cluster prod-usw2-a: annotation rlobs.io/revision is missing (read by applicationsets/rl-layer.yaml)" in (
         problems
     )
@@ -133,15 +133,15 @@ def test_a_missing_or_invalid_annotation_names_the_cluster_the_key_and_the_templ
 
 def test_validate_fails_when_a_template_reads_an_annotation_the_contract_lacks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Plant the fault: a contract without the revision annotation fails the build, naming cluster, key, template."""
-    real = contract.metadata
+    real = eks_contract.metadata
 
-    def without_revision(member: Any) -> contract.SecretMetadata:
-        meta = real(member)
+    def without_revision(member: Any, profile: Any) -> contract.SecretMetadata:
+        meta = real(member, profile)
         if member.name == "dev-use2":
             del meta.annotations[contract.REVISION]
         return meta
 
-    monkeypatch.setattr(contract, "metadata", without_revision)
+    monkeypatch.setattr(eks_contract, "metadata", without_revision)
     with pytest.raises(RlobsError) as exc:
         build_fleet(example())
     assert (
@@ -151,7 +151,7 @@ def test_validate_fails_when_a_template_reads_an_annotation_the_contract_lacks(m
 
 
 def test_clusters_that_cannot_share_a_template_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rlobs.fleet import appsets
+    from rlobs.targets.eks import appsets
 
     real = appsets.single_applications
 
@@ -192,7 +192,7 @@ def test_a_fleet_without_eks_clusters_has_no_application_sets() -> None:
 
 def test_values_that_would_run_as_go_templates_are_refused() -> None:
     from rlobs.errors import ProfileError
-    from rlobs.fleet.appsets import _refuse_template_text
+    from rlobs.targets.eks.appsets import _refuse_template_text
 
     # The profile's own rules already refuse template text in the values that reach an Application...
     text = example_text().replace("https://github.com/acme/gitops.git", "https://github.com/acme/{{.name}}.git")
@@ -223,11 +223,11 @@ def _unbound(app: dict[str, Any]) -> dict[str, Any]:
 def test_the_fleet_binds_only_name_destination_revision_paths_and_values() -> None:
     """Everything else of every cluster's Application is its single-cluster Application, unchanged: a regression
     in the binding that drops or alters anything else fails here."""
-    from rlobs.fleet.appsets import expected_application, single_applications
+    from rlobs.targets.eks.appsets import expected_application, single_applications
 
     fleet = example()
     checked = 0
-    for member in contract.eks_members(fleet):
+    for member, _ in eks_contract.members(fleet):
         for component, single in single_applications(member).items():
             bound = expected_application(fleet, member, component)
             assert _unbound(bound) == _unbound(single), (member.name, component)

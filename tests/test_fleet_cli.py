@@ -99,8 +99,8 @@ def test_each_cluster_folder_is_its_single_cluster_bundle() -> None:
 def test_a_project_script_runs_each_of_its_clusters_setup(tmp_path: Path) -> None:
     import subprocess
 
+    from rlobs.fleet.load import parse_fleet
     from rlobs.fleet.plan import build_fleet
-    from rlobs.profile.fleet import parse_fleet
 
     text = example_text().replace("project: rl-prod-project", "project: rl-dev-project")
     text = text.replace("projects/rl-prod-project/", "projects/rl-dev-project/")
@@ -253,11 +253,13 @@ def test_a_fleet_render_failing_midway_leaves_the_old_bundle_or_nothing(
     path.write_text(path.read_text().replace("threshold: 0.25", "threshold: 0.3"))  # every cluster's rules change
     real, arrived = plan._cluster_files, []
 
-    def failing(member: plan.Member, single: tuple[plan.Rendered, ...]) -> list[plan.Rendered]:
+    def failing(
+        member: plan.Member, single: tuple[plan.Rendered, ...], replaced: tuple[str, ...]
+    ) -> list[plan.Rendered]:
         arrived.append(member.name)
         if len(arrived) == 3:  # two clusters already built
             raise RlobsError("planted")
-        return real(member, single)
+        return real(member, single, replaced)
 
     monkeypatch.setattr(plan, "_cluster_files", failing)
     with pytest.raises(RlobsError, match="planted"):

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from rlobs.fleet import gketf
 from rlobs.fleet.paths import producible
 from rlobs.fleet.plan import build_fleet
+from rlobs.targets.gke import fleettf as gketf
 from rlobs.targets.gke import tfpolicy
-from test_tfpolicy import SCHEMA
 from testing.fleet_gke import terraform_fleet
+from testing.gketf import SCHEMA
 from testing.helpers import module, preinstalled_tool
 
 ROOT = gketf.root("rl-prod-project")
@@ -323,7 +323,7 @@ def test_the_project_dashboard_parses_as_monitoring_v1() -> None:
 
 def test_per_project_needs_a_terraform_managed_cluster() -> None:
     from rlobs.errors import ProfileError
-    from rlobs.profile.fleet import parse_fleet
+    from rlobs.fleet.load import parse_fleet
     from testing.fleet import example_text
 
     text = example_text().replace("views:\n", "views:\n  gkeDashboards: per-project\n")

@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from rlobs.errors import ProfileError
-from rlobs.fleet import layers
-from rlobs.fleet.appsets import VALUES_DIR
-from rlobs.profile.eksprofile import EksProfile
-from rlobs.profile.fleet import parse_fleet
+from rlobs.fleet.load import parse_fleet
+from rlobs.targets.eks import layers
+from rlobs.targets.eks.appsets import VALUES_DIR
+from rlobs.targets.eks.profile import EksProfile
 from rlobs.targets.eks.values import remote_uid
 from rlobs.targets.eks.versions import CHARTS
 from testing.fleet import example, example_build, example_text
@@ -197,7 +197,7 @@ def test_the_fleet_readme_is_right_that_the_pinned_crds_have_flat_list(crd: str)
 
 
 def test_a_single_profile_may_list_remote_prometheus_once_per_cluster() -> None:
-    from rlobs.profile.load import parse_profile
+    from rlobs.targets import parse_profile
     from testing.helpers import all_profiles
 
     base = all_profiles()["eks-jark"]

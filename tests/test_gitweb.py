@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.gitweb import file_link, link_problem
-from rlobs.profile.load import parse_profile
-from rlobs.profile.warnings import find
 from rlobs.profile.yamlsource import load_located
+from rlobs.targets import parse_profile
+from rlobs.targets import warnings as find
 from rlobs.targets.eks.plan import runbook
+from rlobs.targets.eks.profile import EksProfile
 from testing.helpers import all_profiles
 
 FILE = "clusters/prod/rlobs/docs/runbook.md"

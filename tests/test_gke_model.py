@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rlobs.errors import ProfileError
-from rlobs.profile.load import parse_profile
+from rlobs.targets import parse_profile
 from testing.helpers import all_profiles
 
 BASE = all_profiles()["gke-managed-otel"]

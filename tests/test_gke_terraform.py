@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.targets.gke import project
+from rlobs.targets.gke.profile import GkeProfile
 from testing.bundles import build
 from testing.gke import GKE_PROFILES, managed_by, terraform_profiles
 from testing.helpers import all_profiles, gke_profile, module, preinstalled_tool, profile

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
-from rlobs.profile.load import parse_profile
 from rlobs.profile.profiles import Profile
 from rlobs.rl import workloads
 from rlobs.rl.catalog import load_catalog
+from rlobs.targets import parse_profile
 from rlobs.targets.gke import workload
 from testing.bundles import build
 from testing.gke import write_bundle
@@ -200,7 +200,7 @@ def test_gmp_collector_naming_exports_to_the_profiles_collector() -> None:
 
 def test_gmp_collector_naming_needs_a_collector_and_only_it_takes_one() -> None:
     from rlobs.errors import ProfileError
-    from rlobs.profile.load import parse_profile
+    from rlobs.targets import parse_profile
 
     text = all_profiles()["gke-autopilot-jobset"]
     without = text.replace("  collectorEndpoint: http://otel-collector.observability.svc.cluster.local:4317\n", "")

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from rlobs.errors import ProfileError
-from rlobs.profile.helmvalues import CHARTS_BY_MODE, OWNED, deep_merge, index
-from rlobs.profile.load import parse_profile
+from rlobs.targets import parse_profile
+from rlobs.targets.eks.helmvalues import CHARTS_BY_MODE, OWNED, deep_merge, index
 from rlobs.targets.eks.versions import CHARTS
 from testing.eks import bundle
 from testing.helpers import REPO, all_profiles, shared
@@ -172,7 +172,7 @@ def test_template_text_where_no_tpl_runs_is_data() -> None:
 
 
 def test_every_tpl_path_names_keys_of_its_chart() -> None:
-    from rlobs.profile.helmvalues import TPL_VALUES
+    from rlobs.targets.eks.helmvalues import TPL_VALUES
 
     for chart, entries in TPL_VALUES.items():
         assert chart in index()

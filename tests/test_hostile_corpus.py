@@ -9,7 +9,7 @@ import pytest
 
 from hostile_corpus import corpus
 from rlobs.errors import ProfileError, RlobsError
-from rlobs.profile.load import parse_profile
+from rlobs.targets import parse_profile
 from testing.bundles import build
 from testing.helpers import all_profiles
 

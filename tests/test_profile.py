@@ -12,9 +12,9 @@ import pytest
 
 import rlobs.profile.load
 from rlobs.errors import ProfileError
-from rlobs.profile.eksprofile import EksProfile
-from rlobs.profile.gkeprofile import GkeProfile
-from rlobs.profile.load import load_profile, parse_profile
+from rlobs.targets import load_profile, parse_profile
+from rlobs.targets.eks.profile import EksProfile
+from rlobs.targets.gke.profile import GkeProfile
 from testing.helpers import GOOD, all_profiles, write_tree
 
 
@@ -321,7 +321,12 @@ def test_every_key_a_message_names_exists_in_the_model() -> None:
         f.alias or n for root in (EksProfile, GkeProfile) for _, m in _sections(root) for n, f in m.model_fields.items()
     }
     named: list[tuple[str, str]] = []
-    for source in sorted((Path(rlobs.profile.load.__file__).parent).glob("*.py")):
+    package = Path(rlobs.profile.load.__file__).parent.parent
+    # The profile package's messages, and each target's profile sections and rules.
+    sections = [
+        package / "targets" / t / f"{m}.py" for t in ("eks", "gke") for m in ("profile", "helmvalues", "terraform")
+    ]
+    for source in sorted([*package.joinpath("profile").glob("*.py"), *(p for p in sections if p.exists())]):
         if source.name in ("fleet.py", "fleetspec.py"):  # the fleet file's own keys (tests/test_fleet.py)
             continue
         for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):

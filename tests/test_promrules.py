@@ -142,7 +142,7 @@ def test_bundled_rule_tests_pass_promtool(name: str, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_rule_tests_follow_custom_thresholds(tmp_path: Path) -> None:
     """The synthetic series adapt to the profile's thresholds and windows, so users' own settings stay tested."""
-    from rlobs.profile.load import parse_profile
+    from rlobs.targets import parse_profile
     from testing.helpers import all_profiles
 
     promtool = tool("promtool", "runs the generated rule unit tests")

@@ -10,18 +10,18 @@ from typer.testing import CliRunner
 import rlobs.main
 from rlobs.blueprints import load_blueprints
 from rlobs.main import app
-from rlobs.profile.eksprofile import EksProfile
-from rlobs.profile.gkeprofile import GkeProfile
-from rlobs.profile.load import parse_profile
-from rlobs.profile.warnings import find
 from rlobs.profile.yamlsource import load_located
-from rlobs.questions import QUESTIONS, Question, answer, choose, default, set_value, start, targets
+from rlobs.questions import Question, answer, asked, choose, default, set_value, start, targets
+from rlobs.targets import parse_profile
+from rlobs.targets import warnings as find
+from rlobs.targets.eks.profile import EksProfile
+from rlobs.targets.gke.profile import GkeProfile
 
 runner = CliRunner()
 
 
 def _question(target: str, *path: str) -> Question:
-    return next(q for q in QUESTIONS[target] if q.path == path)
+    return next(q for q in asked(target) if q.path == path)
 
 
 @pytest.mark.parametrize(
@@ -36,7 +36,7 @@ def test_every_question_names_a_key_of_its_targets_profile(target: str) -> None:
     from rlobs.profile.load import _model_at
 
     root = EksProfile if target == "eks" else GkeProfile
-    for q in QUESTIONS[target]:
+    for q in asked(target):
         model = _model_at(root, q.path[:-1])
         assert model is not None and q.path[-1] in {f.alias for f in model.model_fields.values()}, q.path
 

@@ -167,7 +167,7 @@ CORPUS = [
 @pytest.mark.parametrize(("name", "old", "new"), CORPUS, ids=[f"{n}:{new.strip()[:40]}" for n, _, new in CORPUS])
 def test_schema_and_validate_agree(name: str, old: str, new: str) -> None:
     from rlobs.errors import ProfileError
-    from rlobs.profile.load import parse_profile
+    from rlobs.targets import parse_profile
 
     base = all_profiles()[name]
     assert old in base, old
@@ -184,7 +184,7 @@ def test_schema_and_validate_agree(name: str, old: str, new: str) -> None:
 def test_corpus_has_both_verdicts() -> None:
     # The agreement test means something only if the corpus holds good and bad profiles.
     from rlobs.errors import ProfileError
-    from rlobs.profile.load import parse_profile
+    from rlobs.targets import parse_profile
 
     verdicts = set()
     for name, old, new in CORPUS:
@@ -200,8 +200,8 @@ def test_the_gke_export_interval_pattern_is_the_validators_range() -> None:
     import re
 
     from rlobs.profile.fields import duration_seconds
-    from rlobs.profile.gke import MAX_EXPORT_SECONDS, MIN_EXPORT_SECONDS
-    from rlobs.profile.schema import GKE_EXPORT_INTERVAL
+    from rlobs.targets.gke.profile import MAX_EXPORT_SECONDS, MIN_EXPORT_SECONDS
+    from rlobs.targets.gke.schema import GKE_EXPORT_INTERVAL
 
     for value in [f"{n}{unit}" for unit in "smhd" for n in range(1, 400)]:
         in_range = MIN_EXPORT_SECONDS <= duration_seconds(value) <= MAX_EXPORT_SECONDS

@@ -10,9 +10,10 @@ from typer.testing import CliRunner
 
 from rlobs.blueprints import load_blueprints
 from rlobs.main import app
-from rlobs.profile.load import parse_profile
-from rlobs.profile.warnings import PLACEHOLDER_KEYS, find, placeholders
+from rlobs.profile.warnings import FLEET_PLACEHOLDERS
 from rlobs.profile.yamlsource import load_located, load_yaml
+from rlobs.targets import TARGETS, parse_profile, placeholders
+from rlobs.targets import warnings as find
 from testing.helpers import GOOD, all_profiles
 
 runner = CliRunner()
@@ -29,7 +30,7 @@ def test_placeholders_are_the_blueprints_own_values() -> None:
     found = placeholders()
     for bp in load_blueprints().values():
         data = load_yaml(bp.text)
-        for path in PLACEHOLDER_KEYS:
+        for path in [*FLEET_PLACEHOLDERS, *(p for t in TARGETS.values() for p in t.PLACEHOLDERS)]:
             value: object = data
             for part in path:
                 value = value.get(part) if isinstance(value, dict) else None

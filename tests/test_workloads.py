@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from rlobs.errors import ProfileError
-from rlobs.profile.load import parse_profile
 from rlobs.rl import workloads
+from rlobs.targets import parse_profile
 from testing.bundles import build
 from testing.helpers import all_profiles, tool, write_tree
 from testing.workloads import (

@@ -43,7 +43,7 @@ def load(profiles: list[Path]) -> list[Job]:
     from collections import Counter
 
     from rlobs.errors import ProfileError
-    from rlobs.profile.load import load_source
+    from rlobs.targets import load_source
     from rlobs.renderkey import render_keys
 
     loaded, problems = [], []

@@ -1,4 +1,5 @@
-"""The shipped starter profiles: read from package data into an explicit name -> Blueprint registry."""
+"""The starter profiles: the shipped ones, read from package data, and those a target provides itself
+(rlobs.targets.Target.blueprints), in one explicit name -> Blueprint registry."""
 
 from __future__ import annotations
 
@@ -18,13 +19,17 @@ class Blueprint:
 
 
 def load_blueprints() -> dict[str, Blueprint]:
+    from rlobs.targets import blueprint_texts
+
+    texts = {
+        entry.name.removesuffix(".yaml"): entry.read_text(encoding="utf-8")
+        for entry in package_dir("blueprints").iterdir()
+        if entry.name.endswith(".yaml")
+    }
+    texts.update(blueprint_texts())
     found: dict[str, Blueprint] = {}
-    for entry in sorted(package_dir("blueprints").iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".yaml"):
-            continue
-        text = entry.read_text(encoding="utf-8")
+    for name, text in sorted(texts.items()):
         data = load_yaml(text)
-        name = entry.name.removesuffix(".yaml")
         found[name] = Blueprint(name, str(data["target"]), str(data["metadata"].get("description", "")), text)
     return found
 

@@ -121,10 +121,11 @@ def schema_text() -> str:
     from pydantic import TypeAdapter
 
     from rlobs.profile.fields import ProfileJsonSchema
-    from rlobs.profile.profiles import Profile
     from rlobs.profile.schema import add_cross_field_rules
+    from rlobs.targets import profile_union, schema_rules
 
-    schema = add_cross_field_rules(TypeAdapter(Profile).json_schema(by_alias=True, schema_generator=ProfileJsonSchema))
+    union = TypeAdapter(profile_union()).json_schema(by_alias=True, schema_generator=ProfileJsonSchema)
+    schema = add_cross_field_rules(union, schema_rules())
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://rlobs.dev/schema/rlobs.v1alpha1.profile.json",
@@ -152,7 +153,7 @@ def _text(path: Path) -> str:
 
 def warnings(profiles: list[Path]) -> list[tuple[Problem, ...]]:
     """Each profile's warnings (a blueprint placeholder left in, alerts that notify nobody), in argument order."""
-    from rlobs.profile.warnings import load_warnings
+    from rlobs.targets import load_warnings
 
     return [tuple(load_warnings(p)) for p in profiles]
 
@@ -238,7 +239,7 @@ def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[
     found = []
     with Checker() as checker:
         from rlobs.pipeline import build_named
-        from rlobs.profile.load import load_source
+        from rlobs.targets import load_source
 
         for path in profiles:
             try:

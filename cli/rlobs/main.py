@@ -158,7 +158,7 @@ def _ask_profile(*, interactive: bool) -> tuple[str, str]:
         if target is None:
             _say_error(f"expected one of {', '.join(targets)} or 1-{len(targets)}, got {raw!r}")
     text = questions.start(found, target)
-    for question in questions.QUESTIONS[target]:
+    for question in questions.asked(target):
         if question.when(text):
             text = _ask(question, text)
     return target, text

@@ -4,70 +4,27 @@ exactly what `validate` accepts, and says why not in the same words."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any
 
 import yaml
 
 from rlobs.blueprints import Blueprint, default_blueprint
 from rlobs.errors import ProfileError
-from rlobs.profile.load import dotted, parse_profile
-from rlobs.profile.model import WorkloadKind
-from rlobs.profile.warnings import placeholders
+from rlobs.profile.load import dotted
+from rlobs.profile.question import Question as Question  # the type main.py asks with
 from rlobs.profile.yamlsource import Path, get_at, load_yaml
-
-KINDS: tuple[str, ...] = get_args(WorkloadKind)
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    path: Path  # the profile key the answer sets
-    prompt: str
-    choices: tuple[str, ...] = ()  # answered by name or by number
-    many: bool = False  # a comma-separated list
-    after: str | None = None  # where the key goes when the blueprint lacks it: the line after this sibling key
-    when: Callable[[str], bool] = lambda _text: True  # asked only when the profile so far says so
+from rlobs.targets import TARGETS, parse_profile, placeholders
 
 
-def _is_jobset(text: str) -> bool:
-    return bool(get_at(load_yaml(text), ("workload", "kind")) == "JobSet")
-
-
-_WORKLOAD = (
-    Question(("workload", "namespace"), "Namespace of the workload"),
-    Question(("workload", "kind"), "Kind of the workload that runs the RL loop", choices=KINDS),
-    # A JobSet names the replicated jobs whose pods run the loop (profile.model.Workload); their containers default to
-    # workload.container.
-    Question(
-        ("workload", "replicatedJobs"),
-        "Replicated jobs of the JobSet that run the RL loop (comma-separated)",
-        many=True,
-        after="kind",
-        when=_is_jobset,
-    ),
-    Question(("workload", "name"), "Name of that workload object"),
-)
-
-# What a user must answer per target; everything else keeps the blueprint's value (edit the file afterwards).
-QUESTIONS: dict[str, tuple[Question, ...]] = {
-    "eks": (
-        Question(("eks", "cluster", "name"), "EKS cluster name"),
-        Question(("eks", "cluster", "region"), "AWS region"),
-        *_WORKLOAD,
-        Question(("eks", "gitops", "repoUrl"), "Git repository Argo CD syncs the bundle from"),
-    ),
-    "gke": (
-        Question(("gke", "project"), "GCP project ID"),
-        Question(("gke", "cluster"), "GKE cluster name"),
-        *_WORKLOAD,
-    ),
-}
+def asked(target: str) -> tuple[Question, ...]:
+    """What a user must answer for a profile of `target` (its Target.QUESTIONS); everything else keeps the
+    blueprint's value (edit the file afterwards)."""
+    return TARGETS[target].QUESTIONS
 
 
 def targets(found: dict[str, Blueprint]) -> tuple[str, ...]:
-    """The targets to choose from, numbered in this order."""
-    return tuple(sorted({bp.target for bp in found.values()}))
+    """The targets to choose from (the registered ones with a blueprint to start from), numbered in this order."""
+    return tuple(name for name in TARGETS if any(bp.target == name for bp in found.values()))
 
 
 def choose(raw: str, choices: tuple[str, ...]) -> str | None:
@@ -144,7 +101,7 @@ def set_value(text: str, path: Path, value: Any, *, after: str | None = None) ->
         return "\n".join(lines)
     siblings = {k.value: (k, v) for k, v in parent.value} if isinstance(parent, yaml.MappingNode) else {}
     if after not in siblings:
-        raise ValueError(f"{dotted(path)}: no place for it in the blueprint")  # a bug in QUESTIONS, not user input
+        raise ValueError(f"{dotted(path)}: no place for it in the blueprint")  # a bug in a target's QUESTIONS
     key_node, value_node = siblings[after]
     indent = " " * key_node.start_mark.column
     at = value_node.end_mark.line + (0 if value_node.end_mark.column == 0 else 1)

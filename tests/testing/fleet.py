@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 
+from rlobs.fleet.load import parse_fleet
 from rlobs.fleet.plan import FleetBuild, build_fleet
-from rlobs.profile.fleet import Fleet, parse_fleet
+from rlobs.profile.fleet import Fleet
 from rlobs.resources import read_text
 
 EXAMPLE = "fleet/rl-fleet.yaml"

@@ -10,8 +10,8 @@ import stat
 import subprocess
 from pathlib import Path
 
-from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.targets.gke import project
+from rlobs.targets.gke.profile import GkeProfile
 from testing.bundles import build
 from testing.helpers import all_profiles, gke_profile, profile
 

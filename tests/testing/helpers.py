@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from rlobs.blueprints import load_blueprints
-from rlobs.profile.eksprofile import EksProfile
-from rlobs.profile.gkeprofile import GkeProfile
-from rlobs.profile.load import parse_profile
 from rlobs.profile.profiles import Profile
+from rlobs.targets import parse_profile
+from rlobs.targets.eks.profile import EksProfile
+from rlobs.targets.gke.profile import GkeProfile
 
 TESTS = Path(__file__).resolve().parent.parent
 REPO = TESTS.parent

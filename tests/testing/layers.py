@@ -1,5 +1,6 @@
 """The package's import rules, checked over source text: profile -> rl -> targets -> bundle stages, imports point
-down only, a target never imports another, and only main.py touches typer."""
+down only, a target never imports another, the generic layers import no target package (fleet/ and the top layer
+reach targets through the registry, rlobs.targets, only), no import circle, and only main.py touches typer."""
 
 from __future__ import annotations
 
@@ -7,15 +8,20 @@ import ast
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-# What each layer may import, besides itself (prefixes of dotted module names).
+MAX_LINES = 450  # no module longer (the house style)
+# What each layer may import, besides itself (prefixes of dotted module names; "rlobs.targets" alone is the registry
+# module, never a target package below it).
 HELPERS = ("rlobs.errors", "rlobs.resources", "rlobs.credentials")
+REGISTRY = "rlobs.targets"
 ALLOWED = {
     "profile": ("rlobs.profile", *HELPERS),
     "bundle": ("rlobs.bundle", *HELPERS),
     "rl": ("rlobs.rl", "rlobs.profile", "rlobs.bundle", *HELPERS),
     "target": ("rlobs.profile", "rlobs.rl", "rlobs.bundle", *HELPERS),
-    # Above the targets: a fleet plans its clusters' bundles with them.
-    "fleet": ("rlobs.fleet", "rlobs.profile", "rlobs.rl", "rlobs.targets", "rlobs.bundle", *HELPERS),
+    # Above the targets: a fleet plans its clusters' bundles and parts through the registry.
+    "fleet": ("rlobs.fleet", "rlobs.profile", "rlobs.rl", REGISTRY, "rlobs.bundle", *HELPERS),
+    # The top layer (commands, questions, blueprints, main...): anything but a target package itself.
+    "top": ("rlobs",),
 }
 
 
@@ -49,9 +55,16 @@ def _layer(module: str) -> str | None:
     parts = module.split(".")
     if len(parts) >= 3 and parts[1] == "targets":
         return "target"
+    if module == REGISTRY:
+        return None  # the registry imports a target only by name, when asked (importlib)
     if len(parts) >= 2 and parts[1] in ALLOWED:
         return parts[1]
-    return None
+    return "top" if parts[0] == "rlobs" else None
+
+
+def _is_target(name: str) -> bool:
+    """A module of a target package (rlobs.targets.<t>...), not the registry module."""
+    return name.startswith(REGISTRY + ".")
 
 
 def _allowed(module: str, target: str, known: set[str]) -> bool:
@@ -61,8 +74,10 @@ def _allowed(module: str, target: str, known: set[str]) -> bool:
     prefixes = ALLOWED[layer]
     if layer == "target":
         own = ".".join(module.split(".")[:3])
-        prefixes = (*prefixes, own)
-    return any(target == p or target.startswith(p + ".") for p in prefixes)
+        return any(target == p or target.startswith(p + ".") for p in (*prefixes, own))
+    if _is_target(target):
+        return False  # only a target's own package imports its modules; everyone else asks the registry
+    return any(target == p or (target.startswith(p + ".") and not _is_target(target)) for p in prefixes)
 
 
 def violations(modules: Mapping[str, str], packages: set[str]) -> list[str]:

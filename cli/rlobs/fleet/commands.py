@@ -5,17 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rlobs.bundle import appsets
 from rlobs.bundle.check import Checker
 from rlobs.bundle.filters import to_yaml
 from rlobs.bundle.owner import Owner
 from rlobs.bundle.request import RenderRequest
 from rlobs.bundle.write import Changes
 from rlobs.errors import RlobsError
-from rlobs.fleet import contract, preview
-from rlobs.fleet.appsets import APPSETS_DIR
+from rlobs.fleet import preview
+from rlobs.fleet.load import load_fleet
 from rlobs.fleet.paths import producible
 from rlobs.fleet.plan import FleetBuild, build_fleet
-from rlobs.profile.fleet import Fleet, load_fleet
+from rlobs.profile.fleet import Fleet
 from rlobs.resources import package_dir
 
 EXAMPLE = "rl-fleet.yaml"
@@ -43,12 +44,8 @@ def validate(path: Path, cluster_secrets: Path | None = None) -> str:
     check them against what the ApplicationSets select and read."""
     fleet, built = build(path)
     if cluster_secrets is not None:
-        live = contract.live_metadata(_documents(cluster_secrets))
-        problems = contract.live_problems(
-            {f"{APPSETS_DIR}/{c}.yaml": s for c, s in built.appsets.sets.items()},
-            {f"{APPSETS_DIR}/{c}.yaml": n for c, n in built.appsets.selected.items()},
-            live,
-        )
+        live = appsets.live_metadata(_documents(cluster_secrets))
+        problems = appsets.live_problems(built.appsets, built.selected, live, built.rules)
         if problems:
             raise RlobsError(
                 f"{cluster_secrets}: the cluster Secrets do not fit the fleet:\n  " + "\n  ".join(problems)
@@ -70,14 +67,9 @@ def _documents(path: Path) -> list[Any]:
 def pairs(built: FleetBuild) -> list[preview.Pair]:
     """Every (ApplicationSet, cluster) pair the controller will expand."""
     return [
-        preview.Pair(
-            f"{APPSETS_DIR}/{component}.yaml",
-            cluster,
-            appset["spec"]["template"],
-            preview.params(built.contracts[cluster]),
-        )
-        for component, appset in built.appsets.sets.items()
-        for cluster in built.appsets.selected[component]
+        preview.Pair(path, cluster, appset["spec"]["template"], preview.params(built.contracts[cluster]))
+        for path, appset in built.appsets.items()
+        for cluster in built.selected[path]
     ]
 
 
@@ -114,9 +106,9 @@ def schema_text() -> str:
     """The fleet file's JSON Schema; `defaults` and `overrides` are profile bodies, validated as profiles."""
     import json
 
-    from rlobs.profile.fleetspec import FleetSpec
+    from rlobs.fleet.load import model
 
-    schema = FleetSpec.model_json_schema(by_alias=True)
+    schema = model().spec.model_json_schema(by_alias=True)
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://rlobs.dev/schema/rlobs.v1alpha1.fleet.json",

@@ -6,27 +6,18 @@ whichever render finds it (a narrower rule dropped the other kind's entries, lea
 
 from __future__ import annotations
 
-import functools
-import re
-
 from rlobs.profile.kind import CLUSTERS_DIR
+from rlobs.targets import fleet_producible
 from rlobs.targets import producible as target_producible
 
-
-@functools.cache
-def _fleet_paths() -> re.Pattern[str]:
-    # The fleet's own files (rlobs.fleet.plan, appsets, gketf, layers); a cluster's folder holds its target's.
-    return re.compile(
-        r"README\.md|applicationsets/[^/]+\.yaml|gke/[^/]+/setup\.sh|profiles/[^/]+\.yaml|terraform/[^/]+\.tf\.json"
-        r"|gke/[^/]+/terraform/(main\.tf|variables\.tf|terraform\.tfvars\.json|alert_policies\.tf\.json)"
-        r"|gke/[^/]+/monitoring/dashboards/[^/]+\.json"
-        r"|values/(common|env/[^/]+|clusters/[^/]+)/[^/]+\.yaml"
-    )
+# The fleet's own files (rlobs.fleet.plan); each target adds its own (Target.FLEET_PATHS), and a cluster's folder
+# holds its target's bundle.
+FLEET_PATHS = ("README.md", "profiles/*.yaml")
 
 
 def producible(path: str) -> bool:
     """Could a render produce this bundle path: a target's bundle, a fleet's own file, or a fleet cluster's?"""
-    if target_producible(path) or _fleet_paths().fullmatch(path):
+    if target_producible(path) or fleet_producible(path, FLEET_PATHS):
         return True
     head, _, rest = path.partition("/")
     name, _, inner = rest.partition("/")

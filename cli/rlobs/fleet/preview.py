@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlobs.bundle.appsets import SecretMetadata
 from rlobs.bundle.filters import to_yaml
 from rlobs.errors import RlobsError
-from rlobs.fleet.contract import SecretMetadata
 from rlobs.profile.yamlsource import load_yaml
 
 

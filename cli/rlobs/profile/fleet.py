@@ -2,82 +2,47 @@
 
 Every cluster's effective profile is `defaults` deep-merged with the cluster's `overrides`, as Helm merges values
 files (mappings merge key by key; lists and scalars replace; null removes a key, back to the profile's default),
-plus what the fleet itself sets from the cluster's entry (name, target, region, project, the GitOps path).
+plus what the fleet itself sets from the cluster's entry (its name and target, and what its target sets: region,
+project, the GitOps path).
 It is validated exactly as a profile file is, and every problem points at the line of the fleet file the
 offending value came from.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 from rlobs.errors import Problem, ProfileError
-from rlobs.profile.fleetspec import FleetCluster, FleetGitOps, FleetSpec
-from rlobs.profile.gkeprofile import GkeProfile
-from rlobs.profile.kind import CLUSTERS_DIR
+from rlobs.profile.fleetspec import Fleet as Fleet  # where they were defined before
+from rlobs.profile.fleetspec import FleetCluster, FleetGitOps, FleetModel, FleetSpec, FleetTarget, Layer, fleet_model
+from rlobs.profile.fleetspec import Member as Member
+from rlobs.profile.fleetspec import bundle_path as bundle_path
 from rlobs.profile.kind import FLEET_KIND as FLEET_KIND  # where it was defined before
 from rlobs.profile.kind import is_fleet as is_fleet
 from rlobs.profile.load import dotted, validate_located, validate_model
-from rlobs.profile.model import API_VERSION, Metadata
+from rlobs.profile.model import API_VERSION, Metadata, ProfileBase
 from rlobs.profile.yamlsource import Located, Path, Pos, YamlSyntaxError, load_located
 
-if TYPE_CHECKING:
-    from rlobs.profile.profiles import Profile
+
+class Targets(NamedTuple):
+    """What the fleet file is checked against: each target's part of the fleet model, and its profile class."""
+
+    fleet: Mapping[str, FleetTarget]
+    profiles: Mapping[str, type[ProfileBase]]
 
 
-def remote_prometheus(spec: FleetSpec, raw_clusters: list[Any]) -> list[dict[str, Any]]:
-    """eks.grafana.remotePrometheus of the hub: each other eks cluster's `prometheus:` as written, with its name."""
-    grafana = spec.views.grafana
-    if grafana is None:
-        return []
-    return [
-        {"name": c.name, **_plain(raw_clusters[i]["prometheus"])}
-        for i, c in enumerate(spec.clusters)
-        if c.target == "eks" and c.name != grafana.hub and c.prometheus is not None
-    ]
-
-
-@dataclass(frozen=True, slots=True)
-class Member:
-    """One cluster of the fleet and its effective profile (validated), with the plain data it was built from."""
-
-    index: int
-    cluster: FleetCluster
-    profile: Profile
-    data: dict[str, Any]
-
-    @property
-    def name(self) -> str:
-        return self.cluster.name
-
-    @property
-    def revision(self) -> str:
-        gitops = getattr(self.profile, "eks", None)
-        return gitops.gitops.target_revision if gitops is not None else ""
-
-
-@dataclass(frozen=True, slots=True)
-class Fleet:
-    spec: FleetSpec
-    members: tuple[Member, ...]
-
-    @property
-    def name(self) -> str:
-        return self.spec.metadata.name
-
-
-def load_fleet(path: FsPath) -> Fleet:
+def load_fleet(path: FsPath, targets: Targets) -> Fleet:
     display = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ProfileError([Problem(display, 1, 1, "", f"expected a readable UTF-8 fleet file, got {exc}")]) from None
-    return parse_fleet(text, display)
+    return parse_fleet(text, targets, display)
 
 
-def parse_fleet(text: str, display: str = "<fleet>") -> Fleet:
+def parse_fleet(text: str, targets: Targets, display: str = "<fleet>") -> Fleet:
     try:
         located = load_located(text)
     except YamlSyntaxError as exc:
@@ -88,86 +53,49 @@ def parse_fleet(text: str, display: str = "<fleet>") -> Fleet:
         Problem(display, pos.line, pos.column, dotted(p), "expected each key once, got it again")
         for p, pos in located.duplicates
     ]
+    model = fleet_model(targets.fleet)
     try:
-        spec = validate_model(FleetSpec, located, display)
+        spec = validate_model(model.spec, located, display)
         entries = list(enumerate(spec.clusters))
     except ProfileError as exc:
         # Still expand every cluster whose own entry is valid, so that one run reports every problem.
         problems += exc.problems
-        spec, entries = _lenient(located.data)
-    problems += _fixed_key_problems(spec, entries, located, display)
+        spec, entries = _lenient(located.data, model, targets.fleet)
+    fixed = _fixed(targets.fleet)
+    problems += _fixed_key_problems(spec, entries, located, display, fixed)
     members = []
     for i, cluster in entries:
         try:
-            members.append(_member(spec, i, cluster, located, display))
+            members.append(_member(spec, i, cluster, located, display, targets, fixed))
         except ProfileError as exc:
             problems += exc.problems
-    problems += _shared_project_problems(members, located, display)
-    if spec.views.gke_dashboards == "per-project" and members and not terraform_projects(members):
-        # Only a project's Terraform root deploys the per-project dashboard: the setting would change nothing.
-        pos = located.pos(("views", "gkeDashboards"))
-        message = "expected per-cluster: no gke cluster has gke.manage: terraform (only its project's root deploys "
-        message += "a per-project dashboard), got per-project"
-        problems.append(Problem(display, pos.line, pos.column, "views.gkeDashboards", message))
+    for part in targets.fleet.values():
+        problems += part.fleet_problems(spec, members, located, display)
     if problems:
         raise ProfileError(_unique(problems))
     return Fleet(spec, tuple(members))
 
 
-def terraform_projects(members: tuple[Member, ...] | list[Member]) -> dict[str, list[tuple[Member, GkeProfile]]]:
-    """project -> its gke.manage: terraform clusters, which one Terraform root per project iterates over."""
-    found: dict[str, list[tuple[Member, GkeProfile]]] = {}
-    for m in members:
-        if isinstance(m.profile, GkeProfile) and m.profile.gke.manage == "terraform":
-            found.setdefault(m.profile.gke.project, []).append((m, m.profile))
-    return found
-
-
-def identity_form(profile: GkeProfile) -> str:
-    """Which kind of principal gets the writer roles: the namespace's, one KSA's, or a Google service account."""
-    wi = profile.gke.workload_identity
-    if wi is None:
-        return "namespace"
-    return "gsa" if wi.gcp_service_account is not None else "ksa"
-
-
-def _shared_project_problems(members: list[Member], located: Located, display: str) -> list[Problem]:
-    """A project's Terraform root iterates over its clusters with one resource per kind: they must agree on the
-    shape of what it creates (whether and how a cluster is created, and which kind of principal gets the roles)."""
-    problems = []
-    for project, found in terraform_projects(members).items():
-        shapes = {(p.gke.cluster_mode, identity_form(p)) for _, p in found}
-        if len(shapes) < 2:
-            continue
-        got = ", ".join(f"{m.name} ({p.gke.cluster_mode}, {identity_form(p)})" for m, p in found)
-        for m, _ in found:
-            pos = located.pos(("clusters", m.index, "project"), key=True)
-            message = (
-                f"expected the gke.manage: terraform clusters of project {project} (one Terraform root) to share "
-                f"gke.clusterMode and the workload identity form (none, kubernetesServiceAccount only, or "
-                f"gcpServiceAccount), got {got}"
-            )
-            problems.append(Problem(display, pos.line, pos.column, f"clusters[{m.index}].project", message))
-    return problems
-
-
-# Keys the fleet sets from each cluster's entry; a default or an override of them would be silently ignored.
+# Keys the fleet sets from each cluster's entry; a default or an override of them would be silently ignored. Each
+# target adds its own (FleetTarget.FIXED).
 _FIXED: dict[Path, str] = {
     ("apiVersion",): "the fleet's apiVersion",
     ("kind",): "kind: Profile",
     ("target",): "the cluster's target",
     ("metadata",): "the cluster's name",
-    ("eks", "cluster", "name"): "the cluster's name",
-    ("eks", "cluster", "region"): "the cluster's region",
-    ("eks", "gitops"): "the fleet's gitops and the cluster's revision",
-    ("eks", "grafana", "remotePrometheus"): "views.grafana and the clusters' prometheus",
-    ("gke", "project"): "the cluster's project",
-    ("gke", "location"): "the cluster's region",
-    ("gke", "cluster"): "the cluster's name",
 }
 
 
-def _lenient(data: dict[str, Any]) -> tuple[FleetSpec, list[tuple[int, FleetCluster]]]:
+def _fixed(parts: Mapping[str, FleetTarget]) -> dict[Path, str]:
+    found = dict(_FIXED)
+    for part in parts.values():
+        found.update(part.FIXED)
+    return found
+
+
+def _lenient(
+    data: dict[str, Any], model: FleetModel, parts: Mapping[str, FleetTarget]
+) -> tuple[FleetSpec, list[tuple[int, FleetCluster]]]:
     """The parts of a fleet that are valid on their own (its metadata, gitops and each cluster's entry)."""
     from pydantic import ValidationError
 
@@ -185,14 +113,14 @@ def _lenient(data: dict[str, Any]) -> tuple[FleetSpec, list[tuple[int, FleetClus
     raw_clusters = data.get("clusters")
     for i, raw in enumerate(raw_clusters if isinstance(raw_clusters, list) else []):
         try:
-            cluster = FleetCluster.model_validate(raw)
+            cluster = model.cluster.model_validate(raw)
         except ValidationError:
             continue
-        if cluster.target == "gke" or gitops is not None:
+        if not parts[cluster.target].NEEDS_GITOPS or gitops is not None:
             entries.append((i, cluster))
     raw_defaults = data.get("defaults")
     defaults: dict[str, Any] = raw_defaults if isinstance(raw_defaults, dict) else {}
-    spec = FleetSpec.model_construct(
+    spec = model.spec.model_construct(
         api_version="rlobs/v1alpha1",
         kind="Fleet",
         metadata=metadata,
@@ -204,13 +132,13 @@ def _lenient(data: dict[str, Any]) -> tuple[FleetSpec, list[tuple[int, FleetClus
 
 
 def _fixed_key_problems(
-    spec: FleetSpec, entries: list[tuple[int, FleetCluster]], located: Located, display: str
+    spec: FleetSpec, entries: list[tuple[int, FleetCluster]], located: Located, display: str, fixed: dict[Path, str]
 ) -> list[Problem]:
     bodies: list[tuple[Path, dict[str, Any]]] = [(("defaults",), spec.defaults)]
     bodies += [(("clusters", i, "overrides"), c.overrides) for i, c in entries]
     problems = []
     for base, body in bodies:
-        for key, setter in _FIXED.items():
+        for key, setter in fixed.items():
             if _has(body, key):
                 pos = located.pos((*base, *key), key=True)
                 message = f"expected no {dotted(key)} here: the fleet sets it from {setter}"
@@ -226,45 +154,17 @@ def _has(data: Any, path: Path) -> bool:
     return True
 
 
-def bundle_path(spec: FleetSpec, cluster: str) -> str:
-    """Where a cluster's bundle lies in the GitOps repository."""
-    assert spec.gitops is not None
-    return f"{spec.gitops.path}/{CLUSTERS_DIR}/{cluster}"
-
-
-def _fleet_layer(spec: FleetSpec, i: int, c: FleetCluster, raw: list[Any]) -> list[tuple[Path, Any, Path]]:
+def _fleet_layer(spec: FleetSpec, i: int, c: FleetCluster, raw: list[Any], part: FleetTarget) -> Layer:
     """(effective path, value, fleet path it comes from) for what the fleet sets from the cluster's entry."""
     at: Path = ("clusters", i)
-    layer: list[tuple[Path, Any, Path]] = [
+    layer: Layer = [
         (("apiVersion",), API_VERSION, ("apiVersion",)),
         (("kind",), "Profile", ("kind",)),
         (("metadata", "name"), c.name, (*at, "name")),
         (("metadata", "description"), f"{spec.metadata.name}: {c.environment} cluster {c.name}", (*at, "name")),
         (("target",), c.target, (*at, "target")),
     ]
-    if c.target == "eks":
-        assert spec.gitops is not None
-        layer += [
-            (("eks", "cluster", "name"), c.name, (*at, "name")),
-            (("eks", "cluster", "region"), c.region, (*at, "region")),
-            (("eks", "gitops", "repoUrl"), spec.gitops.repo_url, ("gitops", "repoUrl")),
-            (
-                ("eks", "gitops", "targetRevision"),
-                c.revision or spec.gitops.target_revision,
-                (*at, "revision") if c.revision else ("gitops", "targetRevision"),
-            ),
-            (("eks", "gitops", "path"), bundle_path(spec, c.name), ("gitops", "path")),
-        ]
-        if spec.views.grafana is not None and spec.views.grafana.hub == c.name:
-            remote = remote_prometheus(spec, raw)
-            layer.append((("eks", "grafana", "remotePrometheus"), remote, ("views", "grafana", "hub")))
-    else:
-        layer += [
-            (("gke", "project"), c.project, (*at, "project")),
-            (("gke", "location"), c.region, (*at, "region")),
-            (("gke", "cluster"), c.name, (*at, "name")),
-        ]
-    return layer
+    return layer + part.layer(spec, i, c, raw)
 
 
 class _Merged:
@@ -295,7 +195,7 @@ class _Merged:
             return
         for stale in [p for p in self.origin if p[: len(path)] == path]:
             del self.origin[stale]
-        node[last] = _plain(value)
+        node[last] = plain(value)
         self._record(path, value, source)
 
     def _record(self, path: Path, value: Any, source: Path) -> None:
@@ -308,28 +208,32 @@ class _Merged:
                 self._record((*path, n), sub, (*source, n))
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """Plain dicts and lists of a value as parsed (a fleet entry passed on into an effective profile)."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
-def _member(spec: FleetSpec, i: int, c: FleetCluster, fleet: Located, display: str) -> Member:
+def _member(
+    spec: FleetSpec, i: int, c: FleetCluster, fleet: Located, display: str, targets: Targets, fixed: dict[Path, str]
+) -> Member:
     merged = _Merged()
-    for path, value, source in _fleet_layer(spec, i, c, fleet.data["clusters"]):
+    for path, value, source in _fleet_layer(spec, i, c, fleet.data["clusters"], targets.fleet[c.target]):
         merged.set(path, value, source)
-    other = "gke" if c.target == "eks" else "eks"
+    others = set(targets.fleet) - {c.target}
+    fixed_top = {p[0] for p in fixed if len(p) == 1}
     # The bodies as written, for their positions; one that is not a mapping is reported by the fleet's own keys.
     raw_defaults = fleet.data.get("defaults")
     raw_defaults = raw_defaults if isinstance(raw_defaults, dict) else {}
     raw_overrides = fleet.data["clusters"][i].get("overrides") or {}
     for base, body in ((("defaults",), raw_defaults), (("clusters", i, "overrides"), raw_overrides)):
         for key, value in body.items():
-            if key in _FIXED_TOP or (key == other and base == ("defaults",)):
-                continue  # fixed keys are reported once by _fixed_key_problems; defaults hold both sections
-            if not _fixed_inside(key, value):
+            if key in fixed_top or (key in others and base == ("defaults",)):
+                continue  # fixed keys are reported once by _fixed_key_problems; defaults hold every section
+            if not _fixed_inside(key, value, fixed):
                 merged.set((key,), value, (*base, key))
     located = Located(
         merged.data,
@@ -337,19 +241,16 @@ def _member(spec: FleetSpec, i: int, c: FleetCluster, fleet: Located, display: s
         keys={p: _pos(fleet, s, key=True) for p, s in merged.origin.items()},
     )
     try:
-        profile = validate_located(located, display)
+        profile = validate_located(located, display, targets.profiles)
     except ProfileError as exc:
         paths = {dotted(p): s for p, s in merged.origin.items()}
         raise ProfileError([_in_fleet(p, paths, i, c.name) for p in exc.problems]) from None
     return Member(i, c, profile, merged.data)
 
 
-_FIXED_TOP = {p[0] for p in _FIXED if len(p) == 1}
-
-
-def _fixed_inside(key: str, value: Any) -> bool:
+def _fixed_inside(key: str, value: Any, fixed: dict[Path, str]) -> bool:
     """A section that sets a fixed nested key: reported by _fixed_key_problems, left out of the merge."""
-    return any(p[0] == key and len(p) > 1 and _has({key: value}, p) for p in _FIXED)
+    return any(p[0] == key and len(p) > 1 and _has({key: value}, p) for p in fixed)
 
 
 def _pos(fleet: Located, source: Path, *, key: bool) -> Pos:

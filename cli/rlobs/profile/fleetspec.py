@@ -1,16 +1,29 @@
-"""The keys of a fleet file itself (rlobs.profile.fleet expands each cluster into its effective profile)."""
+"""The keys of a fleet file itself (rlobs.profile.fleet expands each cluster into its effective profile): the keys
+every fleet has, and the model assembled from what each target adds (its cluster-entry keys, its views, its rules).
+
+The model is built from the targets it is given (rlobs.fleet.load passes the registry's), so a cluster entry is one
+flat mapping whose `target` picks the rules, and the JSON Schema (`rlobs schema --fleet`) lists every target's keys.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, cast
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, create_model, model_validator
 
-from rlobs.profile.eks import AWS_REGION, GitRevision, GitUrl, PrometheusEndpoint, RepoPath
 from rlobs.profile.fields import DnsLabel, Model, matching
-from rlobs.profile.gke import LOCATION, ProjectId
-from rlobs.profile.model import Metadata
+from rlobs.profile.git import GitRevision, GitUrl, RepoPath
+from rlobs.profile.kind import CLUSTERS_DIR
+from rlobs.profile.model import Metadata, ProfileBase
 from rlobs.profile.problems import ProblemAt, raise_all
+from rlobs.profile.yamlsource import Path
+
+if TYPE_CHECKING:
+    from rlobs.errors import Problem
+    from rlobs.profile.yamlsource import Located
 
 # Cluster names become Application names (`<cluster>-<component>`, the longest component being
 # kube-prometheus-stack, 21 characters) and label values (63 characters at most:
@@ -27,23 +40,21 @@ ClusterName = Annotated[
     ),
 ]
 
+# (effective profile path, value, fleet-file path it comes from): what the fleet sets from a cluster's entry.
+Layer = list[tuple[Path, Any, Path]]
 
-# Either target's region, refused where it is written before any effective profile is built (the fleet README shows
-# it in a table); which of the two the cluster's target needs is checked in its effective profile.
-Region = Annotated[
-    str,
-    AfterValidator(
-        matching(
-            f"{AWS_REGION}|{LOCATION}",
-            "an AWS region like us-west-2 (eks) or a GCP region or zone like us-central1 (gke)",
-            40,
-        )
-    ),
-]
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A target's regions, as a cluster entry's `region:` is checked before its effective profile is built."""
+
+    pattern: str
+    what: str  # e.g. "AWS region"
+    example: str  # e.g. "us-west-2"
 
 
 class FleetGitOps(Model):
-    """The one Git repository the fleet's bundle is committed to; every EKS cluster syncs from it."""
+    """The one Git repository the fleet's bundle is committed to; every cluster that syncs from Git syncs from it."""
 
     repo_url: GitUrl = Field(description="The Git repository this fleet bundle is committed to.")
     target_revision: GitRevision = Field(description="Branch, tag or commit every cluster syncs, unless it says.")
@@ -51,110 +62,224 @@ class FleetGitOps(Model):
 
 
 class FleetCluster(Model):
-    name: ClusterName = Field(description="Cluster name: the EKS or GKE cluster and its bundle's name.")
-    target: Literal["eks", "gke"]
+    """The keys every cluster entry has; the assembled model adds each target's (read them with getattr)."""
+
+    name: ClusterName
+    target: str
     environment: DnsLabel = Field(description="e.g. dev, staging, prod: selects the values layer env/<environment>.")
-    region: Region = Field(description="AWS region (eks) or GCP region or zone (gke) of the cluster.")
-    project: ProjectId | None = Field(None, description="gke: the cluster's GCP project.")
-    revision: GitRevision | None = Field(
-        None, description="eks: the revision this cluster syncs (default gitops.targetRevision), e.g. a release tag."
-    )
+    region: str
     overrides: dict[str, Any] = Field(
         default_factory=dict, description="Profile keys for this cluster only, merged over `defaults`."
-    )
-    prometheus: PrometheusEndpoint | None = Field(
-        None,
-        description="eks, with views.grafana: how the hub's Grafana reaches this cluster's Prometheus (URL, and "
-        "credentials as Secret references in the hub's Grafana namespace).",
-    )
-
-    @model_validator(mode="after")
-    def _target_fields(self) -> FleetCluster:
-        problems = []
-        if self.target == "gke" and self.prometheus is not None:
-            problems.append(
-                ProblemAt(
-                    ("prometheus",),
-                    "expected no prometheus on a gke cluster (its metrics are in Cloud Monitoring), got one",
-                )
-            )
-        if self.target == "gke" and self.project is None:
-            problems.append(ProblemAt(("target",), "target is gke, so expected `project:`, got none"))
-        if self.target == "eks" and self.project is not None:
-            problems.append(ProblemAt(("project",), "expected no project on an eks cluster, got one"))
-        if self.target == "gke" and self.revision is not None:
-            problems.append(ProblemAt(("revision",), "expected no revision on a gke cluster (nothing syncs it)"))
-        raise_all(problems)
-        return self
-
-
-class GrafanaHub(Model):
-    hub: ClusterName = Field(
-        description="The eks cluster (eks.mode: rlobs) whose Grafana gets a Prometheus datasource per other eks "
-        "cluster (from each cluster's `prometheus:`)."
     )
 
 
 class FleetViews(Model):
     """How the fleet's clusters are looked at together."""
 
-    grafana: GrafanaHub | None = Field(None, description="One central Grafana for the eks clusters.")
-    gke_dashboards: Literal["per-cluster", "per-project"] = Field(
-        "per-cluster",
-        description="gke.manage: terraform clusters: one Cloud Monitoring dashboard per cluster, or one per GCP "
-        "project with a `cluster` dashboard filter (alert policies stay per cluster: each names its workload).",
-    )
-
 
 class FleetSpec(Model):
     api_version: Literal["rlobs/v1alpha1"] = Field(description="Fleet format version.")
     kind: Literal["Fleet"]
     metadata: Metadata
-    gitops: FleetGitOps | None = Field(None, description="Required when the fleet has an eks cluster.")
-    defaults: dict[str, Any] = Field(
-        default_factory=dict, description="Profile keys shared by every cluster (both `eks:` and `gke:` may appear)."
-    )
+    gitops: FleetGitOps | None = None
+    defaults: dict[str, Any] = Field(default_factory=dict)
     clusters: tuple[FleetCluster, ...] = Field(min_length=1)
     views: FleetViews = Field(default_factory=FleetViews, description="Fleet-wide dashboards.")
 
-    @model_validator(mode="after")
-    def _fleet_rules(self) -> FleetSpec:
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One cluster of the fleet and its effective profile (validated), with the plain data it was built from."""
+
+    index: int
+    cluster: FleetCluster
+    profile: ProfileBase
+    data: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.cluster.name
+
+
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    spec: FleetSpec
+    members: tuple[Member, ...]
+
+    @property
+    def name(self) -> str:
+        return self.spec.metadata.name
+
+
+def bundle_path(spec: FleetSpec, cluster: str) -> str:
+    """Where a cluster's bundle lies in the GitOps repository."""
+    assert spec.gitops is not None
+    return f"{spec.gitops.path}/{CLUSTERS_DIR}/{cluster}"
+
+
+class FleetTarget(Protocol):
+    """What one target adds to the fleet file: its keys of a cluster entry and of `views:`, what the fleet sets in
+    its clusters' effective profiles, and its rules (rlobs.targets.Target.fleet_file gives it)."""
+
+    NAME: str
+    NOUN: str  # how the fleet's descriptions name its clusters, e.g. EKS
+    REGION: Region
+    NEEDS_GITOPS: bool  # its clusters sync from the fleet's `gitops:` repository
+    FIELDS: dict[str, tuple[Any, Any]]  # cluster-entry key (snake_case) -> (annotation, Field)
+    VIEWS: dict[str, tuple[Any, Any]]  # `views:` key (snake_case) -> (annotation, Field)
+    FIXED: dict[Path, str]  # effective-profile keys the fleet sets from the entry -> from what
+
+    def cluster_problems(self, cluster: FleetCluster) -> list[ProblemAt]:
+        """Its rules for one of its clusters' entries (another target's keys are refused generically)."""
+        ...
+
+    def spec_problems(self, spec: FleetSpec) -> list[ProblemAt]:
+        """Its rules across the fleet's entries (e.g. which cluster is a hub)."""
+        ...
+
+    def layer(self, spec: FleetSpec, index: int, cluster: FleetCluster, raw: list[Any]) -> Layer:
+        """What the fleet sets in the effective profile of one of its clusters; `raw`: the entries as written."""
+        ...
+
+    def fleet_problems(self, spec: FleetSpec, members: list[Member], located: Located, display: str) -> list[Problem]:
+        """Its rules across its clusters' effective profiles (e.g. one Terraform root per project)."""
+        ...
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiouAEIOU" else "a"
+
+
+def _either(words: list[str], *, both: bool = False) -> str:
+    """`a`, `a and b` (`both a and b`), `a, b and c`."""
+    if len(words) < 2:
+        return "".join(words)
+    head = ", ".join(words[:-1])
+    return f"{'both ' if both and len(words) == 2 else ''}{head} and {words[-1]}"
+
+
+@dataclass(frozen=True, slots=True)
+class FleetModel:
+    """The fleet file's model classes, assembled from the targets."""
+
+    spec: type[FleetSpec]
+    cluster: type[FleetCluster]
+
+
+def fleet_model(targets: Mapping[str, FleetTarget]) -> FleetModel:
+    return _assembled(tuple(targets.items()))
+
+
+@cache
+def _assembled(targets: tuple[tuple[str, FleetTarget], ...]) -> FleetModel:
+    parts = dict(targets)
+    region = Annotated[
+        str,
+        AfterValidator(
+            matching(
+                "|".join(t.REGION.pattern for t in parts.values()),
+                " or ".join(
+                    f"{_article(t.REGION.what)} {t.REGION.what} like {t.REGION.example} ({n})" for n, t in targets
+                ),
+                40,
+            )
+        ),
+    ]
+    nouns = " or ".join(t.NOUN for t in parts.values())
+    fields: dict[str, Any] = {
+        "name": (ClusterName, Field(description=f"Cluster name: the {nouns} cluster and its bundle's name.")),
+        "target": (Literal[tuple(parts)], ...),
+        "region": (
+            region,
+            Field(description=" or ".join(f"{t.REGION.what} ({n})" for n, t in targets) + " of the cluster."),
+        ),
+    }
+    for t in parts.values():
+        fields.update(t.FIELDS)
+    cluster = cast(
+        "type[FleetCluster]",
+        create_model(
+            "FleetCluster",
+            __base__=FleetCluster,
+            __doc__=None,
+            __validators__={"_target_fields": model_validator(mode="after")(_cluster_rules(parts))},  # type: ignore[dict-item]
+            **fields,
+        ),
+    )
+    views: dict[str, Any] = {}
+    for t in parts.values():
+        views.update(t.VIEWS)
+    view_model = create_model("FleetViews", __base__=FleetViews, __doc__=FleetViews.__doc__, **views)
+    synced = [n for n, t in targets if t.NEEDS_GITOPS]
+    sections = _either([f"`{n}:`" for n in parts], both=True)
+    spec = cast(
+        "type[FleetSpec]",
+        create_model(
+            "FleetSpec",
+            __base__=FleetSpec,
+            __doc__=None,
+            __validators__={"_fleet_rules": model_validator(mode="after")(_spec_rules(parts))},  # type: ignore[dict-item]
+            gitops=(
+                FleetGitOps | None,
+                Field(
+                    None,
+                    description=f"Required when the fleet has {' or '.join(f'{_article(n)} {n}' for n in synced)} "
+                    "cluster.",
+                ),
+            ),
+            defaults=(
+                dict[str, Any],
+                Field(
+                    default_factory=dict, description=f"Profile keys shared by every cluster ({sections} may appear)."
+                ),
+            ),
+            clusters=(tuple[cluster, ...], Field(min_length=1)),  # type: ignore[valid-type]
+            views=(view_model, Field(default_factory=view_model, description="Fleet-wide dashboards.")),
+        ),
+    )
+    return FleetModel(spec, cluster)
+
+
+def _cluster_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetCluster], FleetCluster]:
+    def rules(self: FleetCluster) -> FleetCluster:
+        own = parts[self.target]
+        problems = own.cluster_problems(self)
+        said = {p.path for p in problems}
+        # Another target's key given on this cluster: nothing of this target reads it.
+        for name, other in parts.items():
+            for key, (_, info) in other.FIELDS.items() if name != self.target else ():
+                alias = info.alias or _camel(key)
+                if getattr(self, key) is not None and (alias,) not in said:
+                    article = _article(self.target)
+                    problems.append(
+                        ProblemAt((alias,), f"expected no {alias} on {article} {self.target} cluster, got one")
+                    )
+        raise_all(problems)
+        return self
+
+    return rules
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(p.capitalize() for p in rest)
+
+
+def _spec_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetSpec], FleetSpec]:
+    def rules(self: FleetSpec) -> FleetSpec:
         problems = []
         seen: set[str] = set()
         for i, c in enumerate(self.clusters):
             if c.name in seen:
                 problems.append(ProblemAt(("clusters", i, "name"), f"expected each cluster name once, got {c.name!r}"))
             seen.add(c.name)
-        if self.gitops is None and any(c.target == "eks" for c in self.clusters):
-            problems.append(ProblemAt(("kind",), "the fleet has eks clusters, so expected a `gitops:` section"))
-        problems += self._hub_problems()
+        synced = sorted({c.target for c in self.clusters if parts[c.target].NEEDS_GITOPS}, key=list(parts).index)
+        if self.gitops is None and synced:
+            message = f"the fleet has {_either(synced)} clusters, so expected a `gitops:` section"
+            problems.append(ProblemAt(("kind",), message))
+        for t in parts.values():
+            problems += t.spec_problems(self)
         raise_all(problems)
         return self
 
-    def _hub_problems(self) -> list[ProblemAt]:
-        hub = self.views.grafana.hub if self.views.grafana is not None else None
-        eks = {c.name for c in self.clusters if c.target == "eks"}
-        if hub is not None and hub not in eks:
-            return [
-                ProblemAt(("views", "grafana", "hub"), f"expected the name of an eks cluster of the fleet, got {hub!r}")
-            ]
-        problems = []
-        for i, c in enumerate(self.clusters):
-            if c.target != "eks":
-                continue
-            if hub is None and c.prometheus is not None:
-                problems.append(
-                    ProblemAt(
-                        ("clusters", i, "prometheus"),
-                        "expected no prometheus without views.grafana (nothing reads it), got one",
-                    )
-                )
-            if hub is not None and c.name != hub and c.prometheus is None:
-                problems.append(
-                    ProblemAt(
-                        ("clusters", i, "name"),
-                        f"views.grafana.hub is {hub}, so expected "
-                        f"`prometheus: {{url: ...}}` on cluster {c.name} (how the hub reaches it), got none",
-                    )
-                )
-        return problems
+    return rules

@@ -1,12 +1,15 @@
-"""Load a profile file once, at the boundary: YAML -> validated, frozen `Profile`, or every problem at once."""
+"""Load a profile file once, at the boundary: YAML -> validated, frozen profile, or every problem at once.
+
+The loader knows no target: it is given `models`, target name -> that target's profile class (rlobs.targets.PROFILES,
+which imports a class only when a profile of its target is met), and validates against the one `target:` names."""
 
 from __future__ import annotations
 
 import difflib
 import re
-from importlib import import_module
+from collections.abc import Mapping
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast, get_args, get_origin
+from typing import Annotated, Any, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -17,15 +20,11 @@ from rlobs.profile.problems import ProblemAt, Problems
 from rlobs.profile.source import NulByteError, read_source
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located, value_at
 
-if TYPE_CHECKING:
-    from rlobs.profile.profiles import Profile
-
 M = TypeVar("M", bound=BaseModel)
-
-# target -> the module and class of its profile (the members of rlobs.profile.profiles.Profile), imported when a
-# profile of that target is first met: a profile needs only its own target's classes, and building the other's would
-# add ~9 ms to a cold render of an eks profile and ~15 ms to a gke one (measured on a 2-core machine).
-PROFILES = {"eks": ("rlobs.profile.eksprofile", "EksProfile"), "gke": ("rlobs.profile.gkeprofile", "GkeProfile")}
+# target -> its profile class. The registry's mapping imports a class when it is first looked up: a profile needs
+# only its own target's classes, and building the other's would add ~9 ms to a cold render of an eks profile and
+# ~15 ms to a gke one (measured on a 2-core machine).
+Models = Mapping[str, type[ProfileBase]]
 
 # Unknown keys that look like a credential get a hint on referencing a Secret instead (rlobs never
 # writes credentials into git; every credential in the model is a Secret name or a SecretRef). A pattern as text: re
@@ -36,12 +35,12 @@ _SECRET_HINT = (
 )
 
 
-def load_profile(path: FsPath) -> Profile:
+def load_profile(path: FsPath, models: Models) -> ProfileBase:
     """Read and validate `path`; raise ProfileError listing every problem (file:line:col)."""
-    return load_source(path)[1]
+    return load_source(path, models)[1]
 
 
-def load_source(path: FsPath) -> tuple[bytes, Profile]:
+def load_source(path: FsPath, models: Models) -> tuple[bytes, ProfileBase]:
     """The profile's bytes exactly as read, and the profile parsed from those same bytes."""
     display = str(path)
     try:
@@ -54,10 +53,10 @@ def load_source(path: FsPath) -> tuple[bytes, Profile]:
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path, or bytes that are not UTF-8
         got = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ProfileError([Problem(display, 1, 1, "", f"expected a readable UTF-8 file, got {got}")]) from None
-    return data, parse_profile(text, display)
+    return data, parse_profile(text, models, display)
 
 
-def parse_profile(text: str, display: str = "<profile>") -> Profile:
+def parse_profile(text: str, models: Models, display: str = "<profile>") -> ProfileBase:
     try:
         located = load_located(text)
     except YamlSyntaxError as exc:
@@ -68,17 +67,17 @@ def parse_profile(text: str, display: str = "<profile>") -> Profile:
             [Problem(display, 1, 1, "", f"expected a mapping with apiVersion: rlobs/v1alpha1, got {got}")]
         )
 
-    return validate_located(located, display)
+    return validate_located(located, display, models)
 
 
-def validate_located(located: Located, display: str) -> Profile:
+def validate_located(located: Located, display: str, models: Models) -> ProfileBase:
     """Validate data that is already parsed, with its positions (a fleet builds each cluster's this way)."""
     problems = [
         Problem(display, pos.line, pos.column, _dotted(p), "expected each key once, got it again")
         for p, pos in located.duplicates
     ]
-    secrets = _credentials(located, display)
-    profile, invalid = _validate(located, display)
+    secrets = _credentials(located, display, models)
+    profile, invalid = _validate(located, display, models)
     if profile is not None and not problems and not secrets:
         return profile
     # A value that looks like a credential is reported once, by the scanner, which never echoes it.
@@ -88,7 +87,7 @@ def validate_located(located: Located, display: str) -> Profile:
     raise ProfileError(problems)
 
 
-def _credentials(located: Located, display: str) -> list[Problem]:
+def _credentials(located: Located, display: str, models: Models) -> list[Problem]:
     """Every key and string value that looks like a credential, wherever it is (free text included)."""
     strings = list(_strings(located.data, ()))
     # First one scan of them all, joined by newlines: no credential shape spans a newline (rlobs.credentials), so
@@ -101,21 +100,16 @@ def _credentials(located: Located, display: str) -> list[Problem]:
         shapes = found_in(value)
         if shapes:
             pos = located.pos(path)
-            hint = secret_hint(_model_at(_root(located.data), path[:-1]), path)
+            hint = secret_hint(_model_at(_root(located.data, models), path[:-1]), path)
             message = f"{hint}, got what looks like {' and '.join(shapes)} (not shown)"
             found.append(Problem(display, pos.line, pos.column, _dotted(path), message))
     return found
 
 
-def _root(data: Any) -> type[ProfileBase]:
+def _root(data: Any, models: Models) -> type[ProfileBase]:
     """The profile class a document's keys are checked against: its target's, else the keys every profile has."""
     tag = data.get("target") if isinstance(data, dict) else None
-    return _profile_class(tag) if isinstance(tag, str) and tag in PROFILES else ProfileBase
-
-
-def _profile_class(target: str) -> type[ProfileBase]:
-    module, name = PROFILES[target]
-    return cast("type[ProfileBase]", getattr(import_module(module), name))
+    return models[tag] if isinstance(tag, str) and tag in models else ProfileBase
 
 
 def secret_hint(model: Any, path: Path) -> str:
@@ -160,7 +154,8 @@ def validate_model(model: type[M], located: Located, display: str) -> M:
     try:
         return model.model_validate(_tuples(located.data))
     except ValidationError as exc:
-        problems = [p for err in exc.errors(include_url=False) for p in _problems(err, located, display, model, "")]
+        errors = exc.errors(include_url=False)
+        problems = [p for err in errors for p in _problems(err, located, display, model, "", {})]
     problems.sort(key=lambda p: (p.line, p.column, p.path))
     raise ProfileError(problems)
 
@@ -170,32 +165,32 @@ def dotted(path: Path) -> str:
     return _dotted(path)
 
 
-def _validate(located: Located, display: str) -> tuple[Profile | None, list[Problem]]:
+def _validate(located: Located, display: str, models: Models) -> tuple[ProfileBase | None, list[Problem]]:
     data = _tuples(located.data)
     tag = data.get("target")
-    if isinstance(tag, str) and tag in PROFILES:
-        # The target's own class validates, as the Profile union would pick it by `target`: the same checks and
+    if isinstance(tag, str) and tag in models:
+        # The target's own class validates, as the union of them would pick it by `target`: the same checks and
         # errors (the union's only put its tag first in each location), without a validator of the union to build.
-        root = _profile_class(tag)
+        root = models[tag]
         try:
-            return cast("Profile", root.model_validate(data)), []
+            return root.model_validate(data), []
         except ValidationError as exc:
             errors = exc.errors(include_url=False)
-        return None, [p for err in errors for p in _problems(err, located, display, root, tag)]
+        return None, [p for err in errors for p in _problems(err, located, display, root, tag, models)]
     # No usable target: say so, and still report what is wrong with the keys every profile has.
     pos = located.pos(("target",))
     got = "nothing" if tag is None else _got(tag)
-    problems = [Problem(display, pos.line, pos.column, "target", f"expected one of {', '.join(PROFILES)}, got {got}")]
-    rest = {k: v for k, v in data.items() if k not in ("target", *PROFILES)}
+    problems = [Problem(display, pos.line, pos.column, "target", f"expected one of {', '.join(models)}, got {got}")]
+    rest = {k: v for k, v in data.items() if k not in ("target", *models)}
     try:
         ProfileBase.model_validate({**rest, "target": ""})
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
-        problems += [p for err in errors for p in _problems(err, located, display, ProfileBase, "")]
+        problems += [p for err in errors for p in _problems(err, located, display, ProfileBase, "", models)]
     return None, problems
 
 
-def _problems(err: Any, located: Located, display: str, root: Any, target: str) -> list[Problem]:
+def _problems(err: Any, located: Located, display: str, root: Any, target: str, models: Models) -> list[Problem]:
     """The Problems one pydantic error stands for (a validator may report several at once)."""
     loc: Path = tuple(err["loc"])
     cause = (err.get("ctx") or {}).get("error")
@@ -203,7 +198,7 @@ def _problems(err: Any, located: Located, display: str, root: Any, target: str) 
         return [_at(located, display, (*loc, *p.path), p.message) for p in cause.problems]
     if isinstance(cause, ProblemAt):
         return [_at(located, display, (*loc, *cause.path), cause.message)]
-    section = _section_problem(err, loc, located, display, target)
+    section = _section_problem(err, loc, located, display, target, models)
     return [section] if section is not None else [_problem(err, located, display, root)]
 
 
@@ -216,9 +211,11 @@ def _at(located: Located, display: str, loc: Path, message: str) -> Problem:
     return Problem(display, pos.line, pos.column, _dotted(loc), message)
 
 
-def _section_problem(err: Any, loc: Path, located: Located, display: str, target: str) -> Problem | None:
+def _section_problem(
+    err: Any, loc: Path, located: Located, display: str, target: str, models: Models
+) -> Problem | None:
     """A missing section of the profile's own target, or a section of another target, said in the target's words."""
-    if not target or len(loc) != 1 or loc[0] not in PROFILES:
+    if not target or len(loc) != 1 or loc[0] not in models:
         return None
     if err["type"] == "missing" and loc[0] == target:
         article = "an" if target[:1] in "aeiou" else "a"

@@ -335,8 +335,8 @@ class Alerts(Model):
 
 
 class ProfileBase(Model):
-    """What every profile has, whatever its target; a target's profile adds its own section (rlobs.profile.eksprofile,
-    rlobs.profile.gkeprofile; rlobs.profile.profiles.Profile is one of them)."""
+    """What every profile has, whatever its target; a target's profile class adds its own section and `target` tag
+    (rlobs.targets.Target.profile_model, e.g. rlobs.targets.eks.profile.EksProfile)."""
 
     api_version: Literal["rlobs/v1alpha1"] = Field(description="Profile format version.")
     kind: Literal["Profile"]

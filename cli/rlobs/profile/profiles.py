@@ -1,15 +1,9 @@
-"""The Profile type: one of the targets' profiles, chosen by `target`. Importing it builds every target's model; a
-render loads only its own target's (rlobs.profile.load PROFILES), so the modules on its path import this one for
-type checking only."""
+"""The static type of a profile of any target: what the generic layers read of it is the base model's. The union of
+the registered targets' profile classes is assembled when asked for (rlobs.targets.profile_union, for the schema),
+and the loader validates against the one class a profile's `target` names (rlobs.targets.PROFILES)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from rlobs.profile.model import ProfileBase
 
-from pydantic import Field
-
-from rlobs.profile.eksprofile import EksProfile
-from rlobs.profile.gkeprofile import GkeProfile
-
-# Adding a target adds one member here and its line in rlobs.profile.load PROFILES.
-Profile = Annotated[EksProfile | GkeProfile, Field(discriminator="target")]
+Profile = ProfileBase

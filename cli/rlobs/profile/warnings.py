@@ -1,46 +1,45 @@
-"""Warnings, not errors: a valid profile that still carries a shipped blueprint's placeholder, or alerts that notify
-nobody. Pure: parsed data with its positions in, located warnings out (validate and render print them, exit 0)."""
+"""Warnings, not errors: a valid profile that still carries a shipped blueprint's placeholder, or what its target
+warns about (alerts that notify nobody, say). Pure: parsed data with its positions in, located warnings out (validate
+and render print them, exit 0); the targets' parts are given (rlobs.targets.warnings assembles them)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from rlobs.errors import Problem
-from rlobs.profile.gitweb import link_problem
-from rlobs.profile.source import read_source
-from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, get_at, load_located, load_yaml
+from rlobs.profile.yamlsource import Located, Path, get_at, load_yaml
 from rlobs.resources import package_dir
 
-if TYPE_CHECKING:
-    from pathlib import Path as FsPath
-
-# Keys whose value in a shipped blueprint stands for the user's own, and what the user's own is. The placeholder
-# values themselves are read from the blueprints (placeholders()), so a blueprint that changes its example changes
-# what is warned about; the fleet file's repository key is included for the starter fleet.
-PLACEHOLDER_KEYS: dict[Path, str] = {
-    ("eks", "gitops", "repoUrl"): "your own GitOps repository (Argo CD syncs the bundle from it)",
+# Keys whose value in a blueprint stands for the user's own, and what the user's own is: the fleet file's repository
+# key, for the starter fleet; each target adds its own (rlobs.targets.Target.PLACEHOLDERS). The placeholder values
+# themselves are read from the blueprints (placeholders()), so a blueprint that changes its example changes what is
+# warned about.
+FLEET_PLACEHOLDERS: dict[Path, str] = {
     ("gitops", "repoUrl"): "your own GitOps repository (Argo CD syncs the bundle from it)",
-    ("gke", "project"): "your own GCP project ID",
 }
+# What a profile's target warns about besides placeholders: (key path, message) per warning, from the parsed data.
+TargetWarnings = Callable[[dict[str, Any]], Iterable[tuple[Path, str]]]
 
 # A repository URL's owner/name part (https://github.com/acme/gitops.git, git@github.com:acme/gitops.git): the
 # placeholder whatever form or host the URL is written in.
 _REPO_PATH = re.compile(r"^(?:[a-z+]+://)?(?:[^@/]+@)?[^/:]+[:/](?P<path>.+?)(?:\.git)?/?$")
 
 
-@cache
-def placeholders() -> dict[str, str]:
-    """placeholder text -> what the user's own value is, from every shipped blueprint (starter fleet included)."""
-    found: dict[str, str] = {}
+def shipped_blueprints() -> list[str]:
+    """The text of every shipped blueprint, the starter fleet's included."""
     folder = package_dir("blueprints")
-    for entry in sorted([*folder.iterdir(), *(folder / "fleet").iterdir()], key=lambda e: e.name):
-        if not entry.name.endswith(".yaml"):
-            continue
-        data = load_yaml(entry.read_text(encoding="utf-8"))
-        for path, own in PLACEHOLDER_KEYS.items():
+    entries = sorted([*folder.iterdir(), *(folder / "fleet").iterdir()], key=lambda e: e.name)
+    return [e.read_text(encoding="utf-8") for e in entries if e.name.endswith(".yaml")]
+
+
+def placeholders(keys: Mapping[Path, str], blueprints: Iterable[str]) -> dict[str, str]:
+    """placeholder text -> what the user's own value is, from the `keys` of every blueprint text."""
+    found: dict[str, str] = {}
+    for text in blueprints:
+        data = load_yaml(text)
+        for path, own in keys.items():
             value = get_at(data, path)
             if isinstance(value, str) and value:
                 found[value] = own
@@ -50,64 +49,29 @@ def placeholders() -> dict[str, str]:
     return found
 
 
-def load_warnings(path: FsPath) -> list[Problem]:
-    """The warnings for the profile file at `path`; none when it does not even parse (loading reports that)."""
-    try:
-        located = load_located(read_source(path).decode("utf-8"))
-    except (OSError, ValueError, YamlSyntaxError):
-        return []
-    return find(located, str(path))
-
-
-def find(located: Located, display: str) -> list[Problem]:
-    """Every warning for one parsed profile (or fleet file), in file order."""
+def find(
+    located: Located, display: str, known: Mapping[str, str], targets: Mapping[str, TargetWarnings]
+) -> list[Problem]:
+    """Every warning for one parsed profile (or fleet file), in file order: `known` placeholders (placeholders()),
+    and what the profile's target warns about (`targets`: target name -> its warnings)."""
     found = [
         _at(located, display, path, f"expected {own}, got the blueprint's placeholder {text!r}")
-        for path, text, own in _placeholders_in(located.data)
+        for path, text, own in _placeholders_in(located.data, known)
     ]
-    found += [_at(located, display, path, message) for path, message in _unrouted(located.data)]
-    found += [_at(located, display, path, message) for path, message in _unlinked(located.data)]
+    data = located.data
+    target = data.get("target") if isinstance(data, dict) else None
+    if isinstance(target, str) and target in targets:
+        found += [_at(located, display, path, message) for path, message in targets[target](data)]
     found.sort(key=lambda p: (p.line, p.column, p.path))
     return found
 
 
-def _placeholders_in(data: Any) -> Iterator[tuple[Path, str, str]]:
+def _placeholders_in(data: Any, known: Mapping[str, str]) -> Iterator[tuple[Path, str, str]]:
     """(path, placeholder, what to use instead) of every string value that is or contains a placeholder."""
-    known = placeholders()
     for path, value in _strings(data, ()):
         hit = next((p for p in sorted(known, key=len, reverse=True) if p in value), None)
         if hit is not None:
             yield path, hit, known[hit]
-
-
-def _unrouted(data: Any) -> Iterator[tuple[Path, str]]:
-    """Alerts that fire but notify nobody: no receiver (eks) or notification channel (gke) gets the RL alerts."""
-    if not isinstance(data, dict) or get_at(data, ("alerts", "enabled")) is False:
-        return
-    target = data.get("target")
-    if target == "eks":
-        receivers = get_at(data, ("eks", "alertmanagerReceivers")) or []
-        routed = [r for r in receivers if isinstance(r, dict) and r.get("alerts", "rl") in ("rl", "all")]
-        if not routed:
-            yield (
-                ("eks", "alertmanagerReceivers"),
-                "expected a receiver for the RL alerts (alerts: rl or all), got none: the RL alerts fire but notify "
-                "nobody (add one, or set alerts.enabled: false)",
-            )
-    elif target == "gke" and not get_at(data, ("gke", "notificationChannels")):
-        yield (
-            ("gke", "notificationChannels"),
-            "expected a notification channel, got none: every alert policy fires but notifies nobody (add one, or "
-            "set alerts.enabled: false)",
-        )
-
-
-def _unlinked(data: Any) -> Iterator[tuple[Path, str]]:
-    """A GitOps repository on a host whose web links rlobs does not know: the alerts' runbook links may not open."""
-    path = ("eks", "gitops", "repoUrl")
-    url = get_at(data, path) if isinstance(data, dict) and data.get("target") == "eks" else None
-    if isinstance(url, str) and (problem := link_problem(url)) is not None:
-        yield path, problem
 
 
 def _at(located: Located, display: str, path: Path, message: str) -> Problem:

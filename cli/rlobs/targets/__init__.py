@@ -1,32 +1,78 @@
-"""The target registry: profile `target` -> the package that plans its bundle.
+"""The target registry: profile `target` -> the package that owns that target, one line per target.
 
-A target is a package under targets/ whose `plan` module has the Target shape; adding one means its package, its
-profile type in the profile's union (rlobs.profile.profiles.Profile) and the loader's registry
-(rlobs.profile.load PROFILES), its blueprint and templates, and its line here.
+A target is one package (targets/<name>/, or any importable package) whose `target` module has the Target shape: its
+profile section and rules, its JSON Schema rules, its `init` questions and starter blueprints, its warnings, its part
+of the fleet file and fleet bundle, and its bundle plan. Adding one is its package and its line in PACKAGES; every
+generic layer asks the registry, and imports a target's package only when that target is used (a render imports only
+its own target's).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, Union, cast
 
 if TYPE_CHECKING:
+    from pathlib import Path as FsPath
+
+    from rlobs.bundle.fleetpart import FleetPart
     from rlobs.bundle.spec import Plan
+    from rlobs.errors import Problem
+    from rlobs.profile.fleet import Fleet
+    from rlobs.profile.fleetspec import FleetTarget
+    from rlobs.profile.model import ProfileBase
+    from rlobs.profile.question import Question
+    from rlobs.profile.schema import JsonSchema
+    from rlobs.profile.yamlsource import Located, Path
     from rlobs.rl.catalog import Catalog
     from rlobs.rl.facts import RlFacts
     from rlobs.rl.naming import Pipeline
-    from rlobs.targets.eks import plan as eks
-    from rlobs.targets.gke import plan as gke
+    from rlobs.targets.eks import target as eks
+    from rlobs.targets.gke import target as gke
+
+# Each target's package; its `target` module is the Target, which must stay light to import (constants, and
+# functions that import the rest of the package when called): the writer asks every target's PATHS.
+PACKAGES: dict[str, str] = {
+    "eks": "rlobs.targets.eks",
+    "gke": "rlobs.targets.gke",
+}
 
 
 class Target(Protocol):
-    """What the generic stages need of a target: its name, how its metrics are named, and its bundle plan."""
+    """What the generic layers need of a target."""
 
     NAME: str
     PATHS: tuple[str, ...]  # every bundle path it can produce, as patterns (`*`: any name within one folder)
+    FLEET_PATHS: tuple[str, ...]  # every path its part of a fleet bundle can hold (fleet_part), as patterns
+    QUESTIONS: tuple[Question, ...]  # what interactive `init` asks, in order (rlobs.profile.question.WORKLOAD too)
+    PLACEHOLDERS: dict[Path, str]  # keys whose blueprint value stands for the user's own -> what that is
+
+    def profile_model(self) -> type[ProfileBase]:
+        """Its profile class: the keys every profile has, `target: Literal[NAME]` and its section."""
+        ...
+
+    def schema_rules(self) -> Mapping[str, list[JsonSchema]]:
+        """Its cross-field rules as JSON Schema: $defs name -> rules added to that definition's allOf."""
+        ...
+
+    def blueprints(self) -> Mapping[str, str]:
+        """Starter profiles it provides beyond the shipped blueprints/ folder: name -> the profile's text."""
+        ...
+
+    def warnings(self, data: dict[str, Any]) -> Iterable[tuple[Path, str]]:
+        """What a valid profile of it is warned about besides placeholders: (key path, message)."""
+        ...
+
+    def fleet_file(self) -> FleetTarget:
+        """Its part of the fleet file: cluster-entry and `views:` keys, what the fleet sets, its rules."""
+        ...
+
+    def fleet_part(self, fleet: Fleet, catalog: Catalog) -> FleetPart:
+        """What it adds to a fleet bundle beside its clusters' own bundles (called with no cluster of it, too)."""
+        ...
 
     def pipeline(self, profile: Any) -> Pipeline:
         """The metric pipeline the profile's bundle queries through (rlobs.rl.naming)."""
@@ -41,37 +87,151 @@ class Target(Protocol):
         ...
 
 
-# Each target's package; its `plan` module is the Target, its `paths` module the PATHS alone (light to import).
-_PACKAGES = {"eks": "rlobs.targets.eks", "gke": "rlobs.targets.gke"}
-
-
-class _Registry(Mapping[str, Target]):
-    """Target name -> its plan module, imported when first asked for: a render imports only its own target."""
-
-    def __getitem__(self, name: str) -> Target:
-        return cast("Target", import_module(_PACKAGES[name] + ".plan"))
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_PACKAGES)
-
-    def __len__(self) -> int:
-        return len(_PACKAGES)
-
-
-TARGETS: Mapping[str, Target] = _Registry()
-if TYPE_CHECKING:  # each plan module has the Target shape
+if TYPE_CHECKING:  # each target module has the Target shape
     _TYPED: tuple[Target, ...] = (eks, gke)
 
 
+class _Registry(Mapping[str, Target]):
+    """Target name -> its package's `target` module, imported when first asked for."""
+
+    def __getitem__(self, name: str) -> Target:
+        return cast("Target", import_module(PACKAGES[name] + ".target"))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(PACKAGES)
+
+    def __len__(self) -> int:
+        return len(PACKAGES)
+
+
+class _Profiles(Mapping[str, "type[ProfileBase]"]):
+    """Target name -> its profile class, built when a profile of that target is first met (rlobs.profile.load)."""
+
+    def __getitem__(self, name: str) -> type[ProfileBase]:
+        return TARGETS[name].profile_model()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(PACKAGES)
+
+    def __len__(self) -> int:
+        return len(PACKAGES)
+
+
+TARGETS: Mapping[str, Target] = _Registry()
+PROFILES: Mapping[str, type[ProfileBase]] = _Profiles()
+
+
+def profile_union() -> Any:
+    """Every target's profile class, one chosen by `target` (the profile's JSON Schema is this union's)."""
+    from pydantic import Field
+
+    models = tuple(PROFILES[name] for name in PACKAGES)
+    return Annotated[Union[models], Field(discriminator="target")]  # noqa: UP007 (a union built at run time)
+
+
+def schema_rules() -> dict[str, list[JsonSchema]]:
+    """Every target's cross-field JSON Schema rules, by $defs name."""
+    return {name: rules for t in TARGETS.values() for name, rules in t.schema_rules().items()}
+
+
+def fleet_files() -> dict[str, FleetTarget]:
+    """Every target's part of the fleet file."""
+    return {name: t.fleet_file() for name, t in TARGETS.items()}
+
+
+def parse_profile(text: str, display: str = "<profile>") -> ProfileBase:
+    """A profile of any registered target, from its text (rlobs.profile.load)."""
+    from rlobs.profile.load import parse_profile as parse
+
+    return parse(text, PROFILES, display)
+
+
+def load_profile(path: FsPath) -> ProfileBase:
+    from rlobs.profile.load import load_profile as load
+
+    return load(path, PROFILES)
+
+
+def load_source(path: FsPath) -> tuple[bytes, ProfileBase]:
+    """The profile's bytes exactly as read, and the profile parsed from those same bytes."""
+    from rlobs.profile.load import load_source as load
+
+    return load(path, PROFILES)
+
+
+def blueprint_texts() -> dict[str, str]:
+    """Every target's own starter profiles (beyond the shipped blueprints/ folder), by name."""
+    return {name: text for t in TARGETS.values() for name, text in t.blueprints().items()}
+
+
+def placeholders(names: tuple[str, ...] | None = None) -> dict[str, str]:
+    """placeholder text -> what the user's own value is, from every shipped blueprint (the starter fleet's
+    included): the keys of the targets `names` (default: every target) and the fleet's, and those targets' own
+    blueprints too."""
+    return _placeholders(tuple(PACKAGES.items()), tuple(PACKAGES) if names is None else names)
+
+
 @cache
-def _paths() -> re.Pattern[str]:
+def _placeholders(_packages: tuple[tuple[str, str], ...], names: tuple[str, ...]) -> dict[str, str]:
+    from rlobs.profile.warnings import FLEET_PLACEHOLDERS, placeholders, shipped_blueprints
+
+    keys = {**FLEET_PLACEHOLDERS}
+    texts = shipped_blueprints()
+    for name in names:
+        keys.update(TARGETS[name].PLACEHOLDERS)
+        texts += TARGETS[name].blueprints().values()
+    return placeholders(keys, texts)
+
+
+def _known(located: Located) -> dict[str, str]:
+    """The placeholders a profile is checked for: its target's (a render imports no other target), or for a file
+    of no registered target (a fleet's), every target's."""
+    data = located.data
+    target = data.get("target") if isinstance(data, dict) else None
+    return placeholders((target,) if isinstance(target, str) and target in PACKAGES else None)
+
+
+def warnings(located: Located, display: str) -> list[Problem]:
+    """Every warning for one parsed profile (or fleet file), in file order (rlobs.profile.warnings)."""
+    from rlobs.profile.warnings import find
+
+    return find(located, display, _known(located), _warners())
+
+
+def load_warnings(path: FsPath) -> list[Problem]:
+    """The warnings for the profile file at `path`; none when it does not even parse (loading reports that)."""
+    from rlobs.profile.source import read_source
+    from rlobs.profile.yamlsource import YamlSyntaxError, load_located
+
+    try:
+        located = load_located(read_source(path).decode("utf-8"))
+    except (OSError, ValueError, YamlSyntaxError):
+        return []
+    return warnings(located, str(path))
+
+
+def _warners() -> dict[str, Any]:
+    """Target name -> its warnings, the target's package imported only when a profile of it is warned about."""
+    return {name: (lambda data, name=name: TARGETS[name].warnings(data)) for name in PACKAGES}
+
+
+@cache
+def _paths(packages: tuple[tuple[str, str], ...], fleet: tuple[str, ...] | None) -> re.Pattern[str]:
     def one(pattern: str) -> str:
         return "[^/]+".join(re.escape(piece) for piece in pattern.split("*"))
 
-    every = (p for package in _PACKAGES.values() for p in import_module(package + ".paths").PATHS)
+    if fleet is None:
+        every = [p for name, _ in packages for p in TARGETS[name].PATHS]
+    else:
+        every = [*fleet, *(p for name, _ in packages for p in TARGETS[name].FLEET_PATHS)]
     return re.compile("|".join(one(p) for p in every))
 
 
 def producible(path: str) -> bool:
     """Could any target produce this bundle path? (The writer's rule, rlobs.fleet.paths, adds a fleet's paths.)"""
-    return _paths().fullmatch(path) is not None
+    return _paths(tuple(PACKAGES.items()), None).fullmatch(path) is not None
+
+
+def fleet_producible(path: str, own: tuple[str, ...]) -> bool:
+    """Could a fleet bundle hold this path of its own (`own`: the fleet's patterns) or of a target's part?"""
+    return _paths(tuple(PACKAGES.items()), own).fullmatch(path) is not None

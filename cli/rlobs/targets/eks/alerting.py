@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.eks import Receiver
-from rlobs.profile.eksprofile import EksProfile
 from rlobs.rl.labels import bundle_labels
+from rlobs.targets.eks.profile import EksProfile, Receiver
 
 # Alertmanager mounts each Secret of alertmanagerSpec.secrets at /etc/alertmanager/secrets/<name>/<key>
 # (prometheus-operator Alertmanager CRD, spec.secrets).

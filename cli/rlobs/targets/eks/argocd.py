@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.eks import GitOps
-from rlobs.profile.eksprofile import EksProfile
 from rlobs.rl.labels import bundle_labels
+from rlobs.targets.eks.profile import EksProfile, GitOps
 from rlobs.targets.eks.stack import ARGOCD, MONITORING
 from rlobs.targets.eks.versions import CHARTS
 

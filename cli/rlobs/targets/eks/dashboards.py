@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.eksprofile import EksProfile
 from rlobs.rl.engines import load_engines
 from rlobs.rl.grafana import (
     DATASOURCE,
@@ -18,6 +17,7 @@ from rlobs.rl.grafana import (
     timeseries,
 )
 from rlobs.rl.panels import rows_height, two_per_row
+from rlobs.targets.eks.profile import EksProfile
 
 NO_LINKS = BoardLinks((), (), ())
 

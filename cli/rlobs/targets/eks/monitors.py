@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.eksprofile import EksProfile
 from rlobs.rl.facts import RlFacts, workload_job
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.promrules import rule_groups
 from rlobs.targets.eks import alerting
+from rlobs.targets.eks.profile import EksProfile
 from rlobs.targets.eks.stack import MONITORING, RELEASE_LABEL, WORKLOAD_LABEL
 from rlobs.targets.eks.versions import CHARTS
 

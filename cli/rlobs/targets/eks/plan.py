@@ -6,10 +6,7 @@ from typing import Any
 
 from rlobs.bundle.filters import to_json
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
-from rlobs.profile.eks import GitOps
-from rlobs.profile.eksprofile import EksProfile
 from rlobs.profile.gitweb import file_link
-from rlobs.profile.terraform import ARGOCD_NOTE
 from rlobs.rl import adapters, app, workloads
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.catalog import Catalog
@@ -21,8 +18,9 @@ from rlobs.rl.labels import bundle_labels
 from rlobs.rl.naming import Pipeline
 from rlobs.rl.tracker import tracker_env
 from rlobs.targets.eks import argocd, dashboards, monitors, security, stack, tfvars, values, workload
-from rlobs.targets.eks.paths import PATHS as PATHS  # the Target protocol's PATHS
+from rlobs.targets.eks.profile import EksProfile, GitOps
 from rlobs.targets.eks.stack import GRAFANA_DASHBOARD_LABEL, MONITORING, PROM_EXPORTER_PORT, RELEASE_LABEL
+from rlobs.targets.eks.terraform import ARGOCD_NOTE
 from rlobs.targets.eks.versions import (
     AI_ML_OBSERVABILITY_COMMIT,
     AI_ML_OBSERVABILITY_REPO,
@@ -30,7 +28,6 @@ from rlobs.targets.eks.versions import (
     GRAFANA_OPENSEARCH_PLUGIN_VERSION,
 )
 
-NAME = "eks"
 README = "README.md"
 
 
@@ -118,7 +115,7 @@ def _layer(profile: EksProfile, facts: RlFacts) -> list[FileSpec]:
     return sorted(files, key=lambda f: f.path)
 
 
-def _stack_files(profile: EksProfile) -> list[FileSpec]:
+def _stack_files(profile: EksProfile, chart_values: dict[str, dict[str, Any]]) -> list[FileSpec]:
     files: list[FileSpec] = [
         DataFile(
             "argocd/root-app.yaml",
@@ -145,7 +142,7 @@ def _stack_files(profile: EksProfile) -> list[FileSpec]:
             "Helm values of each chart (read by the Applications through `$values`).",
             header=f"Helm values for {chart} {CHARTS[chart].version} (argocd/apps/ reads them via $values).",
         )
-        for chart, vals in values.values(profile).items()
+        for chart, vals in chart_values.items()
     ]
     if profile.eks.mode == "rlobs":
         files += [
@@ -168,11 +165,14 @@ def _stack_files(profile: EksProfile) -> list[FileSpec]:
 def plan(profile: EksProfile, catalog: Catalog) -> Plan:
     eks = profile.eks
     rl = facts(profile, catalog)
+    # Each fact once per plan: several files and the README read them.
+    chart_values = values.values(profile)
+    ray_logs = workload.ray_logs(profile)
     files: list[FileSpec] = [
         tfvars.blueprint_tfvars(profile),
-        *_stack_files(profile),
+        *_stack_files(profile, chart_values),
         *_layer(profile, rl),
-        *_workload_files(profile, catalog),
+        *_workload_files(profile, catalog, ray_logs=ray_logs),
         *app.app_files(rl),
     ]
     files.append(
@@ -185,13 +185,13 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "profile": profile,
                 "eks": eks,
                 "charts": CHARTS,
-                "deployed_charts": sorted(values.values(profile)),
+                "deployed_charts": sorted(chart_values),
                 "prom_exporter_port": PROM_EXPORTER_PORT,
                 "identity_envs": [row["env"] for row in identity_rows(profile, catalog)],
                 "release_label": RELEASE_LABEL,
                 "stack": stack.stack(eks),
                 "files": sorted([*file_table(files), (README, "This file.")]),
-                "ray_logs": workload.ray_logs(profile),
+                "ray_logs": ray_logs,
                 "ray_kind": profile.workload.kind in workloads.RAY_KINDS,
                 "ray_head_monitor": next(
                     (f.path for f in files if f.path.endswith("/ray-head-servicemonitor.yaml")), None
@@ -199,11 +199,9 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 # Argo CD takes an SSH key for ssh:// and scp-like URLs, a user and token for https://.
                 "gitops_ssh": not eks.gitops.repo_url.startswith("https://"),
                 "ray_logs_index": workload.RAY_LOGS_INDEX,
-                "security_config": security.security_config(log_writer=workload.ray_logs(profile)),
+                "security_config": security.security_config(log_writer=ray_logs),
                 "log_writer_user": security.LOG_WRITER_USER,
-                "log_writer_role": {
-                    k: v for k, v in security.security_config(log_writer=True)["roles.yml"].items() if k != "_meta"
-                },
+                "log_writer_role": security.log_writer_role(),
                 "admin_hash_var": security.ADMIN_HASH_VAR,
                 "log_writer_hash_var": security.LOG_WRITER_HASH_VAR,
                 "grafana_plugin_version": GRAFANA_OPENSEARCH_PLUGIN_VERSION,
@@ -219,13 +217,13 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
     return Plan(profile.metadata.name, tuple(files))
 
 
-def _workload_files(profile: EksProfile, catalog: Catalog) -> list[FileSpec]:
+def _workload_files(profile: EksProfile, catalog: Catalog, *, ray_logs: bool) -> list[FileSpec]:
     w = profile.workload
     files: list[FileSpec] = [
         DataFile(
             "workload/kustomization.yaml",
             "yaml",
-            workload.component(profile),
+            workload.component(profile, with_logs=ray_logs),
             "Kustomize Component for your workload's kustomization.",
             header=f"A Kustomize Component: add it under `components:` of the kustomization that builds {w.kind} "
             f"{w.name}.",
@@ -247,7 +245,7 @@ def _workload_files(profile: EksProfile, catalog: Catalog) -> list[FileSpec]:
                 "Merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name.",
             )
         )
-    if workload.ray_logs(profile):
+    if ray_logs:
         files += [
             DataFile(
                 f"workload/{workload.LOGS_PATCH_FILE}",

@@ -45,8 +45,18 @@ def security_config(*, log_writer: bool) -> dict[str, dict[str, Any]]:
         "reserved": False,
         "description": f"Ray log sidecar: writes index {RAY_LOGS_INDEX} only",
     }
-    roles = {
-        **_meta("roles"),
+    roles = {**_meta("roles"), **log_writer_role()}
+    mapping = {
+        **_meta("rolesmapping"),
+        "all_access": {"reserved": False, "backend_roles": ["admin"], "description": "Maps admin to all_access"},
+        LOG_WRITER_ROLE: {"reserved": False, "users": [LOG_WRITER_USER]},
+    }
+    return {"internal_users.yml": users, "roles.yml": roles, "roles_mapping.yml": mapping}
+
+
+def log_writer_role() -> dict[str, Any]:
+    """roles.yml's role of the Ray log sidecar's user: it may create and write the Ray log index, nothing else."""
+    return {
         LOG_WRITER_ROLE: {
             "reserved": False,
             "description": f"Create and write documents of index {RAY_LOGS_INDEX}; nothing else",
@@ -63,9 +73,3 @@ def security_config(*, log_writer: bool) -> dict[str, dict[str, Any]]:
             ],
         },
     }
-    mapping = {
-        **_meta("rolesmapping"),
-        "all_access": {"reserved": False, "backend_roles": ["admin"], "description": "Maps admin to all_access"},
-        LOG_WRITER_ROLE: {"reserved": False, "users": [LOG_WRITER_USER]},
-    }
-    return {"internal_users.yml": users, "roles.yml": roles, "roles_mapping.yml": mapping}

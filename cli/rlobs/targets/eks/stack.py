@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rlobs.profile.eks import EksSpec
-from rlobs.profile.eksprofile import EksProfile
 from rlobs.rl.labels import bundle_labels
+from rlobs.targets.eks.profile import EksProfile, EksSpec
 from rlobs.targets.eks.versions import CHARTS, OPENSEARCH_VERSION
 
 MONITORING = "monitoring"

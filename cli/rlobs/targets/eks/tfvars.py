@@ -7,11 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from rlobs.bundle.spec import DataFile
 from rlobs.errors import RlobsError
-from rlobs.profile.terraform import ARGOCD_NOTE, declared, flag_problems, type_problem
+from rlobs.targets.eks.terraform import ARGOCD_NOTE, declared, flag_problems, type_problem
 
 if TYPE_CHECKING:
-    from rlobs.profile.eks import EksSpec
-    from rlobs.profile.eksprofile import EksProfile
+    from rlobs.targets.eks.profile import EksProfile, EksSpec
 
 
 @dataclass(frozen=True, slots=True)

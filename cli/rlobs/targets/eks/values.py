@@ -5,10 +5,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from rlobs.profile.eks import EksSpec
-from rlobs.profile.eksprofile import EksProfile
-from rlobs.profile.helmvalues import deep_merge
 from rlobs.targets.eks import alerting
+from rlobs.targets.eks.helmvalues import deep_merge
+from rlobs.targets.eks.profile import EksProfile, EksSpec
 from rlobs.targets.eks.stack import (
     GRAFANA_DASHBOARD_LABEL,
     OTLP_GRPC_PORT,

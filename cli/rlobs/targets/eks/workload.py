@@ -6,7 +6,6 @@ import copy
 from typing import Any
 
 from rlobs.bundle.filters import fluentbit_conf
-from rlobs.profile.eksprofile import EksProfile
 from rlobs.rl import workloads
 from rlobs.rl.adapters import adapter_env
 from rlobs.rl.catalog import Catalog
@@ -14,6 +13,7 @@ from rlobs.rl.identity import export_interval_env, rl_env
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.tracker import tracker_env
 from rlobs.targets.eks.monitors import APP_METRICS_PORT_NAME
+from rlobs.targets.eks.profile import EksProfile
 from rlobs.targets.eks.stack import MONITORING, OPENSEARCH_PORT, OTLP_GRPC_PORT, WORKLOAD_LABEL, stack
 from rlobs.targets.eks.versions import FLUENT_BIT_SIDECAR_IMAGE
 
@@ -168,10 +168,11 @@ def ray_logs(profile: EksProfile) -> bool:
     return eks.ray_logs and profile.workload.kind in workloads.RAY_KINDS
 
 
-def component(profile: EksProfile) -> dict[str, Any]:
-    """kustomization.yaml of the Component the user adds to their workload's kustomization."""
+def component(profile: EksProfile, *, with_logs: bool) -> dict[str, Any]:
+    """kustomization.yaml of the Component the user adds to their workload's kustomization; `with_logs`: the Ray log
+    sidecar's patch and config are in it (ray_logs())."""
     patches, resources = [workloads.ENV_PATCH_FILE], []
-    if ray_logs(profile):
+    if with_logs:
         patches.append(LOGS_PATCH_FILE)
         resources.append(LOG_CONFIG_FILE)
     return workloads.component(profile.workload, patches, resources)

@@ -8,12 +8,12 @@ from typing import Any
 
 from rlobs.errors import RlobsError
 from rlobs.profile.fields import duration_seconds
-from rlobs.profile.gke import DashboardFilter, FilterType
 from rlobs.rl import naming, tracker
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.naming import Part
 from rlobs.rl.panels import SECTIONS, Panel, panels, rows_height, two_per_row
+from rlobs.targets.gke.profile import DashboardFilter, FilterType
 
 COLUMNS = 48  # MosaicLayout allows 1..48 (monitoring v1 discovery)
 # Dashboard filters (catalog attribute keys), pinned and without template variables, the form Google's RL dashboard

@@ -6,16 +6,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
-from rlobs.profile.gke import GkeSpec
-from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.rl import adapters, app, naming, workloads
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job
 from rlobs.rl.naming import Pipeline
 from rlobs.targets.gke import monitoring, project, tfpolicy, workload
-from rlobs.targets.gke.paths import PATHS as PATHS  # the Target protocol's PATHS
+from rlobs.targets.gke.profile import GkeProfile, GkeSpec
 
-NAME = "gke"
 DASHBOARDS_DIR = "monitoring/dashboards"
 POLICIES_DIR = "monitoring/alert-policies"
 WORKLOAD_DIR = "workload"

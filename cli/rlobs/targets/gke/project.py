@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from rlobs.profile.gkeprofile import GkeProfile
+from rlobs.targets.gke.profile import GkeProfile
 
 # GKE version that ships Managed OpenTelemetry, and the gcloud that has --managed-otel-scope on GA
 # `clusters create / create-auto / update` (shared gke-managed-otel.md §1.1; gcloud 576.0.0 release notes).

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.profile.gkeprofile import GkeProfile
 from rlobs.rl import workloads
 from rlobs.rl.adapters import adapter_env
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.identity import export_interval_env, rl_env
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.tracker import tracker_env
+from rlobs.targets.gke.profile import GkeProfile
 
 # The managed collector's Service (shared gke-managed-otel.md §1.4: namespace gke-managed-otel, Service
 # opentelemetry-collector, OTLP gRPC on 4317, plaintext: no TLS listener).

@@ -9,12 +9,13 @@ from typing import Any
 
 from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
 from rlobs.errors import RlobsError
-from rlobs.profile.fleet import Fleet, Member, identity_form, terraform_projects
-from rlobs.profile.gkeprofile import GkeProfile
+from rlobs.profile.fleet import Fleet, Member
 from rlobs.profile.kind import CLUSTERS_DIR
 from rlobs.rl.catalog import Catalog
 from rlobs.targets.gke import monitoring, project, tfpolicy
 from rlobs.targets.gke import plan as gke_plan
+from rlobs.targets.gke.fleetspec import dashboards, identity_form, terraform_projects
+from rlobs.targets.gke.profile import GkeProfile
 
 GKE_DIR = "gke"
 # A cluster's folder under a project's Terraform root: gke/<project>/terraform/ -> clusters/<name>/.
@@ -55,7 +56,7 @@ def _clusters(fleet: Fleet, members: list[tuple[Member, GkeProfile]]) -> dict[st
         entry: dict[str, Any] = {}
         if p.gke.cluster_mode != "existing":
             entry |= {"location": p.gke.location, "deletion_protection": bool(p.gke.deletion_protection)}
-        if fleet.spec.views.gke_dashboards == "per-cluster":
+        if dashboards(fleet.spec) == "per-cluster":
             dashboard = f"{CLUSTERS_DIR}/{m.name}/{gke_plan.DASHBOARDS_DIR}/{p.metadata.name}.json"
             entry["dashboard"] = f"{_TO_CLUSTERS}/{dashboard}"
         clusters[m.name] = entry
@@ -205,7 +206,7 @@ def project_dashboard(fleet: Fleet, project_id: str, members: list[tuple[Member,
 def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
     """Each project's Terraform root (and its dashboard, per-project)."""
     files: list[FileSpec] = []
-    per_project = fleet.spec.views.gke_dashboards == "per-project"
+    per_project = dashboards(fleet.spec) == "per-project"
     for project_id, members in sorted(terraform_projects(fleet.members).items()):
         first = members[0][1]
         values = tfvars(fleet, list(members))
@@ -228,14 +229,14 @@ def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
             TemplateFile(
                 f"{base}/main.tf",
                 "hcl",
-                "fleet/gke-terraform/main.tf.j2",
+                "gke/fleet-terraform/main.tf.j2",
                 "Per GCP project: one Terraform root whose resources iterate over its gke.manage: terraform clusters.",
                 context,
             ),
             TemplateFile(
                 f"{base}/variables.tf",
                 "hcl",
-                "fleet/gke-terraform/variables.tf.j2",
+                "gke/fleet-terraform/variables.tf.j2",
                 "Inputs of main.tf (the maps its resources iterate over).",
                 {**context, "variables": variables},
             ),

@@ -1,23 +1,17 @@
-"""The cluster Secrets' contract: the labels and annotations each EKS cluster's Argo CD cluster Secret carries for
-the fleet's ApplicationSets, and the referential check that every key a template reads exists and is valid.
-
-The GitOps Bridge writes the cluster Secret from Terraform: labels are `var.cluster.addons` (enable flags), and
-annotations are `var.cluster.metadata` (gitops-bridge-dev/terraform-helm-gitops-bridge main.tf, kubernetes_secret_v1).
-rlobs emits only that metadata, as Terraform locals to merge in; the Secret and its credentials stay the bridge's.
-"""
+"""Argo CD ApplicationSets and the cluster Secrets they select, as data and target-neutral: the labels and
+annotations a cluster Secret carries for rlobs (SecretMetadata), which keys a template reads, and the referential
+check that every such key exists with a valid value, in the fleet's contract or in the live Secrets. A target that
+delivers its fleet clusters by ApplicationSets (rlobs.targets.eks.contract) builds its contract with these."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rlobs.profile.fleet import Fleet, Member
-
 ENABLED = "rlobs.io/enabled"
 TARGET = "rlobs.io/target"
-STACK = "rlobs.io/stack"  # eks.mode: rlobs (the fleet deploys the stack) or ai-on-eks (the reference stack does)
 CLUSTER = "rlobs.io/cluster"
 ENVIRONMENT = "rlobs.io/environment"
 REVISION = "rlobs.io/revision"
@@ -35,11 +29,12 @@ def _label_value(value: str) -> bool:
     return bool(_LABEL_VALUE.fullmatch(value))
 
 
-# What a valid value of each key is: (test, what it expects). Keys not listed need a non-empty value.
-RULES: dict[str, tuple[Callable[[str], bool], str]] = {
+# What a valid value of a key is: (test, what it expects).
+Rule = tuple[Callable[[str], bool], str]
+# The rules of the keys every contract has; a target adds its own (FleetPart.rules). Keys with no rule need a
+# non-empty value.
+RULES: dict[str, Rule] = {
     ENABLED: (lambda v: v == "true", '"true"'),
-    TARGET: (lambda v: v == "eks", "eks"),
-    STACK: (lambda v: v in ("rlobs", "ai-on-eks"), "rlobs or ai-on-eks"),
     CLUSTER: (lambda v: bool(_DNS_LABEL.fullmatch(v)) and v != "in-cluster", "a cluster name (DNS label)"),
     ENVIRONMENT: (lambda v: bool(_DNS_LABEL.fullmatch(v)), "an environment name (DNS label)"),
     REVISION: (lambda v: bool(_REVISION.fullmatch(v)), "a pinned branch, tag or commit (not HEAD)"),
@@ -53,50 +48,6 @@ class SecretMetadata:
     name: str
     labels: dict[str, str]
     annotations: dict[str, str]
-
-
-def metadata(member: Member) -> SecretMetadata:
-    eks = getattr(member.profile, "eks", None)
-    assert eks is not None, "only eks clusters are delivered by ApplicationSets"
-    c = member.cluster
-    labels = {
-        ENABLED: "true",
-        TARGET: "eks",
-        STACK: eks.mode,
-        CLUSTER: c.name,
-        ENVIRONMENT: c.environment,
-    }
-    annotations = {
-        CLUSTER: c.name,
-        ENVIRONMENT: c.environment,
-        REVISION: eks.gitops.target_revision,
-        REGION: eks.cluster.region,
-    }
-    return SecretMetadata(c.name, labels, annotations)
-
-
-def eks_members(fleet: Fleet) -> list[Member]:
-    return [m for m in fleet.members if m.cluster.target == "eks"]
-
-
-def contract(fleet: Fleet) -> dict[str, SecretMetadata]:
-    return {m.name: metadata(m) for m in eks_members(fleet)}
-
-
-def terraform(fleet: Fleet, contracts: dict[str, SecretMetadata]) -> dict[str, Any]:
-    """Terraform JSON: a local per cluster to merge into the GitOps Bridge's `addons` (labels) and `metadata`
-    (annotations), and an output with the same, for a Terraform that lives elsewhere (terraform_remote_state)."""
-    value = {n: {"name": c.name, "labels": c.labels, "annotations": c.annotations} for n, c in contracts.items()}
-    return {
-        "locals": {"rlobs_cluster_secrets": value},
-        "output": {
-            "rlobs_cluster_secrets": {
-                "description": f"rlobs fleet {fleet.name}: per EKS cluster, the Argo CD cluster Secret's name and "
-                "the labels and annotations its ApplicationSets read (merge them; never the credentials).",
-                "value": "${local.rlobs_cluster_secrets}",
-            }
-        },
-    }
 
 
 # The keys a template reads: `index .metadata.annotations "k"`, `index .metadata.labels "k"` and the dotted form
@@ -143,7 +94,10 @@ def strings(node: Any) -> Iterable[str]:
 
 
 def referential_problems(
-    appsets: dict[str, dict[str, Any]], selected: dict[str, list[str]], contracts: dict[str, SecretMetadata]
+    appsets: dict[str, dict[str, Any]],
+    selected: dict[str, list[str]],
+    contracts: dict[str, SecretMetadata],
+    rules: Mapping[str, Rule],
 ) -> list[str]:
     """One line per (cluster, key, template) where a template reads a label or annotation the cluster's Secret
     lacks or holds an invalid value for. With missingkey=error one such cluster makes the controller create no
@@ -155,18 +109,18 @@ def referential_problems(
             meta = contracts[cluster]
             for ref in refs:
                 values = meta.labels if ref.kind == "labels" else meta.annotations
-                problem = _check(ref, values.get(ref.key))
+                problem = _check(ref, values.get(ref.key), rules)
                 if problem:
                     problems.append(f"cluster {cluster}: {ref.kind[:-1]} {ref.key} {problem} (read by {ref.template})")
     return problems
 
 
-def _check(ref: Reference, value: str | None) -> str | None:
+def _check(ref: Reference, value: str | None, rules: Mapping[str, Rule]) -> str | None:
     if value is None:
         return "is missing"
     if ref.kind == "labels" and not _label_value(value):
         return f"is not a valid label value (63 characters, no '/' or ':'): {value!r}"
-    test, expected = RULES.get(ref.key, (bool, "a non-empty value"))
+    test, expected = rules.get(ref.key, (bool, "a non-empty value"))
     if not test(value):
         return f"expected {expected}, got {value!r}"
     return None
@@ -218,7 +172,10 @@ def matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
 
 
 def live_problems(
-    appsets: dict[str, dict[str, Any]], selected: dict[str, list[str]], live: dict[str, SecretMetadata]
+    appsets: dict[str, dict[str, Any]],
+    selected: dict[str, list[str]],
+    live: dict[str, SecretMetadata],
+    rules: Mapping[str, Rule],
 ) -> list[str]:
     """The live cluster Secrets against the fleet: each ApplicationSet must select exactly the clusters the fleet
     gives it, and every key its template reads must be there with a valid value."""
@@ -240,10 +197,10 @@ def live_problems(
             for c in chosen
             if c not in selected[name]
         ]
-        # Argo CD's own cluster; the fleet never names a cluster so (profile/fleet.py ClusterName).
+        # Argo CD's own cluster; the fleet never names a cluster so (rlobs.profile.fleetspec.ClusterName).
         problems += [
             f"cluster in-cluster: the hub's own cluster Secret is selected by {name}"
             for c in chosen
             if c == "in-cluster"
         ]
-    return problems + referential_problems(appsets, live_selected, live)
+    return problems + referential_problems(appsets, live_selected, live, rules)

@@ -1,6 +1,6 @@
 """The fleet's EKS clusters through Argo CD ApplicationSets: one per component of the single-cluster bundle.
 
-Each ApplicationSet's template is the component's single-cluster Application (targets/eks/argocd.py) with what
+Each ApplicationSet's template is the component's single-cluster Application (rlobs.targets.eks.argocd) with what
 differs per cluster bound to the cluster Secret: the name, the destination, the synced revision, the bundle path
 and layered values files. `fleet_application` does that binding; with Go template expressions it makes the
 template, with a cluster's own values it makes the Application the controller creates for that cluster, which is
@@ -13,13 +13,14 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from rlobs.bundle import appsets as contract
 from rlobs.errors import RlobsError
-from rlobs.fleet import contract
-from rlobs.profile.eksprofile import EksProfile
-from rlobs.profile.fleet import Fleet, Member, bundle_path
-from rlobs.profile.fleetspec import FleetSpec
+from rlobs.profile.fleet import Fleet, Member
+from rlobs.profile.fleetspec import FleetSpec, bundle_path
 from rlobs.rl.labels import BUNDLE_LABEL, bundle_labels
 from rlobs.targets.eks import argocd
+from rlobs.targets.eks.contract import STACK, members
+from rlobs.targets.eks.profile import EksProfile
 from rlobs.targets.eks.stack import ARGOCD
 
 VALUES_DIR = "values"
@@ -54,7 +55,8 @@ GO = Bindings(
 
 def bindings(member: Member) -> Bindings:
     c = member.cluster
-    return Bindings(c.name, c.environment, member.revision, c.name)
+    assert isinstance(member.profile, EksProfile)
+    return Bindings(c.name, c.environment, member.profile.eks.gitops.target_revision, c.name)
 
 
 def _sources(spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -106,7 +108,7 @@ def single_applications(member: Member) -> dict[str, dict[str, Any]]:
 def _selector(component: str) -> dict[str, Any]:
     labels = {contract.ENABLED: "true", contract.TARGET: "eks"}
     if component in STACK_COMPONENTS:
-        labels[contract.STACK] = "rlobs"
+        labels[STACK] = "rlobs"
     # Only cluster Secrets carrying the fleet's cluster label, never one naming Argo CD's own cluster: the hub's
     # `in-cluster` has no labels unless a Secret registers it, and the fleet never names a cluster in-cluster.
     expressions = [
@@ -150,12 +152,12 @@ class AppSets:
 
 def application_sets(fleet: Fleet) -> AppSets:
     """One ApplicationSet per component; raises when a cluster's Application does not fit the shared template."""
-    members = contract.eks_members(fleet)
-    singles = {m.name: single_applications(m) for m in members}
+    eks = [m for m, _ in members(fleet)]
+    singles = {m.name: single_applications(m) for m in eks}
     components = sorted({c for apps in singles.values() for c in apps})
     sets, selected = {}, {}
     for component in components:
-        users = [m for m in members if component in singles[m.name]]
+        users = [m for m in eks if component in singles[m.name]]
         for m in users:
             _refuse_template_text(component, m.name, singles[m.name][component])
         templates = {

@@ -1,4 +1,4 @@
-"""The `eks:` section of a profile: the JARK cluster, GitOps source and the observability stack."""
+"""A profile of the eks target: the `eks:` section (the JARK cluster, GitOps source and the observability stack)."""
 
 # No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
 # the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
@@ -15,13 +15,13 @@ from rlobs.profile.fields import (
     Duration,
     Model,
     Severity,
-    compiled,
     matching,
-    with_json_pattern,
 )
-from rlobs.profile.helmvalues import override_problems
+from rlobs.profile.git import GitRevision, GitUrl, RepoPath
+from rlobs.profile.model import ProfileBase
 from rlobs.profile.problems import ProblemAt, raise_all
-from rlobs.profile.terraform import entry_problems, variable_problems
+from rlobs.targets.eks.helmvalues import override_problems
+from rlobs.targets.eks.terraform import entry_problems, variable_problems
 
 AWS_REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]"
 AwsRegion = Annotated[str, AfterValidator(matching(AWS_REGION, "an AWS region like us-west-2"))]
@@ -37,68 +37,6 @@ EksClusterName = Annotated[
 KubernetesVersion = Annotated[str, AfterValidator(matching(r"1\.[0-9]{2}", "a Kubernetes minor version like 1.34"))]
 
 
-def _git_url(value: str) -> str:
-    """Argo CD's repoURL: https, ssh or scp-like, with no credentials, query or fragment. Argo CD takes repository
-    credentials from repository Secrets (argo-cd.readthedocs.io, declarative setup: Repositories), and this URL
-    is copied into the bundle and into every alert's runbook_url, which Prometheus expands as a Go template."""
-    from rlobs.credentials import redact
-
-    if "@" in value.split("//", 1)[-1].split("/", 1)[0] and value.startswith("https://"):
-        raise ValueError(
-            "expected a URL without credentials (add a repository Secret for Argo CD instead; see the "
-            f"README), got {redact(value)!r}"
-        )
-    if any(c in value for c in "?#"):
-        raise ValueError(f"expected a URL without query or fragment, got {redact(value)!r}")
-    if ":" in value.split("://", 1)[-1].split("@", 1)[0] and value.startswith("ssh://") and "@" in value:
-        raise ValueError(f"expected a URL without a password, got {redact(value)!r}")
-    if not compiled(_GIT_URL).fullmatch(value) or len(value) > 2048:
-        raise ValueError(
-            "expected a Git repository URL like https://github.com/acme/gitops.git or git@github.com:acme/gitops.git, "
-            f"got {redact(value)!r}"
-        )
-    return value
-
-
-# Host per RFC 3986 reg-name (letters, digits, '.', '-'), an optional port, and a path of unreserved characters:
-# nothing a Go template ({{), Markdown (`) or a shell could act on.
-_HOST = r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?"
-_PATH = r"[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*/?"
-_GIT_URL = (
-    rf"https://{_HOST}(:[0-9]{{1,5}})?/{_PATH}"
-    rf"|ssh://([A-Za-z0-9._-]+@)?{_HOST}(:[0-9]{{1,5}})?/{_PATH}"
-    rf"|[A-Za-z0-9._-]+@{_HOST}:{_PATH}"
-)
-GitUrl = Annotated[
-    str,
-    AfterValidator(
-        with_json_pattern(
-            _git_url, _GIT_URL, 2048, expected="a Git repository URL like https://github.com/acme/gitops.git"
-        )
-    ),
-]
-# HEAD follows whatever the repository's default branch is at sync time: the unpinned revision the issue is about.
-GitRevision = Annotated[
-    str,
-    AfterValidator(
-        matching(
-            # git check-ref-format: no "..", no "//", no component starting with "." or ending with ".lock", not
-            # ending with "/" or "." (Argo CD hands the revision to git).
-            r"(?!HEAD$)(?!.*\.\.)(?!.*//)(?!.*/\.)(?!.*\.lock(/|$))(?!.*[/.]$)[A-Za-z0-9][A-Za-z0-9._/-]{0,199}",
-            "a branch, tag or commit like main, v1.4.0 or a commit SHA (not HEAD: name the revision to sync)",
-        )
-    ),
-]
-RepoPath = Annotated[
-    str,
-    AfterValidator(
-        matching(
-            # No "." or ".." component: Argo CD refuses a path that leaves the repository.
-            r"(?!\.\.?(/|$))(?!.*/\.\.?(/|$))[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*",
-            "a relative path inside the repository like clusters/prod/rlobs (no . or .. parts)",
-        )
-    ),
-]
 Quantity = Annotated[
     str,
     AfterValidator(matching(r"[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|m|k|M|G|T)?", "a Kubernetes quantity like 50Gi or 500m")),
@@ -377,3 +315,8 @@ class EksSpec(Model):
     def _terraform_variables(self) -> Self:
         raise_all(variable_problems(self.mode, dcgm=self.dcgm_exporter, variables=dict(self.terraform_variables)))
         return self
+
+
+class EksProfile(ProfileBase):
+    target: Literal["eks"] = Field(description="Which bundle to render.")
+    eks: EksSpec = Field(description="The EKS cluster, GitOps source and observability stack.")

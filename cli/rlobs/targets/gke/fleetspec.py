@@ -1,0 +1,125 @@
+"""The gke target's part of the fleet file (rlobs.profile.fleetspec.FleetTarget): a cluster's GCP project,
+`views.gkeDashboards`, what the fleet sets in its effective profile, and the rules of a project's one Terraform root."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rlobs.errors import Problem
+from rlobs.profile.fleetspec import FleetCluster, FleetSpec, Layer, Region
+from rlobs.profile.problems import ProblemAt
+from rlobs.targets.gke.profile import LOCATION, GkeProfile, ProjectId
+
+if TYPE_CHECKING:
+    from rlobs.profile.fleet import Member
+    from rlobs.profile.yamlsource import Located, Path
+
+NAME = "gke"
+NOUN = "GKE"
+REGION = Region(LOCATION, "GCP region or zone", "us-central1")
+NEEDS_GITOPS = False  # nothing syncs a gke cluster from Git
+
+FIELDS: dict[str, tuple[Any, Any]] = {
+    "project": (ProjectId | None, Field(None, description="gke: the cluster's GCP project.")),
+}
+VIEWS: dict[str, tuple[Any, Any]] = {
+    "gke_dashboards": (
+        Literal["per-cluster", "per-project"],
+        Field(
+            "per-cluster",
+            description="gke.manage: terraform clusters: one Cloud Monitoring dashboard per cluster, or one per GCP "
+            "project with a `cluster` dashboard filter (alert policies stay per cluster: each names its workload).",
+        ),
+    ),
+}
+FIXED: dict[Path, str] = {
+    ("gke", "project"): "the cluster's project",
+    ("gke", "location"): "the cluster's region",
+    ("gke", "cluster"): "the cluster's name",
+}
+
+
+def dashboards(spec: FleetSpec) -> str:
+    """views.gkeDashboards: per-cluster or per-project."""
+    return str(getattr(spec.views, "gke_dashboards", "per-cluster"))
+
+
+def cluster_problems(cluster: FleetCluster) -> list[ProblemAt]:
+    problems = []
+    if getattr(cluster, "prometheus", None) is not None:
+        problems.append(
+            ProblemAt(
+                ("prometheus",),
+                "expected no prometheus on a gke cluster (its metrics are in Cloud Monitoring), got one",
+            )
+        )
+    if getattr(cluster, "project", None) is None:
+        problems.append(ProblemAt(("target",), "target is gke, so expected `project:`, got none"))
+    if getattr(cluster, "revision", None) is not None:
+        problems.append(ProblemAt(("revision",), "expected no revision on a gke cluster (nothing syncs it)"))
+    return problems
+
+
+def spec_problems(spec: FleetSpec) -> list[ProblemAt]:
+    del spec  # its rules across clusters need their effective profiles (fleet_problems)
+    return []
+
+
+def layer(spec: FleetSpec, index: int, cluster: FleetCluster, raw: list[Any]) -> Layer:
+    del spec, raw
+    at: Path = ("clusters", index)
+    return [
+        (("gke", "project"), getattr(cluster, "project", None), (*at, "project")),
+        (("gke", "location"), cluster.region, (*at, "region")),
+        (("gke", "cluster"), cluster.name, (*at, "name")),
+    ]
+
+
+def terraform_projects(members: tuple[Member, ...] | list[Member]) -> dict[str, list[tuple[Member, GkeProfile]]]:
+    """project -> its gke.manage: terraform clusters, which one Terraform root per project iterates over."""
+    found: dict[str, list[tuple[Member, GkeProfile]]] = {}
+    for m in members:
+        if isinstance(m.profile, GkeProfile) and m.profile.gke.manage == "terraform":
+            found.setdefault(m.profile.gke.project, []).append((m, m.profile))
+    return found
+
+
+def identity_form(profile: GkeProfile) -> str:
+    """Which kind of principal gets the writer roles: the namespace's, one KSA's, or a Google service account."""
+    wi = profile.gke.workload_identity
+    if wi is None:
+        return "namespace"
+    return "gsa" if wi.gcp_service_account is not None else "ksa"
+
+
+def fleet_problems(spec: FleetSpec, members: list[Member], located: Located, display: str) -> list[Problem]:
+    problems = _shared_project_problems(members, located, display)
+    if dashboards(spec) == "per-project" and members and not terraform_projects(members):
+        # Only a project's Terraform root deploys the per-project dashboard: the setting would change nothing.
+        pos = located.pos(("views", "gkeDashboards"))
+        message = "expected per-cluster: no gke cluster has gke.manage: terraform (only its project's root deploys "
+        message += "a per-project dashboard), got per-project"
+        problems.append(Problem(display, pos.line, pos.column, "views.gkeDashboards", message))
+    return problems
+
+
+def _shared_project_problems(members: list[Member], located: Located, display: str) -> list[Problem]:
+    """A project's Terraform root iterates over its clusters with one resource per kind: they must agree on the
+    shape of what it creates (whether and how a cluster is created, and which kind of principal gets the roles)."""
+    problems = []
+    for project, found in terraform_projects(members).items():
+        shapes = {(p.gke.cluster_mode, identity_form(p)) for _, p in found}
+        if len(shapes) < 2:
+            continue
+        got = ", ".join(f"{m.name} ({p.gke.cluster_mode}, {identity_form(p)})" for m, p in found)
+        for m, _ in found:
+            pos = located.pos(("clusters", m.index, "project"), key=True)
+            message = (
+                f"expected the gke.manage: terraform clusters of project {project} (one Terraform root) to share "
+                f"gke.clusterMode and the workload identity form (none, kubernetesServiceAccount only, or "
+                f"gcpServiceAccount), got {got}"
+            )
+            problems.append(Problem(display, pos.line, pos.column, f"clusters[{m.index}].project", message))
+    return problems
