@@ -43,8 +43,8 @@ def load(profiles: list[Path]) -> list[Job]:
     from collections import Counter
 
     from rlobs.errors import ProfileError
-    from rlobs.targets import load_source
     from rlobs.renderkey import render_keys
+    from rlobs.targets import load_source
 
     loaded, problems = [], []
     for path in profiles:

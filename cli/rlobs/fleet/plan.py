@@ -22,6 +22,7 @@ from rlobs.targets import TARGETS
 README = "README.md"
 PROFILES_DIR = "profiles"
 
+
 @dataclass(frozen=True, slots=True)
 class FleetBuild:
     """A fleet's files, and what the checks and the preview need to see besides them."""
