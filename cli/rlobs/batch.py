@@ -27,7 +27,7 @@ from rlobs.errors import RlobsError
 if TYPE_CHECKING:
     from rlobs.bundle.spec import Rendered
     from rlobs.bundle.write import Bundle, Changes
-    from rlobs.profile.profiles import Profile
+    from rlobs.profile.model import ProfileBase as Profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +72,7 @@ def render_one(job: Job, request: RenderRequest) -> Changes:
     from rlobs.pipeline import build_named
 
     # HCL text the manifest records was checked before (rlobs writes only checked files): not parsed again.
-    with Checker(recorded_digests(request.out)) as checker:
-        files = build_named(job.path, job.profile, checker)
+    files = build_named(job.path, job.profile, Checker(recorded_digests(request.out)))
     return request.render_into(files, producible, owner=job.owner, key=job.key)
 
 

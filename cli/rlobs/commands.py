@@ -235,19 +235,17 @@ def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[
     if cluster_secrets is not None:
         raise RlobsError("--cluster-secrets checks a fleet's cluster Secrets: expected a fleet file (kind: Fleet)")
     from rlobs.bundle.check import Checker
+    from rlobs.pipeline import build_named
+    from rlobs.targets import load_source
 
-    found = []
-    with Checker() as checker:
-        from rlobs.pipeline import build_named
-        from rlobs.targets import load_source
-
-        for path in profiles:
-            try:
-                _, profile = load_source(path)
-                build_named(path, profile, checker)
-                found.append(Validated(path, profile.metadata.name))
-            except RlobsError as exc:
-                found.append(Validated(path, None, exc))
+    found, checker = [], Checker()
+    for path in profiles:
+        try:
+            _, profile = load_source(path)
+            build_named(path, profile, checker)
+            found.append(Validated(path, profile.metadata.name))
+        except RlobsError as exc:
+            found.append(Validated(path, None, exc))
     names = [v.name for v in found if v.name is not None]
     shared = "is another profile's too: expected one bundle name per profile"
     return [

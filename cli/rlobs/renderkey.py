@@ -35,13 +35,9 @@ _LIBRARIES = {
 }
 
 
-def render_key(profile: bytes, package: Path | None = None) -> str:
-    """The key of the bundle `profile` renders with the rlobs installed at `package` (default: this one)."""
-    return render_keys([profile], package)[0]
-
-
 def render_keys(profiles: list[bytes], package: Path | None = None) -> list[str]:
-    """render_key() of each profile, with the installation hashed once for all of them (a render of many)."""
+    """The key of the bundle each profile renders with the rlobs installed at `package` (default: this one); the
+    installation is hashed once for all of them."""
     h = hashlib.sha256(_SCHEME)
     for part in (__version__, sys.version, *_libraries()):
         h.update(part.encode() + b"\0")

@@ -15,7 +15,6 @@ import json
 import re
 import subprocess
 from collections.abc import Callable, Iterable, Mapping
-from types import TracebackType
 
 import yaml
 
@@ -172,15 +171,6 @@ class Checker:
         the next check()."""
         self._passed.update(map(_key, files))
 
-    def close(self) -> None:
-        """Nothing to release; a checker is a context manager so that its callers need not know that."""
-
-    def __enter__(self) -> Checker:
-        return self
-
-    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
-        self.close()
-
 
 def _key(r: Rendered) -> tuple[str, str]:
     """What a passed check is remembered by: the format, as a template's text is parsed and a serialiser's is not,
@@ -196,9 +186,3 @@ def _no_credentials(files: list[Rendered]) -> None:
             "refusing to write what looks like a credential (keep it in a Kubernetes Secret and reference it):\n  "
             + "\n  ".join(found)
         )
-
-
-def check(files: Iterable[Rendered]) -> None:
-    """Check one set of files with a checker of its own."""
-    with Checker() as checker:
-        checker.check(files)

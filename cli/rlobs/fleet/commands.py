@@ -24,9 +24,9 @@ EXAMPLE = "rl-fleet.yaml"
 
 def build(path: Path) -> tuple[Fleet, FleetBuild]:
     fleet = load_fleet(path)
-    with Checker() as checker:
-        built = build_fleet(fleet, checker)
-        checker.check(built.files)
+    checker = Checker()
+    built = build_fleet(fleet, checker)
+    checker.check(built.files)
     return fleet, built
 
 

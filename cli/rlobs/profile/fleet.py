@@ -18,12 +18,9 @@ from rlobs.errors import Problem, ProfileError
 from rlobs.profile.fleetspec import Fleet as Fleet  # where they were defined before
 from rlobs.profile.fleetspec import FleetCluster, FleetGitOps, FleetModel, FleetSpec, FleetTarget, Layer, fleet_model
 from rlobs.profile.fleetspec import Member as Member
-from rlobs.profile.fleetspec import bundle_path as bundle_path
-from rlobs.profile.kind import FLEET_KIND as FLEET_KIND  # where it was defined before
-from rlobs.profile.kind import is_fleet as is_fleet
 from rlobs.profile.load import dotted, validate_located, validate_model
 from rlobs.profile.model import API_VERSION, Metadata, ProfileBase
-from rlobs.profile.yamlsource import Located, Path, Pos, YamlSyntaxError, load_located
+from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located
 
 
 class Targets(NamedTuple):
@@ -237,8 +234,8 @@ def _member(
                 merged.set((key,), value, (*base, key))
     located = Located(
         merged.data,
-        values={p: _pos(fleet, s, key=False) for p, s in merged.origin.items()},
-        keys={p: _pos(fleet, s, key=True) for p, s in merged.origin.items()},
+        values={p: fleet.pos(s) for p, s in merged.origin.items()},
+        keys={p: fleet.pos(s, key=True) for p, s in merged.origin.items()},
     )
     try:
         profile = validate_located(located, display, targets.profiles)
@@ -251,10 +248,6 @@ def _member(
 def _fixed_inside(key: str, value: Any, fixed: dict[Path, str]) -> bool:
     """A section that sets a fixed nested key: reported by _fixed_key_problems, left out of the merge."""
     return any(p[0] == key and len(p) > 1 and _has({key: value}, p) for p in fixed)
-
-
-def _pos(fleet: Located, source: Path, *, key: bool) -> Pos:
-    return fleet.pos(source, key=key)
 
 
 def _in_fleet(problem: Problem, paths: dict[str, Path], index: int, name: str) -> Problem:

@@ -13,6 +13,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, cast
 
 from pydantic import AfterValidator, Field, create_model, model_validator
+from pydantic.alias_generators import to_camel
 
 from rlobs.profile.fields import DnsLabel, Model, matching
 from rlobs.profile.git import GitRevision, GitUrl, RepoPath
@@ -248,7 +249,7 @@ def _cluster_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetCluster],
         # Another target's key given on this cluster: nothing of this target reads it.
         for name, other in parts.items():
             for key, (_, info) in other.FIELDS.items() if name != self.target else ():
-                alias = info.alias or _camel(key)
+                alias = info.alias or to_camel(key)
                 if getattr(self, key) is not None and (alias,) not in said:
                     article = _article(self.target)
                     problems.append(
@@ -258,11 +259,6 @@ def _cluster_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetCluster],
         return self
 
     return rules
-
-
-def _camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(p.capitalize() for p in rest)
 
 
 def _spec_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetSpec], FleetSpec]:

@@ -73,7 +73,7 @@ def parse_profile(text: str, models: Models, display: str = "<profile>") -> Prof
 def validate_located(located: Located, display: str, models: Models) -> ProfileBase:
     """Validate data that is already parsed, with its positions (a fleet builds each cluster's this way)."""
     problems = [
-        Problem(display, pos.line, pos.column, _dotted(p), "expected each key once, got it again")
+        Problem(display, pos.line, pos.column, dotted(p), "expected each key once, got it again")
         for p, pos in located.duplicates
     ]
     secrets = _credentials(located, display, models)
@@ -102,7 +102,7 @@ def _credentials(located: Located, display: str, models: Models) -> list[Problem
             pos = located.pos(path)
             hint = secret_hint(_model_at(_root(located.data, models), path[:-1]), path)
             message = f"{hint}, got what looks like {' and '.join(shapes)} (not shown)"
-            found.append(Problem(display, pos.line, pos.column, _dotted(path), message))
+            found.append(Problem(display, pos.line, pos.column, dotted(path), message))
     return found
 
 
@@ -118,7 +118,7 @@ def secret_hint(model: Any, path: Path) -> str:
     fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
     refs = [(f.alias or name, f) for name, f in fields.items() if _is_secret_ref(f.alias or name, f.annotation)]
     if not refs:
-        where = f"`{_dotted(path[:-1])}:`" if len(path) > 1 else "a profile"
+        where = f"`{dotted(path[:-1])}:`" if len(path) > 1 else "a profile"
         return f"{_SECRET_HINT}: {where} takes no Secret reference, so expected no credential here"
     forms = []
     for key, f in refs:
@@ -158,11 +158,6 @@ def validate_model(model: type[M], located: Located, display: str) -> M:
         problems = [p for err in errors for p in _problems(err, located, display, model, "", {})]
     problems.sort(key=lambda p: (p.line, p.column, p.path))
     raise ProfileError(problems)
-
-
-def dotted(path: Path) -> str:
-    """`a.b[0].c`: a key path as problems print it."""
-    return _dotted(path)
 
 
 def _validate(located: Located, display: str, models: Models) -> tuple[ProfileBase | None, list[Problem]]:
@@ -208,7 +203,7 @@ def _at(located: Located, display: str, loc: Path, message: str) -> Problem:
     found, value = value_at(located.data, loc)
     if found and ", got " not in message:
         message = f"{message}, got {_got(value)}"
-    return Problem(display, pos.line, pos.column, _dotted(loc), message)
+    return Problem(display, pos.line, pos.column, dotted(loc), message)
 
 
 def _section_problem(
@@ -236,27 +231,27 @@ def _problem(err: Any, located: Located, display: str, root: Any) -> Problem:
     if kind == "value_error":
         pos = located.pos(loc)
         return Problem(
-            display, pos.line, pos.column, _dotted(loc), _with_got(message.removeprefix("Value error, "), err)
+            display, pos.line, pos.column, dotted(loc), _with_got(message.removeprefix("Value error, "), err)
         )
     if kind == "extra_forbidden":
         pos = located.pos(loc, key=True)
         if re.search(_SECRET_KEY, str(loc[-1])) and not isinstance(err["input"], dict | tuple):
             secret = secret_hint(_model_at(root, loc[:-1]), loc)
-            return Problem(display, pos.line, pos.column, _dotted(loc), secret + ", got a literal value")
+            return Problem(display, pos.line, pos.column, dotted(loc), secret + ", got a literal value")
         allowed = _allowed_keys(root, loc[:-1])
         hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
         expected = "one of " + ", ".join(allowed) if allowed else "no other keys"
-        return Problem(display, pos.line, pos.column, _dotted(loc), f"unknown key{did_you_mean}: expected {expected}")
+        return Problem(display, pos.line, pos.column, dotted(loc), f"unknown key{did_you_mean}: expected {expected}")
     if kind == "missing":
         pos = located.pos(loc[:-1])
-        return Problem(display, pos.line, pos.column, _dotted(loc), "expected this required key, got nothing")
+        return Problem(display, pos.line, pos.column, dotted(loc), "expected this required key, got nothing")
     pos = located.pos(loc)
     value = err["input"]
     if kind == "string_type" and isinstance(value, bool | int | float):
-        return Problem(display, pos.line, pos.column, _dotted(loc), _not_text(root, loc, value, located.plain.get(loc)))
+        return Problem(display, pos.line, pos.column, dotted(loc), _not_text(root, loc, value, located.plain.get(loc)))
     expected = _EXPECTED.get(kind) or _from_message(message, err)
-    return Problem(display, pos.line, pos.column, _dotted(loc), f"expected {expected}, got {_got(value)}")
+    return Problem(display, pos.line, pos.column, dotted(loc), f"expected {expected}, got {_got(value)}")
 
 
 def _not_text(root: Any, loc: Path, value: float, typed: str | None) -> str:
@@ -344,7 +339,8 @@ def _got(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _dotted(path: Path) -> str:
+def dotted(path: Path) -> str:
+    """`a.b[0].c`: a key path as problems print it."""
     out = ""
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{_key(part)}" if out else _key(part))
