@@ -1,15 +1,12 @@
 """Profiles rendered into bundles: one into its folder, or several, built in parallel, into a folder each.
 
-Every profile is loaded and validated before any bundle is built (load()), so one bad profile writes nothing. A
-single profile is built here, then its folder is locked, planned and written (rlobs.bundle.write). Several are
-built by worker processes (rlobs.bundle.pool: a profile in, its rendered files out); this process alone plans and
-writes. Once the workers run, it locks `out` (shared) and every bundle folder `out/<metadata.name>` (exclusively,
-in path order, so two renders of overlapping sets never wait on each other in a cycle), then plans each bundle as
-its files arrive and stages it (its files in its staging folder, the bundle itself unchanged), so only a few
-bundles' files are in memory at once. Only when every bundle is planned and none is refused is each one
-committed. Anything that goes wrong before (a refusal, a file failing its check, a worker killed, Ctrl-C) discards
-every staging folder: nothing is written. The output is byte for byte what rendering the profiles one by one
-writes (tests/test_batch.py).
+Every profile is loaded and validated before any bundle is built, so one bad profile writes nothing. Several are
+built by worker processes (rlobs.bundle.pool); this process alone plans and writes. It locks `out` (shared) and
+every `out/<metadata.name>` (exclusively, in path order, so two renders of overlapping sets never deadlock), then
+plans and stages each bundle as its files arrive, so only a few bundles' files are in memory at once. Only when
+every bundle is planned and none is refused is each one committed; anything going wrong before (a refusal, a failed
+check, a killed worker, Ctrl-C) discards every staging folder. The output is byte for byte what rendering the
+profiles one by one writes (tests/test_batch.py).
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from rlobs.fleet.load import load_fleet
 from rlobs.fleet.paths import producible
 from rlobs.fleet.plan import FleetBuild, build_fleet
 from rlobs.profile.fleet import Fleet
-from rlobs.resources import package_dir
 
 EXAMPLE = "rl-fleet.yaml"
 
@@ -87,31 +86,9 @@ def preview_text(path: Path) -> str:
 SCHEMA_FILE = "rlobs-fleet.schema.json"
 
 
-def init(out: Path, *, force: bool) -> list[Path]:
-    """Write the example fleet (3 EKS and 2 GKE clusters), and the fleet's JSON Schema beside it for editors."""
-    if out.exists() and not force:
-        raise RlobsError(f"{out} exists: expected a new file (pass --force to overwrite it)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    modeline = f"# yaml-language-server: $schema=./{SCHEMA_FILE}\n"
-    out.write_text(modeline + (package_dir("blueprints") / "fleet" / EXAMPLE).read_text(encoding="utf-8"), "utf-8")
-    written = [out]
-    schema = out.parent / SCHEMA_FILE
-    if not schema.exists() or force:
-        schema.write_text(schema_text(), encoding="utf-8")
-        written.append(schema)
-    return written
-
-
 def schema_text() -> str:
     """The fleet file's JSON Schema; `defaults` and `overrides` are profile bodies, validated as profiles."""
-    import json
-
     from rlobs.fleet.load import model
+    from rlobs.profile.schema import document
 
-    schema = model().spec.model_json_schema(by_alias=True)
-    schema = {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://rlobs.dev/schema/rlobs.v1alpha1.fleet.json",
-        **schema,
-    }
-    return json.dumps(schema, indent=2) + "\n"
+    return document(model().spec.model_json_schema(by_alias=True), "fleet")

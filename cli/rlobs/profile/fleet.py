@@ -20,7 +20,7 @@ from rlobs.profile.fleetspec import FleetCluster, FleetGitOps, FleetModel, Fleet
 from rlobs.profile.fleetspec import Member as Member
 from rlobs.profile.load import dotted, validate_located, validate_model
 from rlobs.profile.model import API_VERSION, Metadata, ProfileBase
-from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located
+from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located, value_at
 
 
 class Targets(NamedTuple):
@@ -136,19 +136,11 @@ def _fixed_key_problems(
     problems = []
     for base, body in bodies:
         for key, setter in fixed.items():
-            if _has(body, key):
+            if value_at(body, key)[0]:
                 pos = located.pos((*base, *key), key=True)
                 message = f"expected no {dotted(key)} here: the fleet sets it from {setter}"
                 problems.append(Problem(display, pos.line, pos.column, dotted((*base, *key)), message))
     return problems
-
-
-def _has(data: Any, path: Path) -> bool:
-    for part in path:
-        if not isinstance(data, dict) or part not in data:
-            return False
-        data = data[part]
-    return True
 
 
 def _fleet_layer(spec: FleetSpec, i: int, c: FleetCluster, raw: list[Any], part: FleetTarget) -> Layer:
@@ -247,7 +239,7 @@ def _member(
 
 def _fixed_inside(key: str, value: Any, fixed: dict[Path, str]) -> bool:
     """A section that sets a fixed nested key: reported by _fixed_key_problems, left out of the merge."""
-    return any(p[0] == key and len(p) > 1 and _has({key: value}, p) for p in fixed)
+    return any(p[0] == key and len(p) > 1 and value_at({key: value}, p)[0] for p in fixed)
 
 
 def _in_fleet(problem: Problem, paths: dict[str, Path], index: int, name: str) -> Problem:

@@ -12,6 +12,7 @@ from pathlib import Path as FsPath
 from typing import Annotated, Any, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
 from rlobs.credentials import found_in, redact
 from rlobs.errors import Problem, ProfileError
@@ -19,6 +20,7 @@ from rlobs.profile.model import ProfileBase
 from rlobs.profile.problems import ProblemAt, Problems
 from rlobs.profile.source import NulByteError, read_source
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located, value_at
+from rlobs.profile.yamlsource import strings as yaml_strings
 
 M = TypeVar("M", bound=BaseModel)
 # target -> its profile class. The registry's mapping imports a class when it is first looked up: a profile needs
@@ -89,7 +91,7 @@ def validate_located(located: Located, display: str, models: Models) -> ProfileB
 
 def _credentials(located: Located, display: str, models: Models) -> list[Problem]:
     """Every key and string value that looks like a credential, wherever it is (free text included)."""
-    strings = list(_strings(located.data, ()))
+    strings = list(yaml_strings(located.data, keys=True))
     # First one scan of them all, joined by newlines: no credential shape spans a newline (rlobs.credentials), so
     # the joined text holds one exactly when a value does, and only then is each value scanned to say where. A
     # profile has ~70 strings and almost never a credential: one scan instead of ~70 (a tenth of loading one).
@@ -100,7 +102,7 @@ def _credentials(located: Located, display: str, models: Models) -> list[Problem
         shapes = found_in(value)
         if shapes:
             pos = located.pos(path)
-            hint = secret_hint(_model_at(_root(located.data, models), path[:-1]), path)
+            hint = secret_hint(_walk(_root(located.data, models), path[:-1])[0], path)
             message = f"{hint}, got what looks like {' and '.join(shapes)} (not shown)"
             found.append(Problem(display, pos.line, pos.column, dotted(path), message))
     return found
@@ -134,19 +136,6 @@ def secret_hint(model: Any, path: Path) -> str:
 def _is_secret_ref(key: str, annotation: Any) -> bool:
     model = _model_of(annotation)
     return (model is not None and model.__name__ == "SecretRef") or key.endswith("Secret")
-
-
-def _strings(data: Any, path: Path) -> Any:
-    """(path, text) of every string key and value below `data`."""
-    if isinstance(data, str):
-        yield path, data
-    elif isinstance(data, dict):
-        for key, value in data.items():
-            yield from _strings(str(key), (*path, key))
-            yield from _strings(value, (*path, key))
-    elif isinstance(data, list):
-        for i, value in enumerate(data):
-            yield from _strings(value, (*path, i))
 
 
 def validate_model(model: type[M], located: Located, display: str) -> M:
@@ -236,7 +225,7 @@ def _problem(err: Any, located: Located, display: str, root: Any) -> Problem:
     if kind == "extra_forbidden":
         pos = located.pos(loc, key=True)
         if re.search(_SECRET_KEY, str(loc[-1])) and not isinstance(err["input"], dict | tuple):
-            secret = secret_hint(_model_at(root, loc[:-1]), loc)
+            secret = secret_hint(_walk(root, loc[:-1])[0], loc)
             return Problem(display, pos.line, pos.column, dotted(loc), secret + ", got a literal value")
         allowed = _allowed_keys(root, loc[:-1])
         hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
@@ -270,29 +259,14 @@ def _not_text(root: Any, loc: Path, value: float, typed: str | None) -> str:
 
 def _expected_text(root: Any, loc: Path) -> str | None:
     """What the string validator at `loc` expects, in words (fields.with_json_pattern), if it says."""
-    field = None
-    model: Any = root
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            return None
-        field = next((f for f in model.model_fields.values() if (f.alias or "") == part), None)
-        if field is None:
-            return None
-        model = _model_of(field.annotation)
-    if field is None:
-        return None
-    todo: list[Any] = [*field.metadata, field.annotation]
+    field = _walk(root, loc)[1]
+    todo: list[Any] = [*field.metadata, field.annotation] if field is not None else []
     while todo:
         item = todo.pop(0)
         expected = getattr(getattr(item, "func", None), "expected", None)
         if isinstance(expected, str):
             return expected
-        if get_origin(item) is Annotated:
-            todo += list(item.__metadata__)
-        else:
-            todo += list(get_args(item))
+        todo += list(item.__metadata__) if get_origin(item) is Annotated else list(get_args(item))
     return None
 
 
@@ -364,25 +338,22 @@ def _tuples(data: Any) -> Any:
 
 def _allowed_keys(root: Any, path: Path) -> list[str]:
     """camelCase keys accepted at `path`, found by walking the model classes along it."""
-    model = _model_at(root, path)
-    if model is None:
-        return []
-    return [f.alias or name for name, f in model.model_fields.items()]
+    model = _walk(root, path)[0]
+    return [f.alias or name for name, f in model.model_fields.items()] if model is not None else []
 
 
-def _model_at(root: Any, path: Path) -> Any:
-    """The model class of the object at `path` (list indexes skipped), or None when it is not an object."""
-    model: Any = root
-    for part in path:
-        if isinstance(part, int):
-            continue
+def _walk(root: Any, path: Path) -> tuple[Any, FieldInfo | None]:
+    """The model class at `path` (None when the value there is not an object) and the field holding it (None at the
+    root), list indexes skipped."""
+    model, field = root, None
+    for part in (p for p in path if not isinstance(p, int)):
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None, None
         field = next((f for f in model.model_fields.values() if (f.alias or "") == part), None)
         if field is None:
-            return None
+            return None, None
         model = _model_of(field.annotation)
-        if model is None:
-            return None
-    return model
+    return model, field
 
 
 def _model_of(annotation: Any) -> Any:

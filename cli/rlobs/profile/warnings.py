@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from rlobs.errors import Problem
-from rlobs.profile.yamlsource import Located, Path, get_at, load_yaml
+from rlobs.profile.yamlsource import Located, Path, get_at, load_yaml, strings
 from rlobs.resources import package_dir
 
 # Keys whose value in a blueprint stands for the user's own, and what the user's own is: the fleet file's repository
@@ -68,7 +68,7 @@ def find(
 
 def _placeholders_in(data: Any, known: Mapping[str, str]) -> Iterator[tuple[Path, str, str]]:
     """(path, placeholder, what to use instead) of every string value that is or contains a placeholder."""
-    for path, value in _strings(data, ()):
+    for path, value in strings(data):
         hit = next((p for p in sorted(known, key=len, reverse=True) if p in value), None)
         if hit is not None:
             yield path, hit, known[hit]
@@ -79,14 +79,3 @@ def _at(located: Located, display: str, path: Path, message: str) -> Problem:
 
     pos = located.pos(path, key=True)
     return Problem(display, pos.line, pos.column, dotted(path), message)
-
-
-def _strings(data: Any, path: Path) -> Iterator[tuple[Path, str]]:
-    if isinstance(data, str):
-        yield path, data
-    elif isinstance(data, dict):
-        for key, value in data.items():
-            yield from _strings(value, (*path, key))
-    elif isinstance(data, list):
-        for i, value in enumerate(data):
-            yield from _strings(value, (*path, i))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -223,6 +224,20 @@ def value_at(data: Any, path: Path) -> tuple[bool, Any]:
         else:
             return False, None
     return True, data
+
+
+def strings(data: Any, path: Path = (), *, keys: bool = False) -> Iterator[tuple[Path, str]]:
+    """(path, text) of every string value below `data`, and with `keys` of every key (at its own path)."""
+    if isinstance(data, str):
+        yield path, data
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            if keys:
+                yield (*path, key), str(key)
+            yield from strings(value, (*path, key), keys=keys)
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from strings(value, (*path, i), keys=keys)
 
 
 def get_at(data: Any, path: Path) -> Any:
