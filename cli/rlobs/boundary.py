@@ -26,5 +26,5 @@ def exit_code(exc: BaseException, *, as_json: bool) -> int | None:
         output.as_json({"errors": exc.as_dicts()})
     else:
         for line in exc.lines():
-            output.say(f"error: {line}", err=True, style="red")
+            output.error(line)
     return exc.exit_code

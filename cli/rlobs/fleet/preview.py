@@ -1,11 +1,9 @@
 """Expand every ApplicationSet for every cluster it selects, offline, the way the controller does.
 
-The ApplicationSet controller renders a goTemplate template per field: every string key and value of the
-template is one Go text/template, executed with the cluster generator's parameters (name, nameNormalized, server,
-project, metadata.labels, metadata.annotations) and the Sprig functions (Argo CD docs, ApplicationSet "Go
-Template": "Go templates are applied on a per-field basis"). Helm's engine is Go's text/template with Sprig, so
-each field is rendered here by `helm template` of a throwaway chart (one named template per field), all pairs
-in one helm run.
+The controller renders a goTemplate template per field: every string key and value is one Go text/template, run
+with the cluster generator's parameters and the Sprig functions (Argo CD docs, ApplicationSet "Go Template": "Go
+templates are applied on a per-field basis"). Helm's engine is text/template with Sprig, so each field is rendered
+by `helm template` of a throwaway chart (one named template per field), all pairs in one helm run.
 """
 
 from __future__ import annotations

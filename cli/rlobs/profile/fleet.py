@@ -1,26 +1,28 @@
 """A fleet file: profile defaults shared by many clusters, each cluster expanded into its effective profile.
 
-Every cluster's effective profile is `defaults` deep-merged with the cluster's `overrides`, as Helm merges values
-files (mappings merge key by key; lists and scalars replace; null removes a key, back to the profile's default),
-plus what the fleet itself sets from the cluster's entry (its name and target, and what its target sets: region,
-project, the GitOps path).
-It is validated exactly as a profile file is, and every problem points at the line of the fleet file the
-offending value came from.
+A cluster's effective profile is `defaults` deep-merged with its `overrides` as Helm merges values files (mappings
+key by key; lists and scalars replace; null removes a key), plus what the fleet sets from its entry (name, target,
+and its target's keys: region, project, the GitOps path). It is validated exactly as a profile file is, and every
+problem points at the fleet file's line the offending value came from.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path as FsPath
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from rlobs.errors import Problem, ProfileError
 from rlobs.profile.fleetspec import Fleet as Fleet  # where they were defined before
 from rlobs.profile.fleetspec import FleetCluster, FleetGitOps, FleetModel, FleetSpec, FleetTarget, Layer, fleet_model
 from rlobs.profile.fleetspec import Member as Member
-from rlobs.profile.load import dotted, validate_located, validate_model
+from rlobs.profile.load import dotted, duplicates, parse_located, validate_located, validate_model
 from rlobs.profile.model import API_VERSION, Metadata, ProfileBase
-from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located, value_at
+from rlobs.profile.yamlsource import Located, Path, value_at
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class Targets(NamedTuple):
@@ -40,16 +42,10 @@ def load_fleet(path: FsPath, targets: Targets) -> Fleet:
 
 
 def parse_fleet(text: str, targets: Targets, display: str = "<fleet>") -> Fleet:
-    try:
-        located = load_located(text)
-    except YamlSyntaxError as exc:
-        raise ProfileError([Problem(display, exc.pos.line, exc.pos.column, "", exc.message)]) from None
+    located = parse_located(text, display)
     if not isinstance(located.data, dict):
         raise ProfileError([Problem(display, 1, 1, "", "expected a mapping with kind: Fleet")])
-    problems = [
-        Problem(display, pos.line, pos.column, dotted(p), "expected each key once, got it again")
-        for p, pos in located.duplicates
-    ]
+    problems = duplicates(located, display)
     model = fleet_model(targets.fleet)
     try:
         spec = validate_model(model.spec, located, display)
@@ -84,36 +80,21 @@ _FIXED: dict[Path, str] = {
 
 
 def _fixed(parts: Mapping[str, FleetTarget]) -> dict[Path, str]:
-    found = dict(_FIXED)
-    for part in parts.values():
-        found.update(part.FIXED)
-    return found
+    return {**_FIXED, **{key: setter for part in parts.values() for key, setter in part.FIXED.items()}}
 
 
 def _lenient(
     data: dict[str, Any], model: FleetModel, parts: Mapping[str, FleetTarget]
 ) -> tuple[FleetSpec, list[tuple[int, FleetCluster]]]:
     """The parts of a fleet that are valid on their own (its metadata, gitops and each cluster's entry)."""
-    from pydantic import ValidationError
-
-    try:
-        metadata = Metadata.model_validate(data.get("metadata"))
-    except ValidationError:
-        metadata = Metadata.model_construct(name="fleet", description="")  # its problems are reported already
-    gitops = None
-    if data.get("gitops") is not None:
-        try:
-            gitops = FleetGitOps.model_validate(data["gitops"])
-        except ValidationError:
-            gitops = None
+    # An invalid metadata's problems are reported already.
+    metadata = _valid(Metadata, data.get("metadata")) or Metadata.model_construct(name="fleet", description="")
+    gitops = _valid(FleetGitOps, data["gitops"]) if data.get("gitops") is not None else None
     entries = []
     raw_clusters = data.get("clusters")
     for i, raw in enumerate(raw_clusters if isinstance(raw_clusters, list) else []):
-        try:
-            cluster = model.cluster.model_validate(raw)
-        except ValidationError:
-            continue
-        if not parts[cluster.target].NEEDS_GITOPS or gitops is not None:
+        cluster = _valid(model.cluster, raw)
+        if cluster is not None and (not parts[cluster.target].NEEDS_GITOPS or gitops is not None):
             entries.append((i, cluster))
     raw_defaults = data.get("defaults")
     defaults: dict[str, Any] = raw_defaults if isinstance(raw_defaults, dict) else {}
@@ -126,6 +107,13 @@ def _lenient(
         clusters=tuple(c for _, c in entries),
     )
     return spec, entries
+
+
+def _valid(model: type[M], raw: Any) -> M | None:
+    try:
+        return model.model_validate(raw)
+    except ValidationError:
+        return None
 
 
 def _fixed_key_problems(
@@ -246,9 +234,8 @@ def _in_fleet(problem: Problem, paths: dict[str, Path], index: int, name: str) -
     """The problem under the fleet-file key path its value came from (or the cluster's, for a missing key)."""
     source = paths.get(problem.path)
     where = dotted(source) if source else f"clusters[{index}]({name}).{problem.path}"
-    if source and source[0] == "defaults":
-        return Problem(problem.file, problem.line, problem.column, where, f"{problem.message} (in cluster {name})")
-    return Problem(problem.file, problem.line, problem.column, where, problem.message)
+    which = f" (in cluster {name})" if source and source[0] == "defaults" else ""
+    return Problem(problem.file, problem.line, problem.column, where, problem.message + which)
 
 
 def _unique(problems: list[Problem]) -> list[Problem]:

@@ -1,8 +1,6 @@
-"""The keys of a fleet file itself (rlobs.profile.fleet expands each cluster into its effective profile): the keys
-every fleet has, and the model assembled from what each target adds (its cluster-entry keys, its views, its rules).
-
-The model is built from the targets it is given (rlobs.fleet.load passes the registry's), so a cluster entry is one
-flat mapping whose `target` picks the rules, and the JSON Schema (`rlobs schema --fleet`) lists every target's keys.
+"""The keys of a fleet file itself (rlobs.profile.fleet expands its clusters): the keys every fleet has, and the model
+assembled from what each target it is given adds (cluster-entry keys, views, rules), so a cluster entry is one flat
+mapping whose `target` picks the rules, and `rlobs schema --fleet` lists every target's keys.
 """
 
 from __future__ import annotations
@@ -194,9 +192,8 @@ def _assembled(targets: tuple[tuple[str, FleetTarget], ...]) -> FleetModel:
             region,
             Field(description=" or ".join(f"{t.REGION.what} ({n})" for n, t in targets) + " of the cluster."),
         ),
+        **{key: field for t in parts.values() for key, field in t.FIELDS.items()},
     }
-    for t in parts.values():
-        fields.update(t.FIELDS)
     cluster = cast(
         "type[FleetCluster]",
         create_model(
@@ -207,9 +204,7 @@ def _assembled(targets: tuple[tuple[str, FleetTarget], ...]) -> FleetModel:
             **fields,
         ),
     )
-    views: dict[str, Any] = {}
-    for t in parts.values():
-        views.update(t.VIEWS)
+    views: dict[str, Any] = {key: field for t in parts.values() for key, field in t.VIEWS.items()}
     view_model = create_model("FleetViews", __base__=FleetViews, __doc__=FleetViews.__doc__, **views)
     synced = [n for n, t in targets if t.NEEDS_GITOPS]
     sections = _either([f"`{n}:`" for n in parts], both=True)

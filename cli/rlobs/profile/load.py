@@ -23,14 +23,12 @@ from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_locate
 from rlobs.profile.yamlsource import strings as yaml_strings
 
 M = TypeVar("M", bound=BaseModel)
-# target -> its profile class. The registry's mapping imports a class when it is first looked up: a profile needs
-# only its own target's classes, and building the other's would add ~9 ms to a cold render of an eks profile and
-# ~15 ms to a gke one (measured on a 2-core machine).
+# target -> its profile class, imported when first looked up: building the other target's too would add ~9 ms to
+# a cold render of an eks profile and ~15 ms to a gke one (measured on a 2-core machine).
 Models = Mapping[str, type[ProfileBase]]
 
-# Unknown keys that look like a credential get a hint on referencing a Secret instead (rlobs never
-# writes credentials into git; every credential in the model is a Secret name or a SecretRef). A pattern as text: re
-# compiles (and caches) it when an unknown key is first met, not on every start.
+# Unknown keys that look like a credential get a hint on referencing a Secret instead (every credential in the model
+# is a Secret name or a SecretRef). As text: re compiles it when an unknown key is first met, not on every start.
 _SECRET_KEY = r"(?i)(password|passwd|secret|token|api[-_]?key|webhook[-_]?url|credentials?|routing[-_]?key)"
 _SECRET_HINT = (
     "expected a reference to a Kubernetes Secret, not an inline secret (rlobs never writes credentials to git)"
@@ -59,25 +57,33 @@ def load_source(path: FsPath, models: Models) -> tuple[bytes, ProfileBase]:
 
 
 def parse_profile(text: str, models: Models, display: str = "<profile>") -> ProfileBase:
-    try:
-        located = load_located(text)
-    except YamlSyntaxError as exc:
-        raise ProfileError([Problem(display, exc.pos.line, exc.pos.column, "", exc.message)]) from None
+    located = parse_located(text, display)
     if not isinstance(located.data, dict):
         got = "an empty file" if located.data is None else f"{type(located.data).__name__}"
         raise ProfileError(
             [Problem(display, 1, 1, "", f"expected a mapping with apiVersion: rlobs/v1alpha1, got {got}")]
         )
-
     return validate_located(located, display, models)
+
+
+def parse_located(text: str, display: str) -> Located:
+    """The YAML document with its positions; a syntax error is a ProfileError at its position."""
+    try:
+        return load_located(text)
+    except YamlSyntaxError as exc:
+        raise ProfileError([Problem(display, exc.pos.line, exc.pos.column, "", exc.message)]) from None
+
+
+def duplicates(located: Located, display: str) -> list[Problem]:
+    return [
+        Problem(display, pos.line, pos.column, dotted(p), "expected each key once, got it again")
+        for p, pos in located.duplicates
+    ]
 
 
 def validate_located(located: Located, display: str, models: Models) -> ProfileBase:
     """Validate data that is already parsed, with its positions (a fleet builds each cluster's this way)."""
-    problems = [
-        Problem(display, pos.line, pos.column, dotted(p), "expected each key once, got it again")
-        for p, pos in located.duplicates
-    ]
+    problems = duplicates(located, display)
     secrets = _credentials(located, display, models)
     profile, invalid = _validate(located, display, models)
     if profile is not None and not problems and not secrets:

@@ -1,6 +1,5 @@
-"""Warnings, not errors: a valid profile that still carries a shipped blueprint's placeholder, or what its target
-warns about (alerts that notify nobody, say). Pure: parsed data with its positions in, located warnings out (validate
-and render print them, exit 0); the targets' parts are given (rlobs.targets.warnings assembles them)."""
+"""Warnings, not errors: a shipped blueprint's placeholder left in a valid profile, or what its target warns about
+(alerts that notify nobody, say). Pure: parsed data in, located warnings out (the targets' parts are given)."""
 
 from __future__ import annotations
 
@@ -12,10 +11,8 @@ from rlobs.errors import Problem
 from rlobs.profile.yamlsource import Located, Path, get_at, load_yaml, strings
 from rlobs.resources import package_dir
 
-# Keys whose value in a blueprint stands for the user's own, and what the user's own is: the fleet file's repository
-# key, for the starter fleet; each target adds its own (rlobs.targets.Target.PLACEHOLDERS). The placeholder values
-# themselves are read from the blueprints (placeholders()), so a blueprint that changes its example changes what is
-# warned about.
+# Keys whose blueprint value stands for the user's own -> what that is (the starter fleet's; each target adds its own,
+# Target.PLACEHOLDERS). The values are read from the blueprints, so changing an example changes what is warned about.
 FLEET_PLACEHOLDERS: dict[Path, str] = {
     ("gitops", "repoUrl"): "your own GitOps repository (Argo CD syncs the bundle from it)",
 }
