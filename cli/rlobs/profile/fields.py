@@ -114,8 +114,6 @@ Duration = Annotated[
     AfterValidator(with_json_pattern(_duration, _DURATION, expected="a duration like 30s, 15m, 6h or 1d")),
 ]
 
-NonEmpty = Annotated[str, Field(min_length=1, max_length=255)]
-
 # Attribute values the instrumentation sends on every data point; keep them short and printable.
 AttrValue = Annotated[
     str,

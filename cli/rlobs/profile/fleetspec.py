@@ -240,16 +240,13 @@ def _cluster_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetCluster],
     def rules(self: FleetCluster) -> FleetCluster:
         own = parts[self.target]
         problems = own.cluster_problems(self)
-        said = {p.path for p in problems}
+        said, what = {p.path for p in problems}, f"{_article(self.target)} {self.target} cluster"
         # Another target's key given on this cluster: nothing of this target reads it.
         for name, other in parts.items():
             for key, (_, info) in other.FIELDS.items() if name != self.target else ():
                 alias = info.alias or to_camel(key)
                 if getattr(self, key) is not None and (alias,) not in said:
-                    article = _article(self.target)
-                    problems.append(
-                        ProblemAt((alias,), f"expected no {alias} on {article} {self.target} cluster, got one")
-                    )
+                    problems.append(ProblemAt((alias,), f"expected no {alias} on {what}, got one"))
         raise_all(problems)
         return self
 
