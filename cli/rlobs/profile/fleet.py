@@ -10,19 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path as FsPath
-from typing import Any, NamedTuple, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import Any, NamedTuple
 
 from rlobs.errors import Problem, ProfileError
 from rlobs.profile.fleetspec import Fleet as Fleet  # where they were defined before
 from rlobs.profile.fleetspec import FleetCluster, FleetGitOps, FleetModel, FleetSpec, FleetTarget, Layer, fleet_model
 from rlobs.profile.fleetspec import Member as Member
-from rlobs.profile.load import dotted, duplicates, parse_located, validate_located, validate_model
+from rlobs.profile.load import dotted, duplicates, parse_located, validate_located, validate_model, validated
 from rlobs.profile.model import API_VERSION, Metadata, ProfileBase
 from rlobs.profile.yamlsource import Located, Path, value_at
-
-M = TypeVar("M", bound=BaseModel)
 
 
 class Targets(NamedTuple):
@@ -88,12 +84,12 @@ def _lenient(
 ) -> tuple[FleetSpec, list[tuple[int, FleetCluster]]]:
     """The parts of a fleet that are valid on their own (its metadata, gitops and each cluster's entry)."""
     # An invalid metadata's problems are reported already.
-    metadata = _valid(Metadata, data.get("metadata")) or Metadata.model_construct(name="fleet", description="")
-    gitops = _valid(FleetGitOps, data["gitops"]) if data.get("gitops") is not None else None
+    metadata = validated(Metadata, data.get("metadata"))[0] or Metadata.model_construct(name="fleet", description="")
+    gitops = validated(FleetGitOps, data["gitops"])[0] if data.get("gitops") is not None else None
     entries = []
     raw_clusters = data.get("clusters")
     for i, raw in enumerate(raw_clusters if isinstance(raw_clusters, list) else []):
-        cluster = _valid(model.cluster, raw)
+        cluster = validated(model.cluster, raw)[0]
         if cluster is not None and (not parts[cluster.target].NEEDS_GITOPS or gitops is not None):
             entries.append((i, cluster))
     raw_defaults = data.get("defaults")
@@ -107,13 +103,6 @@ def _lenient(
         clusters=tuple(c for _, c in entries),
     )
     return spec, entries
-
-
-def _valid(model: type[M], raw: Any) -> M | None:
-    try:
-        return model.model_validate(raw)
-    except ValidationError:
-        return None
 
 
 def _fixed_key_problems(

@@ -146,13 +146,19 @@ def _is_secret_ref(key: str, annotation: Any) -> bool:
 
 def validate_model(model: type[M], located: Located, display: str) -> M:
     """Validate `located` against one model class (a fleet's own keys), every problem at file:line:col."""
+    found, errors = validated(model, _tuples(located.data))
+    if found is not None:
+        return found
+    problems = [p for err in errors for p in _problems(err, located, display, model, "", {})]
+    raise ProfileError(sorted(problems, key=lambda p: (p.line, p.column, p.path)))
+
+
+def validated(model: type[M], data: Any) -> tuple[M | None, list[Any]]:
+    """The model validated from `data`, else None and pydantic's errors."""
     try:
-        return model.model_validate(_tuples(located.data))
+        return model.model_validate(data), []
     except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        problems = [p for err in errors for p in _problems(err, located, display, model, "", {})]
-    problems.sort(key=lambda p: (p.line, p.column, p.path))
-    raise ProfileError(problems)
+        return None, exc.errors(include_url=False)
 
 
 def _validate(located: Located, display: str, models: Models) -> tuple[ProfileBase | None, list[Problem]]:
@@ -162,21 +168,15 @@ def _validate(located: Located, display: str, models: Models) -> tuple[ProfileBa
         # The target's own class validates, as the union of them would pick it by `target`: the same checks and
         # errors (the union's only put its tag first in each location), without a validator of the union to build.
         root = models[tag]
-        try:
-            return root.model_validate(data), []
-        except ValidationError as exc:
-            errors = exc.errors(include_url=False)
-        return None, [p for err in errors for p in _problems(err, located, display, root, tag, models)]
+        profile, errors = validated(root, data)
+        return profile, [p for err in errors for p in _problems(err, located, display, root, tag, models)]
     # No usable target: say so, and still report what is wrong with the keys every profile has.
     pos = located.pos(("target",))
     got = "nothing" if tag is None else _got(tag)
     problems = [Problem(display, pos.line, pos.column, "target", f"expected one of {', '.join(models)}, got {got}")]
     rest = {k: v for k, v in data.items() if k not in ("target", *models)}
-    try:
-        ProfileBase.model_validate({**rest, "target": ""})
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        problems += [p for err in errors for p in _problems(err, located, display, ProfileBase, "", models)]
+    _, errors = validated(ProfileBase, {**rest, "target": ""})
+    problems += [p for err in errors for p in _problems(err, located, display, ProfileBase, "", models)]
     return None, problems
 
 
@@ -222,31 +222,29 @@ def _section_problem(
 def _problem(err: Any, located: Located, display: str, root: Any) -> Problem:
     loc: Path = tuple(err["loc"])
     kind: str = err["type"]
+    pos = located.pos(loc[:-1]) if kind == "missing" else located.pos(loc, key=kind == "extra_forbidden")
+    return Problem(display, pos.line, pos.column, dotted(loc), _message(err, loc, located, root))
+
+
+def _message(err: Any, loc: Path, located: Located, root: Any) -> str:
+    kind: str = err["type"]
     message: str = err["msg"]
+    value = err["input"]
     if kind == "value_error":
-        pos = located.pos(loc)
-        return Problem(
-            display, pos.line, pos.column, dotted(loc), _with_got(message.removeprefix("Value error, "), err)
-        )
+        return _with_got(message.removeprefix("Value error, "), err)
     if kind == "extra_forbidden":
-        pos = located.pos(loc, key=True)
-        if re.search(_SECRET_KEY, str(loc[-1])) and not isinstance(err["input"], dict | tuple):
-            secret = secret_hint(_walk(root, loc[:-1])[0], loc)
-            return Problem(display, pos.line, pos.column, dotted(loc), secret + ", got a literal value")
+        if re.search(_SECRET_KEY, str(loc[-1])) and not isinstance(value, dict | tuple):
+            return secret_hint(_walk(root, loc[:-1])[0], loc) + ", got a literal value"
         allowed = _allowed_keys(root, loc[:-1])
         hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
         expected = "one of " + ", ".join(allowed) if allowed else "no other keys"
-        return Problem(display, pos.line, pos.column, dotted(loc), f"unknown key{did_you_mean}: expected {expected}")
+        return f"unknown key{did_you_mean}: expected {expected}"
     if kind == "missing":
-        pos = located.pos(loc[:-1])
-        return Problem(display, pos.line, pos.column, dotted(loc), "expected this required key, got nothing")
-    pos = located.pos(loc)
-    value = err["input"]
+        return "expected this required key, got nothing"
     if kind == "string_type" and isinstance(value, bool | int | float):
-        return Problem(display, pos.line, pos.column, dotted(loc), _not_text(root, loc, value, located.plain.get(loc)))
-    expected = _EXPECTED.get(kind) or _from_message(message, err)
-    return Problem(display, pos.line, pos.column, dotted(loc), f"expected {expected}, got {_got(value)}")
+        return _not_text(root, loc, value, located.plain.get(loc))
+    return f"expected {_EXPECTED.get(kind) or _from_message(message, err)}, got {_got(value)}"
 
 
 def _not_text(root: Any, loc: Path, value: float, typed: str | None) -> str:
