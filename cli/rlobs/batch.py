@@ -74,9 +74,8 @@ def render_one(job: Job, request: RenderRequest) -> Changes:
 
 
 def render_many(jobs: list[Job], request: RenderRequest, workers: int | None = None) -> list[Changes]:
-    """Each job's changes, in the jobs' order, its bundle in `out/<name>` (module docstring). `out` is never a
-    bundle itself: then every member is refused, and opened read-only so no folder is created. The request's
-    progress is entered once the workers run, and told each bundle's name as it is planned."""
+    """Each job's changes, in the jobs' order, its bundle in `out/<name>` (module docstring). When `out` is a bundle
+    itself every member is refused, and opened read-only so no folder is created."""
     from rlobs.bundle import pool
     from rlobs.bundle.owner import refusal_error
     from rlobs.bundle.render import make_env

@@ -232,7 +232,12 @@ def render(
         from rlobs import commands
 
         if preview:
-            _preview(profiles)
+            from rlobs.fleet import commands as fleets
+
+            fleet = commands.fleet_file(profiles)
+            if fleet is None:
+                raise RlobsError("--preview expands a fleet's ApplicationSets: expected a fleet file (kind: Fleet)")
+            sys.stdout.write(fleets.preview_text(fleet))
             return
 
         from rlobs import progress
@@ -245,16 +250,6 @@ def render(
     from rlobs import output
 
     raise typer.Exit(output.report_render(results, request))
-
-
-def _preview(paths: list[Path]) -> None:
-    from rlobs import commands
-    from rlobs.fleet import commands as fleets
-
-    fleet = commands.fleet_file(paths)
-    if fleet is None:
-        raise RlobsError("--preview expands a fleet's ApplicationSets: expected a fleet file (kind: Fleet)")
-    sys.stdout.write(fleets.preview_text(fleet))
 
 
 @app.command()

@@ -39,9 +39,8 @@ def sha256(data: bytes) -> str:
 
 def manifest_text(rendered: tuple[Rendered, ...], key: RenderKey | None, owner: Owner) -> str:
     files = {r.path: sha256(r.text.encode()) for r in sorted(rendered, key=lambda r: r.path)}
-    body: dict[str, Any] = {"generator": "rlobs", "note": "files rlobs generated here; do not edit"}
-    body["owner"] = owner.as_dict()
-    body["files"] = files
+    note = "files rlobs generated here; do not edit"
+    body: dict[str, Any] = {"generator": "rlobs", "note": note, "owner": owner.as_dict(), "files": files}
     if key is not None:
         record = {"key": key.digest, "name": key.name, "executable": sorted(r.path for r in rendered if r.executable)}
         body["render"] = {**record, "seal": _seal(record, files, body["owner"])}

@@ -35,12 +35,11 @@ def parts(rel: str) -> tuple[str, ...]:
     return names
 
 
+_KINDS: dict[int, Kind] = {stat.S_IFLNK: "link", stat.S_IFREG: "file", stat.S_IFDIR: "dir"}
+
+
 def _kind(mode: int) -> Kind:
-    if stat.S_ISLNK(mode):
-        return "link"
-    if stat.S_ISREG(mode):
-        return "file"
-    return "dir" if stat.S_ISDIR(mode) else "other"
+    return _KINDS.get(stat.S_IFMT(mode), "other")
 
 
 class Tree:
