@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from rlobs.bundle.check import Checker, check
+from rlobs.bundle.check import Checker
 from rlobs.bundle.spec import Format, Rendered
 from rlobs.errors import CheckError, RlobsError
 
 
 def test_good_files_pass() -> None:
-    check(
+    Checker().check(
         [
             Rendered("a.yaml", "a: 1\n---\nb: 2\n", "yaml"),
             Rendered("b.json", "{}\n", "json"),
@@ -41,15 +41,15 @@ def test_good_files_pass() -> None:
 )
 def test_each_broken_format_is_named(path: str, fmt: Format, text: str) -> None:
     with pytest.raises(CheckError, match=path.replace(".", r"\.")):
-        check([Rendered(path, text, fmt)])
+        Checker().check([Rendered(path, text, fmt)])
 
 
 def test_one_checker_checks_many_bundles() -> None:
-    with Checker() as checker:
-        checker.check([Rendered("d.tfvars", "z = true\n", "hcl")])
-        with pytest.raises(CheckError, match=r"e\.tf"):
-            checker.check([Rendered("e.tf", "z = \n", "hcl")])
-        checker.check([Rendered("f.tf", "z = 1\n", "hcl")])
+    checker = Checker()
+    checker.check([Rendered("d.tfvars", "z = true\n", "hcl")])
+    with pytest.raises(CheckError, match=r"e\.tf"):
+        checker.check([Rendered("e.tf", "z = \n", "hcl")])
+    checker.check([Rendered("f.tf", "z = 1\n", "hcl")])
 
 
 @pytest.mark.parametrize("value", ["${x", "%{x", "a${b}c", "$${", "%{ if }", "$$${{", "}${", "%%{"])
@@ -61,7 +61,7 @@ def test_tfvars_escapes_pass_the_check_and_read_back_as_the_value(value: str) ->
     from rlobs.bundle.filters import hcl_attributes
 
     text = hcl_attributes({"a": value})
-    check([Rendered("t.tfvars", text, "hcl")])
+    Checker().check([Rendered("t.tfvars", text, "hcl")])
     # python-hcl2 returns the quoted literal; its escapes are JSON's, and Terraform reads `$${` as `${`.
     assert json.loads(hcl2.loads(hcl_for_parser(text))["a"]) == value
 
@@ -77,12 +77,12 @@ def _digest(text: str) -> str:
 
 def test_known_hcl_text_is_not_parsed_again() -> None:
     """HCL the manifest records at that path passed before; the same text elsewhere, or other text, is parsed."""
-    with Checker({"c.tf": {_digest(_BROKEN)}}) as checker:
-        checker.check([Rendered("c.tf", _BROKEN, "hcl")])
-        with pytest.raises(CheckError, match=r"d\.tf"):
-            checker.check([Rendered("d.tf", _BROKEN, "hcl")])
-        with pytest.raises(CheckError, match=r"c\.tf"):
-            checker.check([Rendered("c.tf", _BROKEN.replace("x", "y"), "hcl")])
+    checker = Checker({"c.tf": {_digest(_BROKEN)}})
+    checker.check([Rendered("c.tf", _BROKEN, "hcl")])
+    with pytest.raises(CheckError, match=r"d\.tf"):
+        checker.check([Rendered("d.tf", _BROKEN, "hcl")])
+    with pytest.raises(CheckError, match=r"c\.tf"):
+        checker.check([Rendered("c.tf", _BROKEN.replace("x", "y"), "hcl")])
 
 
 def _imports_hcl2(script: str) -> bool:
@@ -127,24 +127,24 @@ def test_remembered_text_is_not_checked_until_the_next_check_is_over() -> None:
     """What another checker passed (remember) is not checked again; each check() then forgets what came before
     it, so a checker serving many bundles holds one bundle's worth."""
     broken = Rendered("a.py", "a: [\n", "py")
-    with Checker() as checker:
-        checker.remember([broken])
-        checker.check([broken, Rendered("b.py", "x = 1\n", "py")])
-        checker.check([Rendered("b.py", "x = 1\n", "py")])
-        with pytest.raises(CheckError, match=r"a\.py"):
-            checker.check([broken])
-    with Checker() as checker:  # the same text in another format is checked in that format
-        checker.remember([broken])
-        with pytest.raises(CheckError, match=r"a\.yaml"):
-            checker.check([Rendered("a.yaml", "a: [\n", "yaml")])
+    checker = Checker()
+    checker.remember([broken])
+    checker.check([broken, Rendered("b.py", "x = 1\n", "py")])
+    checker.check([Rendered("b.py", "x = 1\n", "py")])
+    with pytest.raises(CheckError, match=r"a\.py"):
+        checker.check([broken])
+    checker = Checker()  # the same text in another format is checked in that format
+    checker.remember([broken])
+    with pytest.raises(CheckError, match=r"a\.yaml"):
+        checker.check([Rendered("a.yaml", "a: [\n", "yaml")])
 
 
 def test_a_failed_check_remembers_nothing() -> None:
-    with Checker() as checker:
-        with pytest.raises(CheckError):
-            checker.check([Rendered("a.json", "{}\n", "json"), Rendered("b.json", "{\n", "json")])
-        with pytest.raises(CheckError, match=r"b\.json"):
-            checker.check([Rendered("b.json", "{\n", "json")])
+    checker = Checker()
+    with pytest.raises(CheckError):
+        checker.check([Rendered("a.json", "{}\n", "json"), Rendered("b.json", "{\n", "json")])
+    with pytest.raises(CheckError, match=r"b\.json"):
+        checker.check([Rendered("b.json", "{\n", "json")])
 
 
 def test_serialised_text_is_scanned_and_template_text_is_parsed_too() -> None:
@@ -153,16 +153,16 @@ def test_serialised_text_is_scanned_and_template_text_is_parsed_too() -> None:
     well as parsed: a value such as a date no calendar has fails only there."""
     bad_date = "a: 2024-13-45\n"
     with pytest.raises(CheckError, match=r"t\.yaml: does not parse back: ValueError"):
-        check([Rendered("t.yaml", bad_date, "yaml")])
-    check([Rendered(f"d.{fmt}", "a: [1\n", fmt, serialised=True) for fmt in ("yaml", "json", "hcl")])
+        Checker().check([Rendered("t.yaml", bad_date, "yaml")])
+    Checker().check([Rendered(f"d.{fmt}", "a: [1\n", fmt, serialised=True) for fmt in ("yaml", "json", "hcl")])
     with pytest.raises(CheckError, match=r"n\.yaml: expected exactly one trailing newline"):
-        check([Rendered("n.yaml", "a: 1", "yaml", serialised=True)])
+        Checker().check([Rendered("n.yaml", "a: 1", "yaml", serialised=True)])
     with pytest.raises(RlobsError, match=r"k\.yaml: a GitHub token"):
-        check([Rendered("k.yaml", f"a: ghp_{'x' * 36}\n", "yaml", serialised=True)])
-    with Checker() as checker:  # text that passed as data is still parsed in full from a template
-        checker.check([Rendered("d.yaml", bad_date, "yaml", serialised=True)])
-        with pytest.raises(CheckError, match=r"t\.yaml"):
-            checker.check([Rendered("t.yaml", bad_date, "yaml")])
+        Checker().check([Rendered("k.yaml", f"a: ghp_{'x' * 36}\n", "yaml", serialised=True)])
+    checker = Checker()  # text that passed as data is still parsed in full from a template
+    checker.check([Rendered("d.yaml", bad_date, "yaml", serialised=True)])
+    with pytest.raises(CheckError, match=r"t\.yaml"):
+        checker.check([Rendered("t.yaml", bad_date, "yaml")])
 
 
 def test_the_renderer_marks_what_the_serialiser_wrote() -> None:

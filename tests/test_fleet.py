@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rlobs.errors import ProfileError
-from rlobs.fleet.load import parse_fleet
+from rlobs.fleet.commands import parse_fleet
 from rlobs.targets import parse_profile
 from rlobs.targets.eks.profile import EksProfile
 from rlobs.targets.gke.profile import GkeProfile

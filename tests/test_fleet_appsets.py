@@ -14,7 +14,7 @@ import yaml
 
 from rlobs.bundle import appsets as contract
 from rlobs.errors import RlobsError
-from rlobs.fleet.load import parse_fleet
+from rlobs.fleet.commands import parse_fleet
 from rlobs.fleet.plan import build_fleet
 from rlobs.targets.eks import contract as eks_contract
 from rlobs.targets.eks import layers

@@ -99,7 +99,7 @@ def test_each_cluster_folder_is_its_single_cluster_bundle() -> None:
 def test_a_project_script_runs_each_of_its_clusters_setup(tmp_path: Path) -> None:
     import subprocess
 
-    from rlobs.fleet.load import parse_fleet
+    from rlobs.fleet.commands import parse_fleet
     from rlobs.fleet.plan import build_fleet
 
     text = example_text().replace("project: rl-prod-project", "project: rl-dev-project")

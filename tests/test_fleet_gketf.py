@@ -323,7 +323,7 @@ def test_the_project_dashboard_parses_as_monitoring_v1() -> None:
 
 def test_per_project_needs_a_terraform_managed_cluster() -> None:
     from rlobs.errors import ProfileError
-    from rlobs.fleet.load import parse_fleet
+    from rlobs.fleet.commands import parse_fleet
     from testing.fleet import example_text
 
     text = example_text().replace("views:\n", "views:\n  gkeDashboards: per-project\n")

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from rlobs.errors import ProfileError
-from rlobs.fleet.load import parse_fleet
+from rlobs.fleet.commands import parse_fleet
 from rlobs.targets.eks import layers
 from rlobs.targets.eks.appsets import VALUES_DIR
 from rlobs.targets.eks.profile import EksProfile

@@ -14,7 +14,7 @@ import yaml
 from rlobs.errors import RlobsError
 from rlobs.fleet import preview
 from rlobs.fleet.commands import pairs
-from rlobs.profile.fleet import bundle_path
+from rlobs.profile.fleetspec import bundle_path
 from rlobs.targets.eks.appsets import bindings, fleet_application
 from testing.bundles import build
 from testing.crdschema import errors

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rlobs.profile.profiles import Profile
+from rlobs.profile.model import ProfileBase as Profile
 from rlobs.rl import workloads
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets import parse_profile

@@ -315,7 +315,7 @@ _NOT_PROFILE_KEYS = {"key", "release", "vllm", "sglang"}
 def test_every_key_a_message_names_exists_in_the_model() -> None:
     """Walk every string in the profile package's messages: each dotted profile path (eks.cluster.name) resolves in
     the model, and each `key:` in backticks is a key of some section."""
-    from rlobs.profile.load import _model_at
+    from rlobs.profile.load import _walk
 
     keys = {"eks", "gke"} | {
         f.alias or n for root in (EksProfile, GkeProfile) for _, m in _sections(root) for n, f in m.model_fields.items()
@@ -340,7 +340,7 @@ def test_every_key_a_message_names_exists_in_the_model() -> None:
             continue
         root = EksProfile if name.startswith("eks.") else GkeProfile
         *parents, leaf = name.split(".")
-        model = _model_at(root, tuple(parents))
+        model = _walk(root, tuple(parents))[0]
         assert model is not None and leaf in {f.alias for f in model.model_fields.values()}, (where, name)
 
 

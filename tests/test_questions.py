@@ -33,11 +33,11 @@ def test_a_target_is_chosen_by_name_or_number(raw: str, expected: str | None) ->
 
 @pytest.mark.parametrize("target", ["eks", "gke"])
 def test_every_question_names_a_key_of_its_targets_profile(target: str) -> None:
-    from rlobs.profile.load import _model_at
+    from rlobs.profile.load import _walk
 
     root = EksProfile if target == "eks" else GkeProfile
     for q in asked(target):
-        model = _model_at(root, q.path[:-1])
+        model = _walk(root, q.path[:-1])[0]
         assert model is not None and q.path[-1] in {f.alias for f in model.model_fields.values()}, q.path
 
 

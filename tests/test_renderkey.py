@@ -43,7 +43,7 @@ def bundle(tmp_path: Path) -> tuple[Path, Path]:
 def test_the_manifest_records_the_key_of_the_render(bundle: tuple[Path, Path]) -> None:
     profile, out = bundle
     render = json.loads((out / MANIFEST).read_text())["render"]
-    assert render["key"] == renderkey.render_key(profile.read_bytes())
+    assert render["key"] == renderkey.render_keys([profile.read_bytes()])[0]
     assert render["name"] == "rl-eks"
 
 
@@ -107,7 +107,7 @@ def _list_added_file_in_manifest(profile: Path, out: Path) -> None:
 
 def _forge_key(profile: Path, out: Path) -> None:
     manifest = json.loads((out / MANIFEST).read_text())
-    manifest["render"]["key"] = renderkey.render_key(b"another profile")
+    manifest["render"]["key"] = renderkey.render_keys([b"another profile"])[0]
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
 
 
@@ -197,14 +197,14 @@ def test_the_key_changes_with_every_packaged_file(tmp_path: Path) -> None:
         lambda: (package / "targets" / "eks" / "new.py").write_text("X = 1\n"),
         lambda: (package / "blueprints" / "eks-jark.yaml").unlink(),
     ]
-    keys = [renderkey.render_key(b"p", package)]
+    keys = [renderkey.render_keys([b"p"], package)[0]]
     for edit in edits:
         edit()
-        keys.append(renderkey.render_key(b"p", package))
+        keys.append(renderkey.render_keys([b"p"], package)[0])
     assert len(set(keys)) == len(keys)
     (package / "targets" / "__pycache__").mkdir()  # bytecode is derived from the code: not an input
     (package / "targets" / "__pycache__" / "x.pyc").write_bytes(b"\0")
-    assert renderkey.render_key(b"p", package) == keys[-1]
+    assert renderkey.render_keys([b"p"], package)[0] == keys[-1]
 
 
 def test_the_installed_package_is_what_the_key_hashes(
@@ -233,5 +233,5 @@ def test_several_profiles_are_found_by_their_keys(tmp_path: Path) -> None:
 
 def test_the_keys_of_many_profiles_are_each_ones_key() -> None:
     profiles = [b"a", b"b", BLUEPRINT.read_bytes()]
-    assert renderkey.render_keys(profiles) == [renderkey.render_key(p) for p in profiles]
+    assert renderkey.render_keys(profiles) == [renderkey.render_keys([p])[0] for p in profiles]
     assert len(set(renderkey.render_keys(profiles))) == 3

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
+from rlobs.profile.model import ProfileBase as Profile
 from rlobs.profile.model import Tracker
-from rlobs.profile.profiles import Profile
 from rlobs.rl import promrules, tracker
 from rlobs.rl.catalog import load_catalog
 from testing.bundles import build, facts

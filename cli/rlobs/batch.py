@@ -1,15 +1,12 @@
 """Profiles rendered into bundles: one into its folder, or several, built in parallel, into a folder each.
 
-Every profile is loaded and validated before any bundle is built (load()), so one bad profile writes nothing. A
-single profile is built here, then its folder is locked, planned and written (rlobs.bundle.write). Several are
-built by worker processes (rlobs.bundle.pool: a profile in, its rendered files out); this process alone plans and
-writes. Once the workers run, it locks `out` (shared) and every bundle folder `out/<metadata.name>` (exclusively,
-in path order, so two renders of overlapping sets never wait on each other in a cycle), then plans each bundle as
-its files arrive and stages it (its files in its staging folder, the bundle itself unchanged), so only a few
-bundles' files are in memory at once. Only when every bundle is planned and none is refused is each one
-committed. Anything that goes wrong before (a refusal, a file failing its check, a worker killed, Ctrl-C) discards
-every staging folder: nothing is written. The output is byte for byte what rendering the profiles one by one
-writes (tests/test_batch.py).
+Every profile is loaded and validated before any bundle is built, so one bad profile writes nothing. Several are
+built by worker processes (rlobs.bundle.pool); this process alone plans and writes. It locks `out` (shared) and
+every `out/<metadata.name>` (exclusively, in path order, so two renders of overlapping sets never deadlock), then
+plans and stages each bundle as its files arrive, so only a few bundles' files are in memory at once. Only when
+every bundle is planned and none is refused is each one committed; anything going wrong before (a refusal, a failed
+check, a killed worker, Ctrl-C) discards every staging folder. The output is byte for byte what rendering the
+profiles one by one writes (tests/test_batch.py).
 """
 
 from __future__ import annotations
@@ -27,7 +24,7 @@ from rlobs.errors import RlobsError
 if TYPE_CHECKING:
     from rlobs.bundle.spec import Rendered
     from rlobs.bundle.write import Bundle, Changes
-    from rlobs.profile.profiles import Profile
+    from rlobs.profile.model import ProfileBase as Profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,15 +69,13 @@ def render_one(job: Job, request: RenderRequest) -> Changes:
     from rlobs.pipeline import build_named
 
     # HCL text the manifest records was checked before (rlobs writes only checked files): not parsed again.
-    with Checker(recorded_digests(request.out)) as checker:
-        files = build_named(job.path, job.profile, checker)
+    files = build_named(job.path, job.profile, Checker(recorded_digests(request.out)))
     return request.render_into(files, producible, owner=job.owner, key=job.key)
 
 
 def render_many(jobs: list[Job], request: RenderRequest, workers: int | None = None) -> list[Changes]:
-    """Each job's changes, in the jobs' order, its bundle in `out/<name>` (module docstring). `out` is never a
-    bundle itself: then every member is refused, and opened read-only so no folder is created. The request's
-    progress is entered once the workers run, and told each bundle's name as it is planned."""
+    """Each job's changes, in the jobs' order, its bundle in `out/<name>` (module docstring). When `out` is a bundle
+    itself every member is refused, and opened read-only so no folder is created."""
     from rlobs.bundle import pool
     from rlobs.bundle.owner import refusal_error
     from rlobs.bundle.render import make_env

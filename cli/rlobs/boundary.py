@@ -6,34 +6,25 @@ either way prints the same `error: ...` lines and exits with the same code."""
 from __future__ import annotations
 
 from rlobs import output
-from rlobs.errors import EXIT_USAGE, RlobsError
+from rlobs.errors import RlobsError
 
 
 def exit_code(exc: BaseException, *, as_json: bool) -> int | None:
     """Print what went wrong and return the exit code; None for an exception that is not the user's to fix (the
     caller re-raises it: a bug shows its traceback). One channel per format: `error: ...` lines on stderr, or with
     --format json only the problems as JSON on stdout."""
-    if isinstance(exc, RlobsError):
-        if as_json:
-            output.as_json({"errors": exc.as_dicts()})
-        else:
-            for line in exc.lines():
-                output.say(f"error: {line}", err=True, style="red")
-        return exc.exit_code
     if isinstance(exc, KeyboardInterrupt):
         return 130
     if isinstance(exc, OSError):  # a user's path: unreadable, unwritable, a full disk, a name too long
         where = f"{exc.filename}: " if exc.filename is not None else ""
-        return failed(f"{where}{exc.strerror or exc}", as_json=as_json)
-    if isinstance(exc, ValueError) and "null byte" in str(exc):  # pathlib refuses a path holding a NUL byte
-        return failed(f"expected a path without a NUL byte, got one ({exc})", as_json=as_json)
-    return None
-
-
-def failed(message: str, *, as_json: bool) -> int:
-    """Print one usage error; its exit code."""
+        exc = RlobsError(f"{where}{exc.strerror or exc}")
+    elif isinstance(exc, ValueError) and "null byte" in str(exc):  # pathlib refuses a path holding a NUL byte
+        exc = RlobsError(f"expected a path without a NUL byte, got one ({exc})")
+    if not isinstance(exc, RlobsError):
+        return None
     if as_json:
-        output.as_json({"errors": [{"message": message}]})
+        output.as_json({"errors": exc.as_dicts()})
     else:
-        output.say(f"error: {message}", err=True, style="red")
-    return EXIT_USAGE
+        for line in exc.lines():
+            output.error(line)
+    return exc.exit_code

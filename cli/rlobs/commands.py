@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,7 +12,6 @@ from rlobs.bundle.write import Changes
 from rlobs.errors import Problem, RlobsError
 
 SCHEMA_FILE = "rlobs.schema.json"
-_MODELINE = f"# yaml-language-server: $schema=./{SCHEMA_FILE}\n"
 
 # Each list of a plan and what the render does to its files (a file kept is only forgotten by the manifest).
 _ACTIONS = (
@@ -75,8 +74,8 @@ class RenderResult:
 
 
 def init(blueprint: str | None, target: str | None, out: Path, *, force: bool, text: str | None = None) -> list[Path]:
-    """Write the blueprint (or the target's default blueprint, or `text`: that blueprint with interactive init's
-    answers in it) as a new profile, and the schema beside it."""
+    """Write the blueprint (or the target's default one, or `text`: it with interactive init's answers) as a new
+    profile, and the schema beside it."""
     from rlobs.blueprints import default_blueprint, load_blueprints
 
     found = load_blueprints()
@@ -87,14 +86,26 @@ def init(blueprint: str | None, target: str | None, out: Path, *, force: bool, t
     bp = found[blueprint]
     if target is not None and bp.target != target:
         raise RlobsError(f"blueprint {blueprint} is for target {bp.target}, not {target}")
-    schema_path = out.parent / SCHEMA_FILE
-    write_file(out, _MODELINE + (bp.text if text is None else text), force=force)
-    written = [out]
-    # The schema is rlobs's own output: refresh it when absent or when --force is given.
-    if not schema_path.exists() or force:
-        write_file(schema_path, schema_text(), force=force)
-        written.append(schema_path)
-    return written
+    return _write_starter(out, bp.text if text is None else text, SCHEMA_FILE, schema_text, force=force)
+
+
+def init_fleet(out: Path, *, force: bool) -> list[Path]:
+    """Write the example fleet (3 EKS and 2 GKE clusters), and the fleet's JSON Schema beside it."""
+    from rlobs.fleet import commands as fleets
+    from rlobs.resources import package_dir
+
+    text = package_dir("blueprints").joinpath("fleet", fleets.EXAMPLE).read_text(encoding="utf-8")
+    return _write_starter(out, text, fleets.SCHEMA_FILE, fleets.schema_text, force=force)
+
+
+def _write_starter(out: Path, text: str, schema: str, schema_text: Callable[[], str], *, force: bool) -> list[Path]:
+    """A new starter file pointing editors at its schema, and the schema beside it: rlobs's own output, refreshed
+    when absent or with `force`."""
+    write_file(out, f"# yaml-language-server: $schema=./{schema}\n{text}", force=force)
+    if out.parent.joinpath(schema).exists() and not force:
+        return [out]
+    write_file(out.parent / schema, schema_text(), force=force)
+    return [out, out.parent / schema]
 
 
 def ensure_new(path: Path, *, force: bool) -> None:
@@ -121,17 +132,11 @@ def schema_text() -> str:
     from pydantic import TypeAdapter
 
     from rlobs.profile.fields import ProfileJsonSchema
-    from rlobs.profile.schema import add_cross_field_rules
+    from rlobs.profile.schema import add_cross_field_rules, document
     from rlobs.targets import profile_union, schema_rules
 
     union = TypeAdapter(profile_union()).json_schema(by_alias=True, schema_generator=ProfileJsonSchema)
-    schema = add_cross_field_rules(union, schema_rules())
-    schema = {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://rlobs.dev/schema/rlobs.v1alpha1.profile.json",
-        **schema,
-    }
-    return json.dumps(schema, indent=2) + "\n"
+    return document(add_cross_field_rules(union, schema_rules()), "profile")
 
 
 def fleet_file(paths: list[Path]) -> Path | None:
@@ -159,10 +164,8 @@ def warnings(profiles: list[Path]) -> list[tuple[Problem, ...]]:
 
 
 def render(profiles: list[Path], request: RenderRequest) -> list[RenderResult]:
-    """What rendering does (or would do) to each bundle. An up-to-date one is answered from its render key without
-    reading YAML (rlobs.entry's fast path, where importing a YAML parser alone would cost more than the answer), so
-    its warnings were given when it was rendered. Otherwise each is rendered (rlobs.batch), and a bundle rendered
-    from its profile carries the profile's warnings."""
+    """What rendering does (or would do) to each bundle. Up-to-date bundles are answered from their render keys
+    without reading YAML (their warnings were given when they were rendered); others are rendered (rlobs.batch)."""
     answered = up_to_date(profiles, request.out)
     if answered is not None:
         return answered
@@ -184,8 +187,8 @@ def render(profiles: list[Path], request: RenderRequest) -> list[RenderResult]:
 
 
 def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
-    """The results when every bundle is already exactly what its profile renders (rlobs.renderkey), found from
-    the render keys in the manifests without importing the rendering stack; None when anything may differ."""
+    """The results when every bundle is already exactly what its profile renders, found from the render keys in
+    the manifests (rlobs.renderkey) without importing the rendering stack; None when anything may differ."""
     from rlobs.bundle.manifest import fresh, holds_bundle, recorded_key
     from rlobs.profile.source import read_source
     from rlobs.renderkey import render_keys
@@ -235,19 +238,17 @@ def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[
     if cluster_secrets is not None:
         raise RlobsError("--cluster-secrets checks a fleet's cluster Secrets: expected a fleet file (kind: Fleet)")
     from rlobs.bundle.check import Checker
+    from rlobs.pipeline import build_named
+    from rlobs.targets import load_source
 
-    found = []
-    with Checker() as checker:
-        from rlobs.pipeline import build_named
-        from rlobs.targets import load_source
-
-        for path in profiles:
-            try:
-                _, profile = load_source(path)
-                build_named(path, profile, checker)
-                found.append(Validated(path, profile.metadata.name))
-            except RlobsError as exc:
-                found.append(Validated(path, None, exc))
+    found, checker = [], Checker()
+    for path in profiles:
+        try:
+            _, profile = load_source(path)
+            build_named(path, profile, checker)
+            found.append(Validated(path, profile.metadata.name))
+        except RlobsError as exc:
+            found.append(Validated(path, None, exc))
     names = [v.name for v in found if v.name is not None]
     shared = "is another profile's too: expected one bundle name per profile"
     return [
@@ -285,7 +286,7 @@ def signals() -> SignalsReport:
     def series(m: Metric, p: naming.Pipeline) -> str:
         return naming.series(m, p, "bucket" if m.kind == "histogram" else "")
 
-    data = {
+    data: dict[str, list[dict[str, Any]]] = {
         "metrics": [
             {
                 "key": m.key,
@@ -313,24 +314,17 @@ def signals() -> SignalsReport:
             for s in catalog.spans
         ],
     }
+    metrics, attributes, spans = data["metrics"], data["attributes"], data["spans"]
     tables = (
-        Table(
-            ("metric", "kind", "unit", "signal", "description"),
-            tuple((m.name, m.kind, m.unit, m.signal, m.description) for m in catalog.metrics),
-        ),
-        Table(
-            ("attribute", "scope", "description"), tuple((a.name, a.scope, a.description) for a in catalog.attributes)
-        ),
+        Table(("metric", "kind", "unit", "signal", "description"), _rows(metrics, "name", "kind", "unit", "signal")),
+        Table(("attribute", "scope", "description"), _rows(attributes, "name", "scope")),
         Table(
             ("span", "records", "attributes"),
-            tuple(
-                (s.name, catalog.metric(s.metric).name, ", ".join(catalog.attribute(k).name for k in s.attributes))
-                for s in catalog.spans
-            ),
+            tuple((s["name"], s["records"], ", ".join(s["attributes"])) for s in spans),
         ),
         Table(
             ("metric", *pipelines),
-            tuple((m.name, *(series(m, p) for p in pipelines)) for m in catalog.metrics),
+            tuple((m["name"], *m["series"].values()) for m in metrics),
             code_columns=tuple(range(len(pipelines) + 1)),
         ),
     )
@@ -340,6 +334,11 @@ def signals() -> SignalsReport:
         "Histogram buckets (ms): " + ", ".join(number(b) for b in buckets),
     )
     return SignalsReport(tables, notes, data)
+
+
+def _rows(items: list[dict[str, Any]], *keys: str) -> tuple[tuple[str, ...], ...]:
+    """A table's rows: the `keys` and the description of each item."""
+    return tuple((*(item[k] for k in keys), item["description"]) for item in items)
 
 
 def framework_signals(name: str) -> SignalsReport:

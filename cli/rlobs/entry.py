@@ -1,10 +1,10 @@
 """The console script (`rlobs`, and `python -m rlobs`).
 
-An up-to-date `render PROFILE... [-o DIR] [--check] [--format text|json]` is answered here, before the Typer app is
-imported: that answer (rlobs.commands.up_to_date) reads the profiles and the bundles' manifests only, and importing
-Typer would cost more than all of it. The answer is reported by the function and inside the error boundary that
-Typer's `render` uses (rlobs.output.report_render, rlobs.boundary), so it prints and exits as the app would. Any
-other command line, and a render whose bundle may differ, goes to the Typer app (rlobs.main), the CLI itself."""
+An up-to-date `render PROFILE... [-o DIR] [--check] [--format text|json]` is answered here from the profiles and
+the manifests alone (rlobs.commands.up_to_date), before Typer is imported: 0.17 s instead of 0.40 s for the EKS
+blueprint. It is reported as Typer's `render` reports (rlobs.output.report_render, rlobs.boundary). Every other
+command line goes to the Typer app (rlobs.main).
+"""
 
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ if TYPE_CHECKING:
 
 def _parse(argv: list[str]) -> tuple[list[Path], RenderRequest] | None:
     """A plain render in the forms Typer reads the same way: profiles, `-o DIR` / `--output[=]DIR`, `--check` and
-    `--format[=]text|json`, each option at most once. None for anything else (other flags, --help, `--`, a
-    repeated option, an empty value or one that looks like a flag), which the Typer app then reads."""
+    `--format[=]text|json`, each at most once; None for anything else (the Typer app reads it)."""
     if not argv or argv[0] != "render":
         return None
     options: dict[str, str] = {}
@@ -53,8 +52,7 @@ def _parse(argv: list[str]) -> tuple[list[Path], RenderRequest] | None:
 
 
 def _up_to_date(argv: list[str]) -> int | None:
-    """The exit code of a render whose bundles are all up to date, after printing its report; None when the
-    command line is not a plain render or a bundle may differ (the Typer app renders it)."""
+    """The exit code of a render whose bundles are all up to date, after printing its report; else None."""
     parsed = _parse(argv)
     if parsed is None:
         return None
@@ -90,10 +88,8 @@ def run() -> None:
     # rlobs validates its own input with its own models: no installed pydantic plugin (an entry point of group
     # `pydantic`) may see or change them. pydantic's documented switch, read whenever it builds a model.
     os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
-    # No cyclic garbage collection during a run: a cold render of a shipped blueprint makes ~100 collector passes
-    # over the objects that importing and building the models create, 26-34 ms of its ~500 ms (timed with
-    # gc.callbacks), and leaves only a few megabytes of garbage. A render of many bundles turns the collector back
-    # on (rlobs.bundle.pool), where garbage grows with the number of bundles.
+    # No cyclic garbage collection: ~100 collector passes over what imports and model building create were 26-34 ms
+    # of a ~500 ms cold render (timed with gc.callbacks). A render of many bundles turns it back on (bundle.pool).
     gc.disable()
     try:
         code = _up_to_date(sys.argv[1:])

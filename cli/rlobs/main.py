@@ -45,8 +45,8 @@ class SignalsFmt(StrEnum):
 
 
 def _one_of(choices: type[Choice]) -> Callable[[str], Choice]:
-    """A choice option's parser: a bad value is the usage error `'yaml' is not one of 'text', 'json'.` on every typer
-    version (typer 0.29 words its own with pydantic's `Value error, ` in front)."""
+    """A choice option's parser: `'yaml' is not one of 'text', 'json'.` on every typer version (0.29 puts pydantic's
+    `Value error, ` in front of its own)."""
 
     def parse(value: str) -> Choice:
         try:
@@ -60,9 +60,7 @@ def _one_of(choices: type[Choice]) -> Callable[[str], Choice]:
 
 @contextmanager
 def _errors(fmt: Fmt = Fmt.text) -> Iterator[None]:
-    """The error boundary (rlobs.boundary): user errors print `error: ...` lines and exit with their code; no
-    traceback. One channel per format: text prints the lines on stderr; --format json prints them only as JSON on
-    stdout (`{"errors": [...]}`), for editors and CI."""
+    """The error boundary (rlobs.boundary): a user error exits with its code, no traceback."""
     from rlobs import boundary
 
     try:
@@ -118,18 +116,14 @@ def init(
 
     with _errors():
         if fleet:
-            from rlobs.fleet import commands as fleets
-
-            target_file = out if out != Path("rlobs.yaml") else Path("fleet.yaml")
-            for path in fleets.init(target_file, force=force):
-                output.say(f"wrote {path}", style="green")
-            output.say(f"next: edit {target_file}, then run `rlobs render {target_file} -o out`")
-            return
-        text = None
-        if blueprint is None and target is None:
-            commands.ensure_new(out, force=force)  # before asking anything
-            target, text = _ask_profile(interactive=_interactive())
-        written = commands.init(blueprint, target, out, force=force, text=text)
+            out = out if out != Path("rlobs.yaml") else Path("fleet.yaml")
+            written = commands.init_fleet(out, force=force)
+        else:
+            text = None
+            if blueprint is None and target is None:
+                commands.ensure_new(out, force=force)  # before asking anything
+                target, text = _ask_profile(interactive=_interactive())
+            written = commands.init(blueprint, target, out, force=force, text=text)
         for path in written:
             output.say(f"wrote {path}", style="green")
         output.say(f"next: edit {out}, then run `rlobs render {out} -o out`")
@@ -140,9 +134,8 @@ def _interactive() -> bool:
 
 
 def _ask_profile(*, interactive: bool) -> tuple[str, str]:
-    """Ask what a profile needs from its user (rlobs.questions), each answer checked as `validate` checks it and
-    asked again until it passes; the target and the profile text with the answers in it."""
-    from rlobs import questions
+    """The target and the profile text with the answers to its questions (rlobs.questions) in it."""
+    from rlobs import output, questions
     from rlobs.blueprints import load_blueprints
 
     found = load_blueprints()
@@ -156,7 +149,7 @@ def _ask_profile(*, interactive: bool) -> tuple[str, str]:
         raw: str = typer.prompt("Target (name or number)")
         target = questions.choose(raw, targets)
         if target is None:
-            _say_error(f"expected one of {', '.join(targets)} or 1-{len(targets)}, got {raw!r}")
+            output.error(f"expected one of {', '.join(targets)} or 1-{len(targets)}, got {raw!r}")
     text = questions.start(found, target)
     for question in questions.asked(target):
         if question.when(text):
@@ -166,7 +159,7 @@ def _ask_profile(*, interactive: bool) -> tuple[str, str]:
 
 def _ask(question: questions.Question, text: str) -> str:
     """The profile text with the answer to `question` in it, asked until the loader accepts it."""
-    from rlobs import questions
+    from rlobs import output, questions
 
     if question.choices:
         print("  " + "  ".join(f"{i} {c}" for i, c in enumerate(question.choices, 1)))
@@ -177,13 +170,7 @@ def _ask(question: questions.Question, text: str) -> str:
         if not problems:
             return new
         for problem in problems:
-            _say_error(problem)
-
-
-def _say_error(message: str) -> None:
-    from rlobs import output
-
-    output.say(f"error: {message}", err=True, style="red")
+            output.error(problem)
 
 
 ProfilesArg = Annotated[list[Path], typer.Argument(help="Profile YAML files.", show_default=False, metavar="PROFILE")]
@@ -245,7 +232,12 @@ def render(
         from rlobs import commands
 
         if preview:
-            _preview(profiles)
+            from rlobs.fleet import commands as fleets
+
+            fleet = commands.fleet_file(profiles)
+            if fleet is None:
+                raise RlobsError("--preview expands a fleet's ApplicationSets: expected a fleet file (kind: Fleet)")
+            sys.stdout.write(fleets.preview_text(fleet))
             return
 
         from rlobs import progress
@@ -258,16 +250,6 @@ def render(
     from rlobs import output
 
     raise typer.Exit(output.report_render(results, request))
-
-
-def _preview(paths: list[Path]) -> None:
-    from rlobs import commands
-    from rlobs.fleet import commands as fleets
-
-    fleet = commands.fleet_file(paths)
-    if fleet is None:
-        raise RlobsError("--preview expands a fleet's ApplicationSets: expected a fleet file (kind: Fleet)")
-    sys.stdout.write(fleets.preview_text(fleet))
 
 
 @app.command()
@@ -377,6 +359,5 @@ def signals(
 
 
 def run() -> None:
-    """The Typer app: every command line but an up-to-date render, which the console script (rlobs.entry) answers
-    first."""
+    """The Typer app: every command line but an up-to-date render (rlobs.entry)."""
     app()

@@ -42,6 +42,10 @@ def say(text: str = "", *, err: bool = False, style: str | None = None) -> None:
         print(text, file=stream)
 
 
+def error(message: str) -> None:
+    say(f"error: {message}", err=True, style="red")
+
+
 def table(rows: list[list[str]], headers: list[str], keep: frozenset[int] = frozenset({0})) -> None:
     """A table; the `keep` columns (names people copy) are never cut. On a terminal the other columns wrap to its
     width, and when even the kept columns do not fit side by side each row is printed as a block of `header: value`
@@ -49,8 +53,7 @@ def table(rows: list[list[str]], headers: list[str], keep: frozenset[int] = froz
     stream = sys.stdout
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     if not fancy(stream):
-        print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
-        for row in rows:
+        for row in [headers, *rows]:
             print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         return
     import shutil
@@ -146,28 +149,30 @@ def report_validate(results: list[Validated], warned: list[tuple[Problem, ...]],
     """One verdict per file: its warnings and `PATH: ok (name)`, or its problems (stderr) and `PATH: N problems`;
     or one JSON result per file. The exit code is the worst error's (2 for bad input), 0 when every file is valid
     (warnings never fail)."""
+    verdicts = list(zip(results, warned, strict=True))
     if as_json:
-        as_json_data = [
-            {
-                "profile": str(v.profile),
-                "name": v.name,
-                "valid": v.error is None,
-                "errors": v.error.as_dicts() if v.error is not None else [],
-                "warnings": [w.as_dict() for w in ws],
-            }
-            for v, ws in zip(results, warned, strict=True)
-        ]
-        print(json.dumps(as_json_data, indent=2, sort_keys=False))
-    for v, ws in [] if as_json else zip(results, warned, strict=True):
+        print(json.dumps([_verdict(v, ws) for v, ws in verdicts], indent=2, sort_keys=False))
+    for v, ws in [] if as_json else verdicts:
         report_warnings(list(ws))
         if v.error is None:
             say(f"{v.profile}: ok ({v.name})", style="green")
             continue
         lines = v.error.lines()
         for line in lines:
-            say(f"error: {line}", err=True, style="red")
+            error(line)
         say(f"{v.profile}: invalid ({_count(len(lines), 'problem')})", style="red")
     return max((v.error.exit_code for v in results if v.error is not None), default=EXIT_OK)
+
+
+def _verdict(v: Validated, warnings: tuple[Problem, ...]) -> dict[str, object]:
+    errors = v.error.as_dicts() if v.error is not None else []
+    return {
+        "profile": str(v.profile),
+        "name": v.name,
+        "valid": v.error is None,
+        "errors": errors,
+        "warnings": [w.as_dict() for w in warnings],
+    }
 
 
 def _count(n: int, noun: str) -> str:

@@ -15,8 +15,7 @@ from rlobs.targets import TARGETS
 if TYPE_CHECKING:
     import jinja2
 
-    # Profile names every target's profile class; a render imports only its own target's (rlobs.profile.load).
-    from rlobs.profile.profiles import Profile
+    from rlobs.profile.model import ProfileBase as Profile
 
 
 def plan_bundle(profile: Profile) -> Plan:

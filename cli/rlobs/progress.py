@@ -3,6 +3,7 @@ a rich progress bar on a terminal, a plain line per bundle when piped or NO_COLO
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,14 +22,8 @@ def bundles(total: int, stream: TextIO | None = None) -> Iterator[Callable[[str]
         yield lambda _name: None
         return
     if not fancy(stream):
-        done = 0
-
-        def line(name: str) -> None:
-            nonlocal done
-            done += 1
-            print(f"rendered {done}/{total}: {printable(name)}", file=stream, flush=True)
-
-        yield line
+        done = itertools.count(1)
+        yield lambda name: print(f"rendered {next(done)}/{total}: {printable(name)}", file=stream, flush=True)
         return
     # rich is imported only for a terminal (as in rlobs.output).
     from rich.console import Console

@@ -1,15 +1,10 @@
 """The render key: one digest of everything a bundle's bytes depend on, so an up-to-date bundle is recognised
 without importing the rendering stack (pydantic, Jinja, python-hcl2).
 
-A bundle is a pure function of the profile's bytes and of the code and data that render it. The key covers:
-- the profile's bytes, exactly as read (the target and every setting are in them);
-- rlobs's version and every file of the installed package by content (its code, templates, blueprints and data;
-  bytecode caches excluded, as they are derived from the code);
-- the Python version and the installed distributions of the libraries that serialise or check the output
-  (Jinja, MarkupSafe, PyYAML, pydantic, python-hcl2, lark), by name and version.
-
-Nothing else is read while rendering (no environment variable, clock or other file), so equal keys mean equal
-bundles. Hashing the package costs about 2 ms.
+A bundle is a pure function of the profile's bytes and of what renders it, and the key covers them: the profile's
+bytes as read; rlobs's version and every file of the installed package (bytecode caches excluded); the Python
+version and the distributions of the libraries that serialise or check the output. Rendering reads nothing else
+(no environment variable, clock or other file), so equal keys mean equal bundles. Hashing the package takes ~2 ms.
 """
 
 from __future__ import annotations
@@ -35,13 +30,9 @@ _LIBRARIES = {
 }
 
 
-def render_key(profile: bytes, package: Path | None = None) -> str:
-    """The key of the bundle `profile` renders with the rlobs installed at `package` (default: this one)."""
-    return render_keys([profile], package)[0]
-
-
 def render_keys(profiles: list[bytes], package: Path | None = None) -> list[str]:
-    """render_key() of each profile, with the installation hashed once for all of them (a render of many)."""
+    """The key of the bundle each profile renders with the rlobs installed at `package` (default: this one); the
+    installation is hashed once for all of them."""
     h = hashlib.sha256(_SCHEME)
     for part in (__version__, sys.version, *_libraries()):
         h.update(part.encode() + b"\0")

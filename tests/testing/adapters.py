@@ -14,7 +14,7 @@ import pytest
 
 from rlobs.bundle.render import render
 from rlobs.bundle.spec import Plan
-from rlobs.profile.profiles import Profile
+from rlobs.profile.model import ProfileBase as Profile
 from rlobs.rl.app import app_files
 from testing.bundles import facts
 from testing.helpers import module, profile

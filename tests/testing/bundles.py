@@ -10,7 +10,7 @@ from rlobs.bundle.check import Checker
 from rlobs.bundle.render import render
 from rlobs.bundle.spec import DataFile, Plan, Rendered
 from rlobs.pipeline import plan_bundle
-from rlobs.profile.profiles import Profile
+from rlobs.profile.model import ProfileBase as Profile
 from rlobs.rl.catalog import load_catalog
 from rlobs.rl.facts import RlFacts, rl_facts
 from rlobs.rl.naming import Pipeline

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from rlobs.fleet.load import parse_fleet
+from rlobs.fleet.commands import parse_fleet
 from rlobs.fleet.plan import FleetBuild, build_fleet
 from rlobs.profile.fleet import Fleet
 from rlobs.resources import read_text

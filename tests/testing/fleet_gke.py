@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rlobs.fleet.load import parse_fleet
+from rlobs.fleet.commands import parse_fleet
 from rlobs.profile.fleet import Fleet
 from testing.fleet import example_text
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rlobs.blueprints import load_blueprints
-from rlobs.profile.profiles import Profile
+from rlobs.profile.model import ProfileBase as Profile
 from rlobs.targets import parse_profile
 from rlobs.targets.eks.profile import EksProfile
 from rlobs.targets.gke.profile import GkeProfile

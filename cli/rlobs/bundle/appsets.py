@@ -25,10 +25,6 @@ _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _REVISION = re.compile(r"(?!HEAD$)[A-Za-z0-9][A-Za-z0-9._/-]{0,199}")
 
 
-def _label_value(value: str) -> bool:
-    return bool(_LABEL_VALUE.fullmatch(value))
-
-
 # What a valid value of a key is: (test, what it expects).
 Rule = tuple[Callable[[str], bool], str]
 # The rules of the keys every contract has; a target adds its own (FleetPart.rules). Keys with no rule need a
@@ -118,7 +114,7 @@ def referential_problems(
 def _check(ref: Reference, value: str | None, rules: Mapping[str, Rule]) -> str | None:
     if value is None:
         return "is missing"
-    if ref.kind == "labels" and not _label_value(value):
+    if ref.kind == "labels" and not _LABEL_VALUE.fullmatch(value):
         return f"is not a valid label value (63 characters, no '/' or ':'): {value!r}"
     test, expected = rules.get(ref.key, (bool, "a non-empty value"))
     if not test(value):
@@ -141,17 +137,16 @@ def live_metadata(docs: Iterable[Any]) -> dict[str, SecretMetadata]:
                 continue
             meta = item.get("metadata")
             meta = meta if isinstance(meta, dict) else {}
-            labels = {str(k): str(v) for k, v in _mapping(meta.get("labels")).items()}
+            labels, annotations = _texts(meta.get("labels")), _texts(meta.get("annotations"))
             if labels.get(SECRET_TYPE) != "cluster":
                 continue
-            annotations = {str(k): str(v) for k, v in _mapping(meta.get("annotations")).items()}
             name = labels.get(CLUSTER) or str(meta.get("name", ""))
             found[name] = SecretMetadata(name, labels, annotations)
     return found
 
 
-def _mapping(value: Any) -> dict[Any, Any]:
-    return value if isinstance(value, dict) else {}
+def _texts(value: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
 
 def matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:

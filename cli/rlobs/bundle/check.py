@@ -1,11 +1,9 @@
 """The run-time check of a rendered bundle: what a profile value could still break, and the credential scan.
 
-A file a serialiser wrote from data (rlobs.bundle.filters: YAML, JSON, HCL attributes) is not parsed back here:
-the test suite proves with the real parsers that what those serialisers write reads back as the data, whatever
-the strings hold (tests/test_serialisers.py, and every bundle the tests build: tests/testing/bundles.py). A
-template's output is parsed here, with its format's parser: `bash -n` for shell scripts, python-hcl2 for
-Terraform, `compile` for Python, PyYAML and json for YAML and JSON. Every file is scanned for credential shapes.
-A failure is a bug in rlobs, never silent.
+What a serialiser wrote from data (rlobs.bundle.filters) is not parsed back here: the tests prove with the real
+parsers that it reads back as the data (tests/test_serialisers.py, tests/testing/bundles.py). A template's output is
+parsed with its format's parser (`bash -n`, python-hcl2, `compile`, PyYAML, json). Every file is scanned for
+credential shapes. A failure is a bug in rlobs, never silent.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ import json
 import re
 import subprocess
 from collections.abc import Callable, Iterable, Mapping
-from types import TracebackType
 
 import yaml
 
@@ -26,30 +23,14 @@ from rlobs.errors import CheckError, RlobsError
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML has it
 
 
-def _yaml(r: Rendered) -> None:
-    for _ in yaml.load_all(r.text, Loader=_Loader):
-        pass
-
-
-def _json(r: Rendered) -> None:
-    json.loads(r.text)
-
-
-def _python(r: Rendered) -> None:
-    compile(r.text, r.path, "exec", dont_inherit=True)
-
-
-def _none(r: Rendered) -> None:
-    """Markdown and plain text have no syntax to get wrong."""
-
-
 # Parsers run in this process, one file at a time; shell scripts and HCL are checked together (see Checker.check).
-_PARSERS: dict[Format, Callable[[Rendered], None]] = {
-    "yaml": _yaml,
-    "json": _json,
-    "py": _python,
-    "md": _none,
-    "text": _none,
+# Markdown and plain text have no syntax to get wrong.
+_PARSERS: dict[Format, Callable[[Rendered], object]] = {
+    "yaml": lambda r: list(yaml.load_all(r.text, Loader=_Loader)),
+    "json": lambda r: json.loads(r.text),
+    "py": lambda r: compile(r.text, r.path, "exec", dont_inherit=True),
+    "md": lambda _r: None,
+    "text": lambda _r: None,
 }
 
 
@@ -116,17 +97,14 @@ def _shell(scripts: list[Rendered]) -> list[str]:
 class Checker:
     """The check stage; one checker serves many bundles.
 
-    `known` maps bundle paths to digests (sha256) of HCL text that already passed this check: the manifest of the
-    bundle being re-rendered, as rlobs writes only checked files. HCL text with a known digest is not parsed
-    again, so a re-render of an unchanged Terraform bundle does not load python-hcl2 (measured on the GKE
-    terraform-mode profile: its check takes 25 ms instead of 230).
+    `known`: bundle path -> digests of HCL text that passed before (the manifest of the bundle re-rendered: rlobs
+    writes only checked files); such text is not parsed again, so re-rendering an unchanged Terraform bundle does
+    not load python-hcl2 (the GKE terraform-mode profile's check: 25 ms instead of 230).
 
-    The texts of the last check() that passed, and those remember() was given, are not checked again: the bundles
-    of many profiles built one after another by a pool worker share files byte for byte (the app's Python), and a
-    fleet's clusters, checked by the workers, come back as part of the fleet's files. Measured: the EKS blueprint's
-    bundle under another name is checked in 3 ms after the first instead of 17 (the app's compile() is most of
-    it), and the example fleet's check (5 clusters, 143 files) takes 13 ms instead of 140. Each check() forgets what
-    came before it, so what a checker holds is one bundle's digests however many bundles it serves.
+    The texts of the last check() that passed, and those remember() was given, are not checked again: a pool
+    worker's bundles share files byte for byte (the app's Python), and a fleet's clusters, checked by the workers,
+    come back in the fleet's files (the EKS blueprint renamed: 3 ms after the first instead of 17; the example
+    fleet, 143 files: 13 ms instead of 140). Each check() forgets what came before it.
     """
 
     def __init__(self, known: Mapping[str, set[str]] | None = None) -> None:
@@ -172,15 +150,6 @@ class Checker:
         the next check()."""
         self._passed.update(map(_key, files))
 
-    def close(self) -> None:
-        """Nothing to release; a checker is a context manager so that its callers need not know that."""
-
-    def __enter__(self) -> Checker:
-        return self
-
-    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
-        self.close()
-
 
 def _key(r: Rendered) -> tuple[str, str]:
     """What a passed check is remembered by: the format, as a template's text is parsed and a serialiser's is not,
@@ -196,9 +165,3 @@ def _no_credentials(files: list[Rendered]) -> None:
             "refusing to write what looks like a credential (keep it in a Kubernetes Secret and reference it):\n  "
             + "\n  ".join(found)
         )
-
-
-def check(files: Iterable[Rendered]) -> None:
-    """Check one set of files with a checker of its own."""
-    with Checker() as checker:
-        checker.check(files)

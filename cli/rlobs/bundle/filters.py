@@ -108,11 +108,9 @@ def hcl_value(value: object) -> str:
 
 def hcl_attributes(data: Mapping[str, object], comments: Mapping[str, str] | None = None) -> str:
     """Top-level `key = value` lines, as `terraform fmt` lays them out (hashicorp/hcl hclwrite format.go): `=`
-    aligned across runs of one-line attributes, while an attribute whose value spans lines stands alone.
-
-    With `comments` (attribute -> its comment, none where absent or empty), every attribute is a paragraph of its
-    own: a blank line, the comment as `# ` lines, the attribute; a comment line or a blank line ends a run, so no
-    `=` is aligned across paragraphs."""
+    aligned across runs of one-line attributes; an attribute whose value spans lines stands alone. With `comments`
+    (attribute -> its comment), every attribute is a paragraph of its own (a blank line, its `# ` comment lines, the
+    attribute), so no `=` is aligned across them."""
     if comments is not None:
         return "".join(
             f"\n{comment_lines(comments.get(key, ''))}{key} = {hcl_value(value)}\n" for key, value in data.items()
@@ -144,8 +142,7 @@ def comment_lines(text: str) -> str:
 def py_str(value: object) -> str:
     """A Python string literal, double-quoted where that needs no extra escapes (as `ruff format` writes it)."""
     text = repr(str(value))
-    # repr() picks single quotes unless the value holds a ' and no "; with no " inside, swapping the delimiters
-    # keeps every escape valid.
+    # repr() picks single quotes unless the value holds a ' and no "; with no " inside, swapping them keeps it valid.
     if text.startswith("'") and '"' not in text:
         text = '"' + text[1:-1] + '"'
     return text
@@ -173,13 +170,10 @@ def _md_escape_char(match: re.Match[str]) -> str:
 
 
 def md_code(value: object) -> str:
-    """Inline Markdown code that shows the value literally, whatever it holds (CommonMark 0.31.2, "Code spans").
-
-    The span ends at the first backtick run as long as the opening one, so the fence is one backtick longer than
-    the longest run inside. The parser strips one space from each end when both ends are spaces, so the content is
-    padded with one space on each side when it starts or ends with a backtick (else the fence would grow) or itself
-    starts and ends with a space. Control and invisible format characters are shown as `\\xNN` / `\\uNNNN` escapes
-    (backslash escapes do not work inside a code span, so this is the only way to show them)."""
+    """Inline Markdown code that shows the value literally, whatever it holds (CommonMark 0.31.2, "Code spans"): the
+    fence is one backtick longer than the longest run inside; the content is padded with a space on each side when
+    it starts or ends with a backtick or with spaces at both ends (the parser strips one from each end then).
+    Control and invisible characters are shown as `\\xNN` / `\\uNNNN` (a code span has no backslash escapes)."""
     text = _MD_UNSAFE.sub(_md_escape_char, str(value))
     if not text:
         return "` `"  # CommonMark has no empty code span; one space is the closest a reader can see

@@ -1,9 +1,7 @@
-"""A bundle's own records: the manifest (what rlobs generated there, for whom, from which render), and what reading
-it tells without rendering: whether the bundle is exactly what a render key renders (rlobs.commands.up_to_date,
-which answers an up-to-date bundle without importing the rendering stack: this module imports none of it).
-
-The write that keeps these records is rlobs.bundle.write's; its journal and staging folder are named here, as an
-unfinished write means a bundle is not up to date.
+"""A bundle's manifest (what rlobs generated there, for whom, from which render), and what reading it tells without
+rendering: whether the bundle is exactly what a render key renders (rlobs.commands.up_to_date; this module imports
+none of the rendering stack). The writer's journal and staging folder are named here: an unfinished write means a
+bundle is not up to date.
 """
 
 from __future__ import annotations
@@ -41,9 +39,8 @@ def sha256(data: bytes) -> str:
 
 def manifest_text(rendered: tuple[Rendered, ...], key: RenderKey | None, owner: Owner) -> str:
     files = {r.path: sha256(r.text.encode()) for r in sorted(rendered, key=lambda r: r.path)}
-    body: dict[str, Any] = {"generator": "rlobs", "note": "files rlobs generated here; do not edit"}
-    body["owner"] = owner.as_dict()
-    body["files"] = files
+    note = "files rlobs generated here; do not edit"
+    body: dict[str, Any] = {"generator": "rlobs", "note": note, "owner": owner.as_dict(), "files": files}
     if key is not None:
         record = {"key": key.digest, "name": key.name, "executable": sorted(r.path for r in rendered if r.executable)}
         body["render"] = {**record, "seal": _seal(record, files, body["owner"])}
@@ -58,8 +55,8 @@ def _seal(record: dict[str, Any], files: object, owner: object) -> str:
 
 @contextlib.contextmanager
 def _recorded(out_dir: Path, *, lock: bool = False) -> Iterator[tuple[Tree, Any] | None]:
-    """`out_dir` opened (locked shared with `lock`) and its manifest as JSON, unchecked; None when either is not
-    there or cannot be read."""
+    """`out_dir` opened (locked shared with `lock`) and its manifest as JSON, unchecked; None when either is missing
+    or unreadable."""
     try:
         tree = Tree.open(out_dir, create=False)
     except (OSError, RlobsError):
@@ -79,13 +76,10 @@ def _recorded(out_dir: Path, *, lock: bool = False) -> Iterator[tuple[Tree, Any]
 
 
 def fresh(out_dir: Path, key: str) -> tuple[str, tuple[str, ...], Owner] | None:
-    """(name, generated paths, owner) when `out_dir` holds exactly the bundle whose render key is `key`, else None.
-
-    Exactly: the manifest records `key` under an intact seal, no write is unfinished (journal or staging folder),
-    and every generated file is a regular file, reached without a link, with the digest and executable bit rlobs
-    wrote. Anything else, or anything unreadable, is None: the full render then decides (and reports) what
-    differs. Only reads, under the directory's shared lock.
-    """
+    """(name, generated paths, owner) when `out_dir` holds exactly the bundle whose render key is `key`: the manifest
+    records `key` under an intact seal, no write is unfinished, and every generated file is a regular file, reached
+    without a link, with the digest and executable bit rlobs wrote. Else None (the full render then reports what
+    differs). Only reads, under the directory's shared lock."""
     with _recorded(out_dir, lock=True) as found:
         if found is None:
             return None

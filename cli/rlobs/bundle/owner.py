@@ -1,9 +1,8 @@
 """Who owns a bundle folder, and why a render would refuse to write one: data and messages only, no I/O.
 
-A bundle folder has one owner, recorded in its manifest: a profile (its metadata.name and target) or a fleet (its
-name). Rendering another owner's bundle into it would delete that bundle's files, so the writer refuses unless
---force (which takes the folder over). A render's previews (--check, --dry-run, --diff) report the same refusals
-as data instead of raising, so they predict exactly what the render does.
+A bundle folder has one owner, recorded in its manifest: a profile or a fleet. Rendering another owner's bundle into
+it would delete that bundle's files, so the writer refuses unless --force takes the folder over. The previews report
+the same refusals as data, so they predict exactly what the render does.
 """
 
 from __future__ import annotations
@@ -87,8 +86,8 @@ def owner_refusal(found: Owner, new: Owner) -> Refusal:
 
 
 def parent_refusal(out_dir: Path, members: list[tuple[str, Owner | None]], new: Owner) -> Refusal:
-    """A single bundle rendered into a folder that holds several, one per subfolder (never mixed into it); a member
-    whose manifest is unreadable is still a bundle (None)."""
+    """A single bundle rendered into a folder that holds several, one per subfolder (a member whose manifest is
+    unreadable, None, is still a bundle)."""
     held = ", ".join(f"{sub}/ ({owner.describe() if owner else 'an unreadable manifest'})" for sub, owner in members)
     where = out_dir / new.name
     return Refusal(
@@ -120,8 +119,7 @@ def layout_refusals(
     force: bool,
 ) -> list[Refusal]:
     """Why a render would refuse the folder `out_dir` itself: the folder of a render of several profiles is a
-    bundle (`parent`), or this folder holds several bundles (`members`: never with --force either, the bundles
-    beside would be mixed with this one), or the bundle of another owner than `new` (unless `force`)."""
+    bundle (`parent`), this folder holds several bundles (`members`, even with `force`), or another owner's."""
     refused = [bundle_refusal(*parent)] if parent is not None else []
     if members:
         refused.append(parent_refusal(out_dir, members, new))

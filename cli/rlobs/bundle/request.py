@@ -1,5 +1,5 @@
-"""What a render is asked to do: one value from the command line (rlobs.main, rlobs.entry) through the commands to
-the writer and the report (rlobs.output), instead of the same flags passed through every layer."""
+"""What a render is asked to do: one value from the command line through the commands to the writer and the report,
+instead of the same flags passed through every layer."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ Progress = Callable[[int], AbstractContextManager[Callable[[str], None]]]
 
 
 class Mode(Flag):
-    """No flag writes. --check, --diff and --dry-run each write nothing, and combine as their flags do: `--check
-    --diff` prints the diff and exits 1 on drift."""
+    """No flag writes; --check, --diff and --dry-run write nothing and combine (`--check --diff` prints the diff and
+    exits 1 on drift)."""
 
     WRITE = 0
     CHECK = 1
@@ -58,8 +58,7 @@ class RenderRequest:
         self, files: tuple[Rendered, ...], producible: Producible, *, owner: Owner, key: RenderKey | None = None
     ) -> Changes:
         """One bundle (a profile's or a fleet's) into `out`, locked for the whole plan and write. Writing nothing, it
-        plans exactly as the write does and reports its refusals instead of raising them. The writer takes `force`
-        and `with_diff` alone: the render's folder, progress and format are no concern of a bundle folder's plan."""
+        plans exactly as the write does and reports its refusals instead of raising them."""
         from rlobs.bundle.write import open_bundle
 
         with open_bundle(self.out, producible, write=self.writes) as bundle:

@@ -1,9 +1,8 @@
 """A bundle directory opened once and used only through directory descriptors, never following a symbolic link.
 
-Every path below the root is walked one component at a time with O_NOFOLLOW (openat(2)), so a link planted at the
-root or anywhere below it (a committed symlink in a GitOps repository is enough) is refused, not followed, and a
-check cannot be raced into writing or deleting somewhere else. The root descriptor also carries the directory's
-lock (flock(2) on the directory itself: no lock file is left in the bundle).
+Every path below the root is walked one component at a time with O_NOFOLLOW (openat(2)), so a link planted anywhere
+(a committed symlink in a GitOps repository is enough) is refused, and a check cannot be raced into writing or
+deleting elsewhere. The root descriptor carries the lock (flock(2) on the directory: no lock file in the bundle).
 """
 
 from __future__ import annotations
@@ -27,22 +26,20 @@ _LINK_HINT = "rlobs never follows a link inside a bundle; replace it with the re
 
 
 def parts(rel: str) -> tuple[str, ...]:
-    """The components of a bundle-relative POSIX path; anything that could leave the root is refused, and so is
-    any path that is not already in its one normal form: exactly the paths `PurePosixPath(rel).as_posix() == rel`
-    keeps that are relative, not empty and without `..` (tests/test_tree.py compares the two rules), by a split
-    instead of pathlib's parsing, which the writer asks for several times per file (a fleet: thousands)."""
+    """The components of a bundle-relative POSIX path; refused when it could leave the root or is not in its normal
+    form: the paths `PurePosixPath(rel).as_posix() == rel` keeps that are relative, not empty and without `..`
+    (tests/test_tree.py compares the two rules), split rather than parsed by pathlib (a fleet asks thousands)."""
     names = tuple(rel.split("/"))
     if "\0" in rel or "" in names or "." in names or ".." in names:
         raise RlobsError(f"refusing to write outside the output directory: {rel!r}")
     return names
 
 
+_KINDS: dict[int, Kind] = {stat.S_IFLNK: "link", stat.S_IFREG: "file", stat.S_IFDIR: "dir"}
+
+
 def _kind(mode: int) -> Kind:
-    if stat.S_ISLNK(mode):
-        return "link"
-    if stat.S_ISREG(mode):
-        return "file"
-    return "dir" if stat.S_ISDIR(mode) else "other"
+    return _KINDS.get(stat.S_IFMT(mode), "other")
 
 
 class Tree:
@@ -79,7 +76,7 @@ class Tree:
 
     def remove_created(self) -> None:
         """Remove the folders open() made, deepest first, while they are empty: a render that wrote nothing leaves
-        no folder behind either. A folder something else has put a file in since is kept, and so are its parents."""
+        no folder behind."""
         for folder in self.created:
             try:
                 os.rmdir(folder)
@@ -186,8 +183,7 @@ class Tree:
 
     def move_all_in(self, src_fd: int, moves: Iterable[tuple[str, str]]) -> None:
         """rename(2) each staged file (staged name, rel) onto `rel`, creating its folders; a link at `rel` is replaced,
-        not followed. Each destination folder is opened once for all files moved into it (a fleet's bundle moves
-        thousands of files into hundreds of folders)."""
+        not followed. Each folder is opened once for all its files (a fleet: thousands into hundreds)."""
         by_folder: dict[tuple[str, ...], list[tuple[str, str]]] = {}
         for src_name, rel in moves:
             *folders, name = parts(rel)
@@ -199,10 +195,9 @@ class Tree:
                     os.replace(src_name, name, src_dir_fd=src_fd, dst_dir_fd=fd)
 
     def unlink(self, rel: str) -> None:
-        """Remove the file at `rel`, then every folder above it that is left empty (never the root); nothing when
-        a file or a link stands where one of its folders would be. Folders already gone are passed over, not
-        taken for full: a replayed deletion (a kill after a folder's removal and
-        before its parent's) still removes the parents that the first run left empty."""
+        """Remove the file at `rel`, then every folder above it left empty (never the root); nothing when a file or
+        a link stands where one of its folders would be. Folders already gone are passed over, so a replayed
+        deletion still removes the parents the first run left empty."""
         names = parts(rel)
         try:
             with self.folder(names[:-1]) as fd:

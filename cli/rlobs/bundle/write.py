@@ -2,28 +2,20 @@
 
 A write stages every new file, the new manifest and a journal (the staged files to rename into place, the stale
 files to delete) in `.rlobs-staging/`, then renames the journal to `.rlobs-journal.json`: that rename is the
-commit point. A render killed before it left the bundle as it was, and the next render removes the staging folder;
-killed after it, the next render finishes the journal (its renames and deletions can be replayed) before it looks
-at anything else. So after a kill the folder holds the old or the new bundle once the next render starts, and
---check reports the unfinished write. The directory's lock (tree.Tree.lock) covers the whole plan-and-write, so
-two renders never interleave.
+commit point. Killed before it, the bundle is as it was and the next render removes the staging folder; killed
+after it, the next render replays the journal first. --check reports an unfinished write. The directory's lock
+(tree.Tree.lock) covers the whole plan-and-write, so two renders never interleave.
 
-No fsync: the guarantee is against a killed process (SIGKILL, the OOM killer, Ctrl-C, a cancelled CI job), whose
-writes the kernel's page cache keeps, not against a power cut. Making it survive a power cut with plain fsync(2)
-takes one per staged file and per folder the roll forward changes (53 for the EKS blueprint), and measured here
-(ext4, 2 cores shared with other work) that made writing one bundle 98 ms instead of 8 ms and a render of 100
-profiles 10.2 s instead of 5.0 s. A power cut within the kernel's writeback delay (~30 s) may leave files that
-lost their data; the manifest's digests make the next render report each one (as edited, or the manifest as
-unreadable) instead of trusting it, and `git checkout` or `render --force` restores the bundle.
+No fsync: the guarantee is against a killed process (SIGKILL, the OOM killer, Ctrl-C, a cancelled CI job), not a
+power cut. fsync(2) of every staged file and changed folder (53 for the EKS blueprint) made writing one bundle
+98 ms instead of 8 ms, and a render of 100 profiles 10.2 s instead of 5.0 s (ext4, 2 shared cores). After a power
+cut the manifest's digests make the next render report any file that lost its data instead of trusting it.
 
 A stale file is removed only if an rlobs target can produce its path, it is a regular file reached without
-following any link, and its content is still exactly what rlobs wrote (the manifest's digest).
-
-The manifest also records the folder's owner (bundle.owner): another profile or fleet is refused unless --force.
-A folder whose subfolders hold bundles and that holds none itself (the layout of a render of several profiles,
-`DIR/<name>/`) is recognised by the manifests in its immediate subfolders. Planning never raises for these
-refusals: it returns them, so --check, --dry-run and --diff report exactly what a render would refuse; write()
-raises them.
+following any link, and its content is still exactly what rlobs wrote (the manifest's digest). The manifest also
+records the folder's owner (bundle.owner); a folder holding bundles only in its immediate subfolders (`DIR/<name>/`)
+is recognised by their manifests. Planning returns its refusals instead of raising them, so --check, --dry-run and
+--diff report exactly what a render would refuse; write() raises them.
 """
 
 from __future__ import annotations
@@ -184,21 +176,16 @@ class Bundle:
         holding several bundles, or (`parent`: the folder of a render of several profiles) a parent that is one."""
         rendered = tuple(rendered)
         previous, held = self._manifest() or ({}, None)
-        found: dict[str, list[str]] = {k: [] for k in ("created", "updated", "deleted", "unchanged", "kept", "diff")}
+        found: _Found = {k: [] for k in ("created", "updated", "deleted", "unchanged", "kept", "diff")}
         refused = self._compare(rendered, previous, found, force=force, diff=with_diff)
         stale = sorted(set(previous) - {r.path for r in rendered})
         refused += self._stale(stale, previous, found, force=force, diff=with_diff)
         parent_owner = parent.owner() if parent is not None else None
         outer = (parent.path, parent_owner) if parent is not None and parent_owner is not None else None
         layout = layout_refusals(self.path, owner, held, self.members(), outer, force=force)
-        created, updated, deleted, unchanged, kept = (tuple(found[k]) for k in list(found)[:5])
         self._planned = manifest_text(rendered, key, owner)
         return Changes(
-            created,
-            updated,
-            deleted,
-            unchanged,
-            kept,
+            **{k: tuple(paths) for k, paths in found.items() if k != "diff"},
             leftovers=tuple(self.leftovers()),
             diff="".join(found["diff"]),
             manifest_changed=self._read(MANIFEST) != self._planned.encode(),

@@ -1,4 +1,5 @@
-"""What `render`, `validate` and `init --fleet` do with a fleet file (commands.py hands fleets over to here)."""
+"""What `render`, `validate` and `init --fleet` do with a fleet file (commands.py hands fleets over to here), the
+file checked against every registered target (rlobs.profile.fleet does the expanding)."""
 
 from __future__ import annotations
 
@@ -13,20 +14,34 @@ from rlobs.bundle.request import RenderRequest
 from rlobs.bundle.write import Changes
 from rlobs.errors import RlobsError
 from rlobs.fleet import preview
-from rlobs.fleet.load import load_fleet
 from rlobs.fleet.paths import producible
 from rlobs.fleet.plan import FleetBuild, build_fleet
+from rlobs.profile import fleet as fleets
 from rlobs.profile.fleet import Fleet
-from rlobs.resources import package_dir
+from rlobs.profile.fleetspec import FleetModel, fleet_model
+from rlobs.targets import PROFILES, fleet_files
 
 EXAMPLE = "rl-fleet.yaml"
 
 
+def model() -> FleetModel:
+    """The fleet file's model classes, with every registered target's keys."""
+    return fleet_model(fleet_files())
+
+
+def load_fleet(path: Path) -> Fleet:
+    return fleets.load_fleet(path, fleets.Targets(fleet_files(), PROFILES))
+
+
+def parse_fleet(text: str, display: str = "<fleet>") -> Fleet:
+    return fleets.parse_fleet(text, fleets.Targets(fleet_files(), PROFILES), display)
+
+
 def build(path: Path) -> tuple[Fleet, FleetBuild]:
     fleet = load_fleet(path)
-    with Checker() as checker:
-        built = build_fleet(fleet, checker)
-        checker.check(built.files)
+    checker = Checker()
+    built = build_fleet(fleet, checker)
+    checker.check(built.files)
     return fleet, built
 
 
@@ -87,31 +102,8 @@ def preview_text(path: Path) -> str:
 SCHEMA_FILE = "rlobs-fleet.schema.json"
 
 
-def init(out: Path, *, force: bool) -> list[Path]:
-    """Write the example fleet (3 EKS and 2 GKE clusters), and the fleet's JSON Schema beside it for editors."""
-    if out.exists() and not force:
-        raise RlobsError(f"{out} exists: expected a new file (pass --force to overwrite it)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    modeline = f"# yaml-language-server: $schema=./{SCHEMA_FILE}\n"
-    out.write_text(modeline + (package_dir("blueprints") / "fleet" / EXAMPLE).read_text(encoding="utf-8"), "utf-8")
-    written = [out]
-    schema = out.parent / SCHEMA_FILE
-    if not schema.exists() or force:
-        schema.write_text(schema_text(), encoding="utf-8")
-        written.append(schema)
-    return written
-
-
 def schema_text() -> str:
     """The fleet file's JSON Schema; `defaults` and `overrides` are profile bodies, validated as profiles."""
-    import json
+    from rlobs.profile.schema import document
 
-    from rlobs.fleet.load import model
-
-    schema = model().spec.model_json_schema(by_alias=True)
-    schema = {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://rlobs.dev/schema/rlobs.v1alpha1.fleet.json",
-        **schema,
-    }
-    return json.dumps(schema, indent=2) + "\n"
+    return document(model().spec.model_json_schema(by_alias=True), "fleet")

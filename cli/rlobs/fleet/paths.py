@@ -1,8 +1,7 @@
-"""The writer's path rule for every render: which paths an rlobs render of a profile, of many or of a fleet may
-write in a bundle folder. The writer deletes a stale file, and replays a journal's entry, only at such a path
-(rlobs.bundle.write). One rule for every command: a render taking over the other kind's folder (--force) removes
-that bundle's files instead of leaving them behind, and an interrupted write's journal is replayed in full
-whichever render finds it (a narrower rule dropped the other kind's entries, leaving a mix of old and new)."""
+"""The writer's path rule: the paths a render of a profile, of many or of a fleet may write in a bundle folder; the
+writer deletes a stale file, and replays a journal's entry, only at such a path. One rule for every command, so a
+render taking over the other kind's folder (--force) removes that bundle's files, and an interrupted write's
+journal is replayed in full whichever render finds it."""
 
 from __future__ import annotations
 

@@ -57,23 +57,12 @@ def _singles(members: tuple[Member, ...], checker: Checker | None) -> dict[str, 
     return {m.name: built[i] for i, m in enumerate(members)}
 
 
-def _cluster_files(member: Member, single: tuple[Rendered, ...], replaced: tuple[str, ...]) -> list[Rendered]:
-    keep = [r for r in single if not replaced or not r.path.startswith(replaced)]
-    return [replace(r, path=f"{CLUSTERS_DIR}/{member.name}/{r.path}") for r in keep]
-
-
-def _parts(fleet: Fleet) -> list[FleetPart]:
-    """Every registered target's part, in the registry's order (one with no cluster in the fleet still gives its
-    README notes)."""
-    catalog = load_catalog()  # loaded once per process (rl.catalog)
-    return [t.fleet_part(fleet, catalog) for t in TARGETS.values()]
-
-
 def build_fleet(fleet: Fleet, checker: Checker | None = None) -> FleetBuild:
-    """Every file of the fleet bundle, rendered; raises when the referential check fails. With a `checker`, each
-    cluster's files are planned, rendered and parse-checked in parallel (rlobs.bundle.pool), and the checker
-    remembers them as checked; the fleet's own files are left to it."""
-    parts = _parts(fleet)
+    """Every file of the fleet bundle, rendered; raises when the referential check fails. With a `checker`, the
+    clusters' files are built and checked in parallel (rlobs.bundle.pool) and remembered by it; the fleet's own
+    files are left to it."""
+    # Every registered target's part (one with no cluster in the fleet still gives its README notes).
+    parts = [t.fleet_part(fleet, load_catalog()) for t in TARGETS.values()]
     replaced = {name: prefixes for part in parts for name, prefixes in part.replaced.items()}
     singles = _singles(fleet.members, checker)
     sets = {path: s for part in parts for path, s in part.appsets.items()}
@@ -96,8 +85,11 @@ def build_fleet(fleet: Fleet, checker: Checker | None = None) -> FleetBuild:
     ]
     specs.append(_readme(fleet, parts, specs))
     files = list(render(Plan(fleet.name, tuple(specs))))
-    for m in fleet.members:
-        files += _cluster_files(m, singles[m.name], replaced.get(m.name, ()))
+    for m in fleet.members:  # each cluster's bundle in its folder, less what the fleet's own files replace
+        gone = replaced.get(m.name, ())
+        files += [
+            replace(r, path=f"{CLUSTERS_DIR}/{m.name}/{r.path}") for r in singles[m.name] if not r.path.startswith(gone)
+        ]
     return FleetBuild(tuple(sorted(files, key=lambda r: r.path)), sets, selected, contracts, rules, singles)
 
 

@@ -1,11 +1,9 @@
 """Expand every ApplicationSet for every cluster it selects, offline, the way the controller does.
 
-The ApplicationSet controller renders a goTemplate template per field: every string key and value of the
-template is one Go text/template, executed with the cluster generator's parameters (name, nameNormalized, server,
-project, metadata.labels, metadata.annotations) and the Sprig functions (Argo CD docs, ApplicationSet "Go
-Template": "Go templates are applied on a per-field basis"). Helm's engine is Go's text/template with Sprig, so
-each field is rendered here by `helm template` of a throwaway chart (one named template per field), all pairs
-in one helm run.
+The controller renders a goTemplate template per field: every string key and value is one Go text/template, run
+with the cluster generator's parameters and the Sprig functions (Argo CD docs, ApplicationSet "Go Template": "Go
+templates are applied on a per-field basis"). Helm's engine is text/template with Sprig, so each field is rendered
+by `helm template` of a throwaway chart (one named template per field), all pairs in one helm run.
 """
 
 from __future__ import annotations
@@ -15,11 +13,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlobs.bundle.appsets import SecretMetadata
+from rlobs.bundle.appsets import SecretMetadata, strings
 from rlobs.bundle.filters import to_yaml
 from rlobs.errors import RlobsError
 from rlobs.profile.yamlsource import load_yaml
@@ -51,67 +50,44 @@ def helm_binary() -> str:
     return found
 
 
-class _Fields:
-    """A template's strings (keys and values) numbered, and the template rebuilt from their rendered text."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    def number(self, node: Any) -> Any:
-        if isinstance(node, str):
-            self.texts.append(node)
-            return _Slot(len(self.texts) - 1)
-        if isinstance(node, dict):
-            return {self.number(str(k)): self.number(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [self.number(v) for v in node]
-        return node
-
-
-@dataclass(frozen=True, slots=True)
-class _Slot:
-    index: int
-
-
-def _rebuild(node: Any, rendered: dict[int, str], offset: int) -> Any:
-    if isinstance(node, _Slot):
-        return rendered[offset + node.index]
+def _rebuild(node: Any, rendered: Iterator[str]) -> Any:
+    """`node` with each of its strings (keys and values, in appsets.strings' order) the next rendered text."""
+    if isinstance(node, str):
+        return next(rendered)
     if isinstance(node, dict):
-        return {_rebuild(k, rendered, offset): _rebuild(v, rendered, offset) for k, v in node.items()}
+        return {_rebuild(str(k), rendered): _rebuild(v, rendered) for k, v in node.items()}
     if isinstance(node, list):
-        return [_rebuild(v, rendered, offset) for v in node]
+        return [_rebuild(v, rendered) for v in node]
     return node
 
 
 def expand(pairs: list[Pair]) -> list[dict[str, Any]]:
     """The Application each (ApplicationSet, cluster) pair makes, in order."""
     helm = helm_binary()
-    shapes, values, defines, uses, offset = [], {}, [], [], 0
+    counts, values, defines, uses = [], {}, [], list[str]()
     for n, pair in enumerate(pairs):
-        fields = _Fields()
-        shapes.append((fields.number(pair.template), offset))
         values[f"c{n}"] = pair.params
-        for i, text in enumerate(fields.texts):
+        texts = list(strings(pair.template))
+        for text in texts:
             # Each field is its own template, executed with the cluster's parameters as `.`; base64 keeps any
             # rendered text valid YAML for helm, which parses what it renders.
-            defines.append(f'{{{{- define "f{offset + i}" }}}}{text}{{{{ end }}}}')
-            uses.append(f'f{offset + i}: {{{{ include "f{offset + i}" (index .Values "c{n}") | b64enc | quote }}}}')
-        offset += len(fields.texts)
+            defines.append(f'{{{{- define "f{len(uses)}" }}}}{text}{{{{ end }}}}')
+            uses.append(f'f{len(uses)}: {{{{ include "f{len(uses)}" (index .Values "c{n}") | b64enc | quote }}}}')
+        counts.append(len(texts))
     output = _helm(helm, values, "\n".join(defines), "\n".join(uses))
-    rendered = {int(k[1:]): base64.b64decode(v).decode("utf-8") for k, v in output.items()}
-    missing = sorted({pairs[n].cluster for n, (_, start) in enumerate(shapes) if _has_no_value(rendered, start)})
+    rendered = iter([base64.b64decode(output[f"f{i}"]).decode("utf-8") for i in range(len(uses))])
+    fields = [[next(rendered) for _ in range(count)] for count in counts]
+    missing = sorted(
+        {pair.cluster for pair, texts in zip(pairs, fields, strict=True) if "<no value>" in "".join(texts)}
+    )
     if missing:
         # helm runs templates with missingkey=zero, which prints <no value>; the controller's missingkey=error
         # fails the whole ApplicationSet instead.
         raise RlobsError(f"a template reads a key the cluster Secret lacks (clusters {', '.join(missing)})")
     return [
-        {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", **_rebuild(shape, rendered, start)}
-        for shape, start in shapes
+        {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", **_rebuild(pair.template, iter(texts))}
+        for pair, texts in zip(pairs, fields, strict=True)
     ]
-
-
-def _has_no_value(rendered: dict[int, str], start: int) -> bool:
-    return any("<no value>" in text for index, text in rendered.items() if index >= start)
 
 
 def _helm(helm: str, values: dict[str, Any], defines: str, uses: str) -> dict[str, str]:

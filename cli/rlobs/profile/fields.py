@@ -31,8 +31,8 @@ class Model(_BaseModel):
 
 @cache
 def compiled(pattern: str) -> re.Pattern[str]:
-    """`pattern` compiled on its first use, not at import: a profile meets a few of the model's ~25 patterns, and
-    compiling them all (re's parser is pure Python) was a tenth of building the model classes."""
+    """`pattern` compiled on first use: a profile meets a few of the model's ~25 patterns, and compiling them all at
+    import was a tenth of building the model classes."""
     return re.compile(pattern)
 
 
@@ -48,9 +48,8 @@ def matching(pattern: str, expected: str, max_len: int | None = None) -> Callabl
 def with_json_pattern(
     check: Callable[[str], str], pattern: str, max_len: int | None = None, *, expected: str | None = None
 ) -> Callable[[str], str]:
-    """Mark a string validator with the regex it enforces, so the editor schema carries the same rule
-    (ProfileJsonSchema); the patterns use only syntax JSON Schema's ECMA-262 regexes share with Python's. `expected`
-    is what it expects in words: the loader says it when the value is not a string at all (a number, true)."""
+    """Mark a string validator with the regex it enforces (in syntax ECMA-262 shares with Python), so the editor
+    schema carries the same rule (ProfileJsonSchema); `expected`, in words, is said for a value that is no string."""
     check.json_pattern = f"^(?:{pattern})$"  # type: ignore[attr-defined]
     check.json_max_length = max_len  # type: ignore[attr-defined]
     check.expected = expected  # type: ignore[attr-defined]
@@ -115,8 +114,6 @@ Duration = Annotated[
     AfterValidator(with_json_pattern(_duration, _DURATION, expected="a duration like 30s, 15m, 6h or 1d")),
 ]
 
-NonEmpty = Annotated[str, Field(min_length=1, max_length=255)]
-
 # Attribute values the instrumentation sends on every data point; keep them short and printable.
 AttrValue = Annotated[
     str,
@@ -129,11 +126,9 @@ AttrValue = Annotated[
     ),
 ]
 
-# Characters no free text of a profile may hold, whoever reads it: C0/C1 controls and DEL (a terminal runs escape
-# sequences, a newline splits a one-line report or a YAML/Markdown line), Unicode line and paragraph separators, and
-# invisible format characters such as the bidirectional overrides (U+202E), which make text read otherwise than it
-# is (CVE-2021-42574): every Cc, Cf, Zl and Zp character of the Basic Multilingual Plane. The same class in
-# ECMA-262 and Python regex syntax, so the schema carries it as is.
+# Characters no free text of a profile may hold: every Cc, Cf, Zl and Zp character of the Basic Multilingual Plane
+# (terminal escapes, newlines that split a report or a YAML line, bidirectional overrides that make text read
+# otherwise than it is: CVE-2021-42574), in syntax ECMA-262 and Python share, so the schema carries it as is.
 INVISIBLE = (
     r"\x00-\x1f\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
     r"\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"

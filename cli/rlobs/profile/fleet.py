@@ -1,11 +1,9 @@
 """A fleet file: profile defaults shared by many clusters, each cluster expanded into its effective profile.
 
-Every cluster's effective profile is `defaults` deep-merged with the cluster's `overrides`, as Helm merges values
-files (mappings merge key by key; lists and scalars replace; null removes a key, back to the profile's default),
-plus what the fleet itself sets from the cluster's entry (its name and target, and what its target sets: region,
-project, the GitOps path).
-It is validated exactly as a profile file is, and every problem points at the line of the fleet file the
-offending value came from.
+A cluster's effective profile is `defaults` deep-merged with its `overrides` as Helm merges values files (mappings
+key by key; lists and scalars replace; null removes a key), plus what the fleet sets from its entry (name, target,
+and its target's keys: region, project, the GitOps path). It is validated exactly as a profile file is, and every
+problem points at the fleet file's line the offending value came from.
 """
 
 from __future__ import annotations
@@ -18,12 +16,9 @@ from rlobs.errors import Problem, ProfileError
 from rlobs.profile.fleetspec import Fleet as Fleet  # where they were defined before
 from rlobs.profile.fleetspec import FleetCluster, FleetGitOps, FleetModel, FleetSpec, FleetTarget, Layer, fleet_model
 from rlobs.profile.fleetspec import Member as Member
-from rlobs.profile.fleetspec import bundle_path as bundle_path
-from rlobs.profile.kind import FLEET_KIND as FLEET_KIND  # where it was defined before
-from rlobs.profile.kind import is_fleet as is_fleet
-from rlobs.profile.load import dotted, validate_located, validate_model
+from rlobs.profile.load import dotted, duplicates, parse_located, validate_located, validate_model, validated
 from rlobs.profile.model import API_VERSION, Metadata, ProfileBase
-from rlobs.profile.yamlsource import Located, Path, Pos, YamlSyntaxError, load_located
+from rlobs.profile.yamlsource import Located, Path, value_at
 
 
 class Targets(NamedTuple):
@@ -43,16 +38,10 @@ def load_fleet(path: FsPath, targets: Targets) -> Fleet:
 
 
 def parse_fleet(text: str, targets: Targets, display: str = "<fleet>") -> Fleet:
-    try:
-        located = load_located(text)
-    except YamlSyntaxError as exc:
-        raise ProfileError([Problem(display, exc.pos.line, exc.pos.column, "", exc.message)]) from None
+    located = parse_located(text, display)
     if not isinstance(located.data, dict):
         raise ProfileError([Problem(display, 1, 1, "", "expected a mapping with kind: Fleet")])
-    problems = [
-        Problem(display, pos.line, pos.column, dotted(p), "expected each key once, got it again")
-        for p, pos in located.duplicates
-    ]
+    problems = duplicates(located, display)
     model = fleet_model(targets.fleet)
     try:
         spec = validate_model(model.spec, located, display)
@@ -87,36 +76,21 @@ _FIXED: dict[Path, str] = {
 
 
 def _fixed(parts: Mapping[str, FleetTarget]) -> dict[Path, str]:
-    found = dict(_FIXED)
-    for part in parts.values():
-        found.update(part.FIXED)
-    return found
+    return {**_FIXED, **{key: setter for part in parts.values() for key, setter in part.FIXED.items()}}
 
 
 def _lenient(
     data: dict[str, Any], model: FleetModel, parts: Mapping[str, FleetTarget]
 ) -> tuple[FleetSpec, list[tuple[int, FleetCluster]]]:
     """The parts of a fleet that are valid on their own (its metadata, gitops and each cluster's entry)."""
-    from pydantic import ValidationError
-
-    try:
-        metadata = Metadata.model_validate(data.get("metadata"))
-    except ValidationError:
-        metadata = Metadata.model_construct(name="fleet", description="")  # its problems are reported already
-    gitops = None
-    if data.get("gitops") is not None:
-        try:
-            gitops = FleetGitOps.model_validate(data["gitops"])
-        except ValidationError:
-            gitops = None
+    # An invalid metadata's problems are reported already.
+    metadata = validated(Metadata, data.get("metadata"))[0] or Metadata.model_construct(name="fleet", description="")
+    gitops = validated(FleetGitOps, data["gitops"])[0] if data.get("gitops") is not None else None
     entries = []
     raw_clusters = data.get("clusters")
     for i, raw in enumerate(raw_clusters if isinstance(raw_clusters, list) else []):
-        try:
-            cluster = model.cluster.model_validate(raw)
-        except ValidationError:
-            continue
-        if not parts[cluster.target].NEEDS_GITOPS or gitops is not None:
+        cluster = validated(model.cluster, raw)[0]
+        if cluster is not None and (not parts[cluster.target].NEEDS_GITOPS or gitops is not None):
             entries.append((i, cluster))
     raw_defaults = data.get("defaults")
     defaults: dict[str, Any] = raw_defaults if isinstance(raw_defaults, dict) else {}
@@ -139,19 +113,11 @@ def _fixed_key_problems(
     problems = []
     for base, body in bodies:
         for key, setter in fixed.items():
-            if _has(body, key):
+            if value_at(body, key)[0]:
                 pos = located.pos((*base, *key), key=True)
                 message = f"expected no {dotted(key)} here: the fleet sets it from {setter}"
                 problems.append(Problem(display, pos.line, pos.column, dotted((*base, *key)), message))
     return problems
-
-
-def _has(data: Any, path: Path) -> bool:
-    for part in path:
-        if not isinstance(data, dict) or part not in data:
-            return False
-        data = data[part]
-    return True
 
 
 def _fleet_layer(spec: FleetSpec, i: int, c: FleetCluster, raw: list[Any], part: FleetTarget) -> Layer:
@@ -237,8 +203,8 @@ def _member(
                 merged.set((key,), value, (*base, key))
     located = Located(
         merged.data,
-        values={p: _pos(fleet, s, key=False) for p, s in merged.origin.items()},
-        keys={p: _pos(fleet, s, key=True) for p, s in merged.origin.items()},
+        values={p: fleet.pos(s) for p, s in merged.origin.items()},
+        keys={p: fleet.pos(s, key=True) for p, s in merged.origin.items()},
     )
     try:
         profile = validate_located(located, display, targets.profiles)
@@ -250,20 +216,15 @@ def _member(
 
 def _fixed_inside(key: str, value: Any, fixed: dict[Path, str]) -> bool:
     """A section that sets a fixed nested key: reported by _fixed_key_problems, left out of the merge."""
-    return any(p[0] == key and len(p) > 1 and _has({key: value}, p) for p in fixed)
-
-
-def _pos(fleet: Located, source: Path, *, key: bool) -> Pos:
-    return fleet.pos(source, key=key)
+    return any(p[0] == key and len(p) > 1 and value_at({key: value}, p)[0] for p in fixed)
 
 
 def _in_fleet(problem: Problem, paths: dict[str, Path], index: int, name: str) -> Problem:
     """The problem under the fleet-file key path its value came from (or the cluster's, for a missing key)."""
     source = paths.get(problem.path)
     where = dotted(source) if source else f"clusters[{index}]({name}).{problem.path}"
-    if source and source[0] == "defaults":
-        return Problem(problem.file, problem.line, problem.column, where, f"{problem.message} (in cluster {name})")
-    return Problem(problem.file, problem.line, problem.column, where, problem.message)
+    which = f" (in cluster {name})" if source and source[0] == "defaults" else ""
+    return Problem(problem.file, problem.line, problem.column, where, problem.message + which)
 
 
 def _unique(problems: list[Problem]) -> list[Problem]:

@@ -1,8 +1,6 @@
-"""The keys of a fleet file itself (rlobs.profile.fleet expands each cluster into its effective profile): the keys
-every fleet has, and the model assembled from what each target adds (its cluster-entry keys, its views, its rules).
-
-The model is built from the targets it is given (rlobs.fleet.load passes the registry's), so a cluster entry is one
-flat mapping whose `target` picks the rules, and the JSON Schema (`rlobs schema --fleet`) lists every target's keys.
+"""The keys of a fleet file itself (rlobs.profile.fleet expands its clusters): the keys every fleet has, and the model
+assembled from what each target it is given adds (cluster-entry keys, views, rules), so a cluster entry is one flat
+mapping whose `target` picks the rules, and `rlobs schema --fleet` lists every target's keys.
 """
 
 from __future__ import annotations
@@ -13,6 +11,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, cast
 
 from pydantic import AfterValidator, Field, create_model, model_validator
+from pydantic.alias_generators import to_camel
 
 from rlobs.profile.fields import DnsLabel, Model, matching
 from rlobs.profile.git import GitRevision, GitUrl, RepoPath
@@ -193,9 +192,8 @@ def _assembled(targets: tuple[tuple[str, FleetTarget], ...]) -> FleetModel:
             region,
             Field(description=" or ".join(f"{t.REGION.what} ({n})" for n, t in targets) + " of the cluster."),
         ),
+        **{key: field for t in parts.values() for key, field in t.FIELDS.items()},
     }
-    for t in parts.values():
-        fields.update(t.FIELDS)
     cluster = cast(
         "type[FleetCluster]",
         create_model(
@@ -206,9 +204,7 @@ def _assembled(targets: tuple[tuple[str, FleetTarget], ...]) -> FleetModel:
             **fields,
         ),
     )
-    views: dict[str, Any] = {}
-    for t in parts.values():
-        views.update(t.VIEWS)
+    views: dict[str, Any] = {key: field for t in parts.values() for key, field in t.VIEWS.items()}
     view_model = create_model("FleetViews", __base__=FleetViews, __doc__=FleetViews.__doc__, **views)
     synced = [n for n, t in targets if t.NEEDS_GITOPS]
     sections = _either([f"`{n}:`" for n in parts], both=True)
@@ -244,25 +240,17 @@ def _cluster_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetCluster],
     def rules(self: FleetCluster) -> FleetCluster:
         own = parts[self.target]
         problems = own.cluster_problems(self)
-        said = {p.path for p in problems}
+        said, what = {p.path for p in problems}, f"{_article(self.target)} {self.target} cluster"
         # Another target's key given on this cluster: nothing of this target reads it.
         for name, other in parts.items():
             for key, (_, info) in other.FIELDS.items() if name != self.target else ():
-                alias = info.alias or _camel(key)
+                alias = info.alias or to_camel(key)
                 if getattr(self, key) is not None and (alias,) not in said:
-                    article = _article(self.target)
-                    problems.append(
-                        ProblemAt((alias,), f"expected no {alias} on {article} {self.target} cluster, got one")
-                    )
+                    problems.append(ProblemAt((alias,), f"expected no {alias} on {what}, got one"))
         raise_all(problems)
         return self
 
     return rules
-
-
-def _camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(p.capitalize() for p in rest)
 
 
 def _spec_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetSpec], FleetSpec]:

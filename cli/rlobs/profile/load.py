@@ -12,6 +12,7 @@ from pathlib import Path as FsPath
 from typing import Annotated, Any, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
 from rlobs.credentials import found_in, redact
 from rlobs.errors import Problem, ProfileError
@@ -19,16 +20,15 @@ from rlobs.profile.model import ProfileBase
 from rlobs.profile.problems import ProblemAt, Problems
 from rlobs.profile.source import NulByteError, read_source
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located, value_at
+from rlobs.profile.yamlsource import strings as yaml_strings
 
 M = TypeVar("M", bound=BaseModel)
-# target -> its profile class. The registry's mapping imports a class when it is first looked up: a profile needs
-# only its own target's classes, and building the other's would add ~9 ms to a cold render of an eks profile and
-# ~15 ms to a gke one (measured on a 2-core machine).
+# target -> its profile class, imported when first looked up: building the other target's too would add ~9 ms to
+# a cold render of an eks profile and ~15 ms to a gke one (measured on a 2-core machine).
 Models = Mapping[str, type[ProfileBase]]
 
-# Unknown keys that look like a credential get a hint on referencing a Secret instead (rlobs never
-# writes credentials into git; every credential in the model is a Secret name or a SecretRef). A pattern as text: re
-# compiles (and caches) it when an unknown key is first met, not on every start.
+# Unknown keys that look like a credential get a hint on referencing a Secret instead (every credential in the model
+# is a Secret name or a SecretRef). As text: re compiles it when an unknown key is first met, not on every start.
 _SECRET_KEY = r"(?i)(password|passwd|secret|token|api[-_]?key|webhook[-_]?url|credentials?|routing[-_]?key)"
 _SECRET_HINT = (
     "expected a reference to a Kubernetes Secret, not an inline secret (rlobs never writes credentials to git)"
@@ -57,25 +57,33 @@ def load_source(path: FsPath, models: Models) -> tuple[bytes, ProfileBase]:
 
 
 def parse_profile(text: str, models: Models, display: str = "<profile>") -> ProfileBase:
-    try:
-        located = load_located(text)
-    except YamlSyntaxError as exc:
-        raise ProfileError([Problem(display, exc.pos.line, exc.pos.column, "", exc.message)]) from None
+    located = parse_located(text, display)
     if not isinstance(located.data, dict):
         got = "an empty file" if located.data is None else f"{type(located.data).__name__}"
         raise ProfileError(
             [Problem(display, 1, 1, "", f"expected a mapping with apiVersion: rlobs/v1alpha1, got {got}")]
         )
-
     return validate_located(located, display, models)
+
+
+def parse_located(text: str, display: str) -> Located:
+    """The YAML document with its positions; a syntax error is a ProfileError at its position."""
+    try:
+        return load_located(text)
+    except YamlSyntaxError as exc:
+        raise ProfileError([Problem(display, exc.pos.line, exc.pos.column, "", exc.message)]) from None
+
+
+def duplicates(located: Located, display: str) -> list[Problem]:
+    return [
+        Problem(display, pos.line, pos.column, dotted(p), "expected each key once, got it again")
+        for p, pos in located.duplicates
+    ]
 
 
 def validate_located(located: Located, display: str, models: Models) -> ProfileBase:
     """Validate data that is already parsed, with its positions (a fleet builds each cluster's this way)."""
-    problems = [
-        Problem(display, pos.line, pos.column, _dotted(p), "expected each key once, got it again")
-        for p, pos in located.duplicates
-    ]
+    problems = duplicates(located, display)
     secrets = _credentials(located, display, models)
     profile, invalid = _validate(located, display, models)
     if profile is not None and not problems and not secrets:
@@ -89,7 +97,7 @@ def validate_located(located: Located, display: str, models: Models) -> ProfileB
 
 def _credentials(located: Located, display: str, models: Models) -> list[Problem]:
     """Every key and string value that looks like a credential, wherever it is (free text included)."""
-    strings = list(_strings(located.data, ()))
+    strings = list(yaml_strings(located.data, keys=True))
     # First one scan of them all, joined by newlines: no credential shape spans a newline (rlobs.credentials), so
     # the joined text holds one exactly when a value does, and only then is each value scanned to say where. A
     # profile has ~70 strings and almost never a credential: one scan instead of ~70 (a tenth of loading one).
@@ -100,9 +108,9 @@ def _credentials(located: Located, display: str, models: Models) -> list[Problem
         shapes = found_in(value)
         if shapes:
             pos = located.pos(path)
-            hint = secret_hint(_model_at(_root(located.data, models), path[:-1]), path)
+            hint = secret_hint(_walk(_root(located.data, models), path[:-1])[0], path)
             message = f"{hint}, got what looks like {' and '.join(shapes)} (not shown)"
-            found.append(Problem(display, pos.line, pos.column, _dotted(path), message))
+            found.append(Problem(display, pos.line, pos.column, dotted(path), message))
     return found
 
 
@@ -118,7 +126,7 @@ def secret_hint(model: Any, path: Path) -> str:
     fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
     refs = [(f.alias or name, f) for name, f in fields.items() if _is_secret_ref(f.alias or name, f.annotation)]
     if not refs:
-        where = f"`{_dotted(path[:-1])}:`" if len(path) > 1 else "a profile"
+        where = f"`{dotted(path[:-1])}:`" if len(path) > 1 else "a profile"
         return f"{_SECRET_HINT}: {where} takes no Secret reference, so expected no credential here"
     forms = []
     for key, f in refs:
@@ -136,33 +144,21 @@ def _is_secret_ref(key: str, annotation: Any) -> bool:
     return (model is not None and model.__name__ == "SecretRef") or key.endswith("Secret")
 
 
-def _strings(data: Any, path: Path) -> Any:
-    """(path, text) of every string key and value below `data`."""
-    if isinstance(data, str):
-        yield path, data
-    elif isinstance(data, dict):
-        for key, value in data.items():
-            yield from _strings(str(key), (*path, key))
-            yield from _strings(value, (*path, key))
-    elif isinstance(data, list):
-        for i, value in enumerate(data):
-            yield from _strings(value, (*path, i))
-
-
 def validate_model(model: type[M], located: Located, display: str) -> M:
     """Validate `located` against one model class (a fleet's own keys), every problem at file:line:col."""
+    found, errors = validated(model, _tuples(located.data))
+    if found is not None:
+        return found
+    problems = [p for err in errors for p in _problems(err, located, display, model, "", {})]
+    raise ProfileError(sorted(problems, key=lambda p: (p.line, p.column, p.path)))
+
+
+def validated(model: type[M], data: Any) -> tuple[M | None, list[Any]]:
+    """The model validated from `data`, else None and pydantic's errors."""
     try:
-        return model.model_validate(_tuples(located.data))
+        return model.model_validate(data), []
     except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        problems = [p for err in errors for p in _problems(err, located, display, model, "", {})]
-    problems.sort(key=lambda p: (p.line, p.column, p.path))
-    raise ProfileError(problems)
-
-
-def dotted(path: Path) -> str:
-    """`a.b[0].c`: a key path as problems print it."""
-    return _dotted(path)
+        return None, exc.errors(include_url=False)
 
 
 def _validate(located: Located, display: str, models: Models) -> tuple[ProfileBase | None, list[Problem]]:
@@ -172,21 +168,15 @@ def _validate(located: Located, display: str, models: Models) -> tuple[ProfileBa
         # The target's own class validates, as the union of them would pick it by `target`: the same checks and
         # errors (the union's only put its tag first in each location), without a validator of the union to build.
         root = models[tag]
-        try:
-            return root.model_validate(data), []
-        except ValidationError as exc:
-            errors = exc.errors(include_url=False)
-        return None, [p for err in errors for p in _problems(err, located, display, root, tag, models)]
+        profile, errors = validated(root, data)
+        return profile, [p for err in errors for p in _problems(err, located, display, root, tag, models)]
     # No usable target: say so, and still report what is wrong with the keys every profile has.
     pos = located.pos(("target",))
     got = "nothing" if tag is None else _got(tag)
     problems = [Problem(display, pos.line, pos.column, "target", f"expected one of {', '.join(models)}, got {got}")]
     rest = {k: v for k, v in data.items() if k not in ("target", *models)}
-    try:
-        ProfileBase.model_validate({**rest, "target": ""})
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        problems += [p for err in errors for p in _problems(err, located, display, ProfileBase, "", models)]
+    _, errors = validated(ProfileBase, {**rest, "target": ""})
+    problems += [p for err in errors for p in _problems(err, located, display, ProfileBase, "", models)]
     return None, problems
 
 
@@ -208,7 +198,7 @@ def _at(located: Located, display: str, loc: Path, message: str) -> Problem:
     found, value = value_at(located.data, loc)
     if found and ", got " not in message:
         message = f"{message}, got {_got(value)}"
-    return Problem(display, pos.line, pos.column, _dotted(loc), message)
+    return Problem(display, pos.line, pos.column, dotted(loc), message)
 
 
 def _section_problem(
@@ -232,31 +222,29 @@ def _section_problem(
 def _problem(err: Any, located: Located, display: str, root: Any) -> Problem:
     loc: Path = tuple(err["loc"])
     kind: str = err["type"]
+    pos = located.pos(loc[:-1]) if kind == "missing" else located.pos(loc, key=kind == "extra_forbidden")
+    return Problem(display, pos.line, pos.column, dotted(loc), _message(err, loc, located, root))
+
+
+def _message(err: Any, loc: Path, located: Located, root: Any) -> str:
+    kind: str = err["type"]
     message: str = err["msg"]
+    value = err["input"]
     if kind == "value_error":
-        pos = located.pos(loc)
-        return Problem(
-            display, pos.line, pos.column, _dotted(loc), _with_got(message.removeprefix("Value error, "), err)
-        )
+        return _with_got(message.removeprefix("Value error, "), err)
     if kind == "extra_forbidden":
-        pos = located.pos(loc, key=True)
-        if re.search(_SECRET_KEY, str(loc[-1])) and not isinstance(err["input"], dict | tuple):
-            secret = secret_hint(_model_at(root, loc[:-1]), loc)
-            return Problem(display, pos.line, pos.column, _dotted(loc), secret + ", got a literal value")
+        if re.search(_SECRET_KEY, str(loc[-1])) and not isinstance(value, dict | tuple):
+            return secret_hint(_walk(root, loc[:-1])[0], loc) + ", got a literal value"
         allowed = _allowed_keys(root, loc[:-1])
         hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
         expected = "one of " + ", ".join(allowed) if allowed else "no other keys"
-        return Problem(display, pos.line, pos.column, _dotted(loc), f"unknown key{did_you_mean}: expected {expected}")
+        return f"unknown key{did_you_mean}: expected {expected}"
     if kind == "missing":
-        pos = located.pos(loc[:-1])
-        return Problem(display, pos.line, pos.column, _dotted(loc), "expected this required key, got nothing")
-    pos = located.pos(loc)
-    value = err["input"]
+        return "expected this required key, got nothing"
     if kind == "string_type" and isinstance(value, bool | int | float):
-        return Problem(display, pos.line, pos.column, _dotted(loc), _not_text(root, loc, value, located.plain.get(loc)))
-    expected = _EXPECTED.get(kind) or _from_message(message, err)
-    return Problem(display, pos.line, pos.column, _dotted(loc), f"expected {expected}, got {_got(value)}")
+        return _not_text(root, loc, value, located.plain.get(loc))
+    return f"expected {_EXPECTED.get(kind) or _from_message(message, err)}, got {_got(value)}"
 
 
 def _not_text(root: Any, loc: Path, value: float, typed: str | None) -> str:
@@ -275,29 +263,14 @@ def _not_text(root: Any, loc: Path, value: float, typed: str | None) -> str:
 
 def _expected_text(root: Any, loc: Path) -> str | None:
     """What the string validator at `loc` expects, in words (fields.with_json_pattern), if it says."""
-    field = None
-    model: Any = root
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            return None
-        field = next((f for f in model.model_fields.values() if (f.alias or "") == part), None)
-        if field is None:
-            return None
-        model = _model_of(field.annotation)
-    if field is None:
-        return None
-    todo: list[Any] = [*field.metadata, field.annotation]
+    field = _walk(root, loc)[1]
+    todo: list[Any] = [*field.metadata, field.annotation] if field is not None else []
     while todo:
         item = todo.pop(0)
         expected = getattr(getattr(item, "func", None), "expected", None)
         if isinstance(expected, str):
             return expected
-        if get_origin(item) is Annotated:
-            todo += list(item.__metadata__)
-        else:
-            todo += list(get_args(item))
+        todo += list(item.__metadata__) if get_origin(item) is Annotated else list(get_args(item))
     return None
 
 
@@ -344,7 +317,8 @@ def _got(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _dotted(path: Path) -> str:
+def dotted(path: Path) -> str:
+    """`a.b[0].c`: a key path as problems print it."""
     out = ""
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{_key(part)}" if out else _key(part))
@@ -368,25 +342,22 @@ def _tuples(data: Any) -> Any:
 
 def _allowed_keys(root: Any, path: Path) -> list[str]:
     """camelCase keys accepted at `path`, found by walking the model classes along it."""
-    model = _model_at(root, path)
-    if model is None:
-        return []
-    return [f.alias or name for name, f in model.model_fields.items()]
+    model = _walk(root, path)[0]
+    return [f.alias or name for name, f in model.model_fields.items()] if model is not None else []
 
 
-def _model_at(root: Any, path: Path) -> Any:
-    """The model class of the object at `path` (list indexes skipped), or None when it is not an object."""
-    model: Any = root
-    for part in path:
-        if isinstance(part, int):
-            continue
+def _walk(root: Any, path: Path) -> tuple[Any, FieldInfo | None]:
+    """The model class at `path` (None when the value there is not an object) and the field holding it (None at the
+    root), list indexes skipped."""
+    model, field = root, None
+    for part in (p for p in path if not isinstance(p, int)):
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None, None
         field = next((f for f in model.model_fields.values() if (f.alias or "") == part), None)
         if field is None:
-            return None
+            return None, None
         model = _model_of(field.annotation)
-        if model is None:
-            return None
-    return model
+    return model, field
 
 
 def _model_of(annotation: Any) -> Any:

@@ -141,22 +141,13 @@ class Rollout(Model):
 
     @model_validator(mode="after")
     def _path_for_engine(self) -> Self:
-        problems = []
-        if self.metrics not in ROLLOUT_PATHS[self.engine]:
-            problems.append(
-                ProblemAt(
-                    ("metrics",),
-                    f"expected one of {', '.join(ROLLOUT_PATHS[self.engine])} for {self.engine} (SGLang has no Ray "
-                    f"metrics path), got {self.metrics!r}",
-                )
-            )
+        problems, paths = [], ROLLOUT_PATHS[self.engine]
+        if self.metrics not in paths:
+            expected = f"one of {', '.join(paths)} for {self.engine} (SGLang has no Ray metrics path)"
+            problems.append(ProblemAt(("metrics",), f"expected {expected}, got {self.metrics!r}"))
         if self.port is not None and self.metrics != "engine":
-            problems.append(
-                ProblemAt(
-                    ("port",),
-                    f"expected no port with metrics: {self.metrics} (Ray's agent is scraped), got {self.port}",
-                )
-            )
+            expected = f"no port with metrics: {self.metrics} (Ray's agent is scraped)"
+            problems.append(ProblemAt(("port",), f"expected {expected}, got {self.port}"))
         raise_all(problems)
         return self
 
@@ -217,13 +208,8 @@ class Workload(Model):
         # A JobSet's replicatedJobs are a list keyed by name; the patch merges into the named ones only.
         problems = []
         if self.kind == "JobSet" and not self.replicated_jobs:
-            problems.append(
-                ProblemAt(
-                    ("kind",),
-                    "kind is JobSet, so expected `replicatedJobs:` naming the JobSet's replicatedJobs that run "
-                    f"container {self.container!r}, got none",
-                )
-            )
+            jobs = f"`replicatedJobs:` naming the JobSet's replicatedJobs that run container {self.container!r}"
+            problems.append(ProblemAt(("kind",), f"kind is JobSet, so expected {jobs}, got none"))
         if self.kind != "JobSet" and self.replicated_jobs:
             problems.append(ProblemAt(("replicatedJobs",), f"expected no replicatedJobs for a {self.kind}, got some"))
         if len({j.name for j in self.replicated_jobs}) != len(self.replicated_jobs):

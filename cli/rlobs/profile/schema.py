@@ -5,6 +5,7 @@ has are here; each target adds its section's (rlobs.targets.Target.schema_rules)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,3 +60,10 @@ def add_cross_field_rules(schema: JsonSchema, targets: Mapping[str, list[JsonSch
     for name, extra in rules.items():
         defs[name] = {**defs[name], "allOf": [*defs[name].get("allOf", []), *extra]}
     return schema
+
+
+def document(schema: JsonSchema, name: str) -> str:
+    """The schema file's text: `schema` with its draft and its id (`name`: profile or fleet)."""
+    draft = "https://json-schema.org/draft/2020-12/schema"
+    full = {"$schema": draft, "$id": f"https://rlobs.dev/schema/rlobs.v1alpha1.{name}.json", **schema}
+    return json.dumps(full, indent=2) + "\n"

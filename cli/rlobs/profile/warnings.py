@@ -1,6 +1,5 @@
-"""Warnings, not errors: a valid profile that still carries a shipped blueprint's placeholder, or what its target
-warns about (alerts that notify nobody, say). Pure: parsed data with its positions in, located warnings out (validate
-and render print them, exit 0); the targets' parts are given (rlobs.targets.warnings assembles them)."""
+"""Warnings, not errors: a shipped blueprint's placeholder left in a valid profile, or what its target warns about
+(alerts that notify nobody, say). Pure: parsed data in, located warnings out (the targets' parts are given)."""
 
 from __future__ import annotations
 
@@ -9,13 +8,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from rlobs.errors import Problem
-from rlobs.profile.yamlsource import Located, Path, get_at, load_yaml
+from rlobs.profile.yamlsource import Located, Path, get_at, load_yaml, strings
 from rlobs.resources import package_dir
 
-# Keys whose value in a blueprint stands for the user's own, and what the user's own is: the fleet file's repository
-# key, for the starter fleet; each target adds its own (rlobs.targets.Target.PLACEHOLDERS). The placeholder values
-# themselves are read from the blueprints (placeholders()), so a blueprint that changes its example changes what is
-# warned about.
+# Keys whose blueprint value stands for the user's own -> what that is (the starter fleet's; each target adds its own,
+# Target.PLACEHOLDERS). The values are read from the blueprints, so changing an example changes what is warned about.
 FLEET_PLACEHOLDERS: dict[Path, str] = {
     ("gitops", "repoUrl"): "your own GitOps repository (Argo CD syncs the bundle from it)",
 }
@@ -68,7 +65,7 @@ def find(
 
 def _placeholders_in(data: Any, known: Mapping[str, str]) -> Iterator[tuple[Path, str, str]]:
     """(path, placeholder, what to use instead) of every string value that is or contains a placeholder."""
-    for path, value in _strings(data, ()):
+    for path, value in strings(data):
         hit = next((p for p in sorted(known, key=len, reverse=True) if p in value), None)
         if hit is not None:
             yield path, hit, known[hit]
@@ -79,14 +76,3 @@ def _at(located: Located, display: str, path: Path, message: str) -> Problem:
 
     pos = located.pos(path, key=True)
     return Problem(display, pos.line, pos.column, dotted(path), message)
-
-
-def _strings(data: Any, path: Path) -> Iterator[tuple[Path, str]]:
-    if isinstance(data, str):
-        yield path, data
-    elif isinstance(data, dict):
-        for key, value in data.items():
-            yield from _strings(value, (*path, key))
-    elif isinstance(data, list):
-        for i, value in enumerate(data):
-            yield from _strings(value, (*path, i))

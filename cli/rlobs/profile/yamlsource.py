@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,9 +85,8 @@ def _walk(node: yaml.Node, path: Path, out: Located) -> None:
 _STR_TAG = "tag:yaml.org,2002:str"
 
 # What PyYAML (pure or libyaml, whose words differ) says, and what a person needs to hear instead: the pattern, the
-# hint, and whether the position to show is where the construct started (context_mark) rather than where parsing
-# gave up. Tabs are found by the character at the position instead (libyaml does not name it). Patterns as text: re
-# compiles (and caches) one when an error is first matched, not on every start.
+# hint, and whether to point where the construct started (context_mark) rather than where parsing gave up. Tabs are
+# found by the character at the position (libyaml does not name it). Patterns as text: compiled when first matched.
 _SYNTAX_HINTS: tuple[tuple[str, str, bool], ...] = (
     (
         r"mapping values are not allowed",
@@ -144,9 +144,8 @@ def _pos(mark: yaml.Mark | None) -> Pos:
     return Pos(mark.line + 1, mark.column + 1) if mark is not None else Pos(1, 1)
 
 
-# A profile is a few hundred nodes a few levels deep. These caps are checked on the event stream, before any node is
-# built, so a hostile file (billion laughs, 10^6 nested lists, a 5000-digit integer) costs milliseconds, not gigabytes
-# or a RecursionError.
+# A profile is a few hundred nodes a few levels deep. Checked on the event stream before any node is built, so a
+# hostile file (billion laughs, 10^6 nested lists, a 5000-digit integer) costs milliseconds, not gigabytes.
 MAX_NODES = 20_000
 MAX_DEPTH = 32
 MAX_NUMBER_CHARS = 40  # int() refuses more than 4300 digits (CPython's int_max_str_digits); no setting needs 40
@@ -190,8 +189,7 @@ def load_located(text: str) -> Located:
     located = Located(None)
     try:
         _limits(text)
-        # Composed once: positions are read off the node tree before it is constructed (a merge key's
-        # construction rewrites the tree), which is what yaml.load builds from the same tree.
+        # Composed once: positions are read off the node tree before it is constructed (a merge key rewrites it).
         loader = _Loader(text)
         try:
             node = loader.get_single_node()
@@ -223,6 +221,20 @@ def value_at(data: Any, path: Path) -> tuple[bool, Any]:
         else:
             return False, None
     return True, data
+
+
+def strings(data: Any, path: Path = (), *, keys: bool = False) -> Iterator[tuple[Path, str]]:
+    """(path, text) of every string value below `data`, and with `keys` of every key (at its own path)."""
+    if isinstance(data, str):
+        yield path, data
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            if keys:
+                yield (*path, key), str(key)
+            yield from strings(value, (*path, key), keys=keys)
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from strings(value, (*path, i), keys=keys)
 
 
 def get_at(data: Any, path: Path) -> Any:
