@@ -23,15 +23,18 @@ PANEL_HEIGHT = 8
 SCHEMA_VERSION = 39  # Grafana 10.4/11.x dashboards; kube-prometheus-stack 76 ships Grafana 12, which migrates it.
 # Dashboard filters: template variable name -> catalog attribute key.
 VARIABLES = (("run", "run_id"), ("algorithm", "algorithm"), ("environment", "environment"), ("model", "model"))
-_UID_MAX = 40  # Grafana rejects longer dashboard uids
+_UID_MAX = 40  # Grafana rejects longer dashboard and datasource uids (pkg/util/shortid_generator.go MaxUIDLength)
 
 
-def dashboard_uid(name: str, suffix: str) -> str:
-    """rlobs-<bundle>-<suffix>, stable across renders; a short hash keeps long ones unique within 40 characters."""
-    uid = f"rlobs-{name}-{suffix}"
+def grafana_uid(uid: str) -> str:
+    """`uid` within Grafana's 40 characters: a long one shortened with a hash, so it stays unique and stable."""
     if len(uid) <= _UID_MAX:
         return uid
     return f"{uid[: _UID_MAX - 9]}-{hashlib.sha256(uid.encode()).hexdigest()[:8]}"
+
+
+def dashboard_uid(name: str, suffix: str) -> str:
+    return grafana_uid(f"rlobs-{name}-{suffix}")
 
 
 def row(panel_id: int, title: str, y: int) -> dict[str, Any]:

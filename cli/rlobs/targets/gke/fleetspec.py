@@ -49,12 +49,8 @@ def dashboards(spec: FleetSpec) -> str:
 def cluster_problems(cluster: FleetCluster) -> list[ProblemAt]:
     problems = []
     if getattr(cluster, "prometheus", None) is not None:
-        problems.append(
-            ProblemAt(
-                ("prometheus",),
-                "expected no prometheus on a gke cluster (its metrics are in Cloud Monitoring), got one",
-            )
-        )
+        message = "expected no prometheus on a gke cluster (its metrics are in Cloud Monitoring), got one"
+        problems.append(ProblemAt(("prometheus",), message))
     if getattr(cluster, "project", None) is None:
         problems.append(ProblemAt(("target",), "target is gke, so expected `project:`, got none"))
     if getattr(cluster, "revision", None) is not None:
