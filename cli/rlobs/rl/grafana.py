@@ -123,13 +123,19 @@ def _tracker_links(facts: RlFacts, run_label: str) -> tuple[list[dict[str, Any]]
     found = tracker.links(facts.profile.workload.tracker)
     if found is None:
         return [], []
-    title, home = found.home
-    dashboard = [{"title": title, "type": "link", "url": home, "targetBlank": True, "icon": "external link"}]
     if found.run_base is None:
-        return [{"title": title, "url": home, "targetBlank": True}], dashboard
+        return [_data_link(*found.home)], [_board_link(*found.home)]
     label = f'["{run_label}"]' if naming.dotted(facts.pipeline) else f".{run_label}"
     variable = "${__field.labels" + label + "}"
-    return [{"title": f"W&B run {variable}", "url": found.run_base + variable, "targetBlank": True}], dashboard
+    return [_data_link(f"W&B run {variable}", found.run_base + variable)], [_board_link(*found.home)]
+
+
+def _data_link(title: str, url: str) -> dict[str, Any]:
+    return {"title": title, "url": url, "targetBlank": True}
+
+
+def _board_link(title: str, url: str) -> dict[str, Any]:
+    return {"title": title, "type": "link", "url": url, "targetBlank": True, "icon": "external link"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,21 +157,17 @@ def board_links(facts: RlFacts) -> BoardLinks:
     found = tracker.links(facts.profile.workload.tracker)
     if found is None:
         return BoardLinks((), (), ())
-    title, home = found.home
-    home_link = {"title": title, "type": "link", "url": home, "targetBlank": True, "icon": "external link"}
     if found.run_base is None:
         # MLflow: the experiment (its run ids are MLflow's own; the rl.loop span carries them).
-        return BoardLinks((), ({"title": title, "url": home, "targetBlank": True},), (home_link,))
+        return BoardLinks((), (_data_link(*found.home),), (_board_link(*found.home),))
     catalog, pipeline = facts.catalog, facts.pipeline
     probe = naming.selector(catalog.metric("train_steps"), pipeline)
     variable = _variable(RUN_VARIABLE, naming.label_token(catalog.attribute("run_id").name, pipeline), probe)
     # One run at a time: a link cannot point at "All".
     variable |= {"includeAll": False, "multi": False, "current": {}}
     del variable["allValue"]
-    run_title = "W&B run ${" + RUN_VARIABLE + "}"
-    run_url = found.run_base + "${" + RUN_VARIABLE + ":percentencode}"
-    run_link = {"title": run_title, "type": "link", "url": run_url, "targetBlank": True, "icon": "external link"}
-    return BoardLinks((variable,), ({"title": run_title, "url": run_url, "targetBlank": True},), (run_link, home_link))
+    run = ("W&B run ${" + RUN_VARIABLE + "}", found.run_base + "${" + RUN_VARIABLE + ":percentencode}")
+    return BoardLinks((variable,), (_data_link(*run),), (_board_link(*run), _board_link(*found.home)))
 
 
 def rl_dashboard(facts: RlFacts) -> dict[str, Any]:

@@ -82,12 +82,14 @@ TPL_VALUES: dict[str, tuple[tuple[str, str], ...]] = {
         ("alertmanager.stringConfig", "alertmanager/secret.yaml"),
         *(
             (f"alertmanager.alertmanagerSpec.{key}", "alertmanager/alertmanager.yaml")
-            for key in ("alertmanagerConfigSelector", "alertmanagerConfigNamespaceSelector", "externalUrl")
+            for key in (
+                "alertmanagerConfigSelector",
+                "alertmanagerConfigNamespaceSelector",
+                "externalUrl",
+                "serviceName",
+            )
         ),
-        *(
-            (f"alertmanager.alertmanagerSpec.{key}", "alertmanager/alertmanager.yaml")
-            for key in ("serviceName", "storage")
-        ),
+        ("alertmanager.alertmanagerSpec.storage", "alertmanager/alertmanager.yaml"),
         ("prometheus.prometheusSpec.*Selector", "prometheus/prometheus.yaml"),
         *(
             (f"prometheus.prometheusSpec.{key}", "prometheus/prometheus.yaml")
