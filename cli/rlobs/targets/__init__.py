@@ -1,10 +1,7 @@
 """The target registry: profile `target` -> the package that owns that target, one line per target.
 
-A target is one package (targets/<name>/, or any importable package) whose `target` module has the Target shape: its
-profile section and rules, its JSON Schema rules, its `init` questions and starter blueprints, its warnings, its part
-of the fleet file and fleet bundle, and its bundle plan. Adding one is its package and its line in PACKAGES; every
-generic layer asks the registry, and imports a target's package only when that target is used (a render imports only
-its own target's).
+A target is one importable package whose `target` module has the Target shape below. Every generic layer asks the
+registry, which imports a target's package only when that target is used (a render imports only its own target's).
 """
 
 from __future__ import annotations
