@@ -82,6 +82,22 @@ def test_the_target_registry_the_profile_union_and_the_blueprints_agree() -> Non
     assert all(get_args(PROFILES[name].model_fields["target"].annotation) == (name,) for name in TARGETS)
 
 
+def test_every_target_has_every_member_of_the_target_shape() -> None:
+    """What mypy cannot check through the registry's deferred functions: each is there, with the Target's
+    parameters."""
+    import inspect
+
+    from rlobs.targets import TARGETS, Target
+
+    members = {name: value for name, value in vars(Target).items() if not name.startswith("_")}
+    for target in TARGETS.values():
+        for name in [*members, *Target.__annotations__]:
+            assert hasattr(target, name), name
+        for name, method in members.items():
+            expected = list(inspect.signature(method).parameters)[1:]
+            assert len(inspect.signature(getattr(target, name)).parameters) == len(expected), name
+
+
 @pytest.mark.slow  # a subprocess render
 def test_a_render_imports_only_its_own_target() -> None:
     """Planned, checked and written (the writer asks every target's PATHS, never its planner); no fleet model, and no

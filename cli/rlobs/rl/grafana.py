@@ -23,15 +23,18 @@ PANEL_HEIGHT = 8
 SCHEMA_VERSION = 39  # Grafana 10.4/11.x dashboards; kube-prometheus-stack 76 ships Grafana 12, which migrates it.
 # Dashboard filters: template variable name -> catalog attribute key.
 VARIABLES = (("run", "run_id"), ("algorithm", "algorithm"), ("environment", "environment"), ("model", "model"))
-_UID_MAX = 40  # Grafana rejects longer dashboard uids
+_UID_MAX = 40  # Grafana rejects longer dashboard and datasource uids (pkg/util/shortid_generator.go MaxUIDLength)
 
 
-def dashboard_uid(name: str, suffix: str) -> str:
-    """rlobs-<bundle>-<suffix>, stable across renders; a short hash keeps long ones unique within 40 characters."""
-    uid = f"rlobs-{name}-{suffix}"
+def grafana_uid(uid: str) -> str:
+    """`uid` within Grafana's 40 characters: a long one shortened with a hash, so it stays unique and stable."""
     if len(uid) <= _UID_MAX:
         return uid
     return f"{uid[: _UID_MAX - 9]}-{hashlib.sha256(uid.encode()).hexdigest()[:8]}"
+
+
+def dashboard_uid(name: str, suffix: str) -> str:
+    return grafana_uid(f"rlobs-{name}-{suffix}")
 
 
 def row(panel_id: int, title: str, y: int) -> dict[str, Any]:
@@ -120,13 +123,19 @@ def _tracker_links(facts: RlFacts, run_label: str) -> tuple[list[dict[str, Any]]
     found = tracker.links(facts.profile.workload.tracker)
     if found is None:
         return [], []
-    title, home = found.home
-    dashboard = [{"title": title, "type": "link", "url": home, "targetBlank": True, "icon": "external link"}]
     if found.run_base is None:
-        return [{"title": title, "url": home, "targetBlank": True}], dashboard
+        return [_data_link(*found.home)], [_board_link(*found.home)]
     label = f'["{run_label}"]' if naming.dotted(facts.pipeline) else f".{run_label}"
     variable = "${__field.labels" + label + "}"
-    return [{"title": f"W&B run {variable}", "url": found.run_base + variable, "targetBlank": True}], dashboard
+    return [_data_link(f"W&B run {variable}", found.run_base + variable)], [_board_link(*found.home)]
+
+
+def _data_link(title: str, url: str) -> dict[str, Any]:
+    return {"title": title, "url": url, "targetBlank": True}
+
+
+def _board_link(title: str, url: str) -> dict[str, Any]:
+    return {"title": title, "type": "link", "url": url, "targetBlank": True, "icon": "external link"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,21 +157,17 @@ def board_links(facts: RlFacts) -> BoardLinks:
     found = tracker.links(facts.profile.workload.tracker)
     if found is None:
         return BoardLinks((), (), ())
-    title, home = found.home
-    home_link = {"title": title, "type": "link", "url": home, "targetBlank": True, "icon": "external link"}
     if found.run_base is None:
         # MLflow: the experiment (its run ids are MLflow's own; the rl.loop span carries them).
-        return BoardLinks((), ({"title": title, "url": home, "targetBlank": True},), (home_link,))
+        return BoardLinks((), (_data_link(*found.home),), (_board_link(*found.home),))
     catalog, pipeline = facts.catalog, facts.pipeline
     probe = naming.selector(catalog.metric("train_steps"), pipeline)
     variable = _variable(RUN_VARIABLE, naming.label_token(catalog.attribute("run_id").name, pipeline), probe)
     # One run at a time: a link cannot point at "All".
     variable |= {"includeAll": False, "multi": False, "current": {}}
     del variable["allValue"]
-    run_title = "W&B run ${" + RUN_VARIABLE + "}"
-    run_url = found.run_base + "${" + RUN_VARIABLE + ":percentencode}"
-    run_link = {"title": run_title, "type": "link", "url": run_url, "targetBlank": True, "icon": "external link"}
-    return BoardLinks((variable,), ({"title": run_title, "url": run_url, "targetBlank": True},), (run_link, home_link))
+    run = ("W&B run ${" + RUN_VARIABLE + "}", found.run_base + "${" + RUN_VARIABLE + ":percentencode}")
+    return BoardLinks((variable,), (_data_link(*run),), (_board_link(*run), _board_link(*found.home)))
 
 
 def rl_dashboard(facts: RlFacts) -> dict[str, Any]:

@@ -63,27 +63,29 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
     def gauge(key: str) -> str:
         return by("avg", sel(key, ""))
 
-    def m(key: str) -> str:
-        return catalog.metric(key).description
-
-    found: list[Panel] = []
-    for key, title in (
-        ("loop_duration", "Loop iteration duration"),
-        ("step_duration", "Environment step latency"),
-        ("train_step_duration", "Optimizer step duration"),
-    ):
-        found.append(
-            Panel(
-                "Latency",
-                title,
-                "ms",
-                "ms",
-                tuple(Query(quantile(key, q), f"{{run}} p{round(q * 100)}") for q in QUANTILES),
-                m(key),
-            )
+    def single(section: str, title: str, key: str, grafana_unit: str = "none", expr: str = "") -> Panel:
+        """One per-run series of a unit-1 metric (its mean by default), described as the catalog describes it."""
+        return Panel(
+            section, title, grafana_unit, "1", (Query(expr or gauge(key), "{run}"),), catalog.metric(key).description
         )
+
+    found = [
+        Panel(
+            "Latency",
+            title,
+            "ms",
+            "ms",
+            tuple(Query(quantile(key, q), f"{{run}} p{round(q * 100)}") for q in QUANTILES),
+            catalog.metric(key).description,
+        )
+        for key, title in (
+            ("loop_duration", "Loop iteration duration"),
+            ("step_duration", "Environment step latency"),
+            ("train_step_duration", "Optimizer step duration"),
+        )
+    ]
     phases = [s for s in catalog.spans if s.key != "loop"]
-    found.append(
+    found += [
         Panel(
             "Latency",
             "Phase duration p95",
@@ -91,9 +93,7 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "ms",
             tuple(Query(quantile(s.metric, 0.95), f"{{run}} {s.key}") for s in phases),
             "p95 duration of each loop phase: the slowest one bounds the iteration.",
-        )
-    )
-    found.append(
+        ),
         Panel(
             "Latency",
             "Phase share of the loop",
@@ -103,9 +103,7 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
                 Query(f"{rate(s.metric, 'sum')} / {rate('loop_duration', 'sum')}", f"{{run}} {s.key}") for s in phases
             ),
             "Fraction of loop time spent in each phase (time-weighted).",
-        )
-    )
-    found += [
+        ),
         Panel(
             "Throughput",
             "Samples and episodes per second",
@@ -136,30 +134,9 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             ),
             "Optimizer steps from the step counter; samples per second as reported per loop iteration.",
         ),
-        Panel(
-            "Training health",
-            "Mean reward",
-            "none",
-            "1",
-            (Query(gauge("reward_mean"), "{run}"),),
-            m("reward_mean"),
-        ),
-        Panel(
-            "Training health",
-            "Mean episode length",
-            "none",
-            "1",
-            (Query(gauge("episode_length_mean"), "{run}"),),
-            m("episode_length_mean"),
-        ),
-        Panel(
-            "Training health",
-            "Training loss",
-            "none",
-            "1",
-            (Query(gauge("train_loss"), "{run}"),),
-            m("train_loss"),
-        ),
+        single("Training health", "Mean reward", "reward_mean"),
+        single("Training health", "Mean episode length", "episode_length_mean"),
+        single("Training health", "Training loss", "train_loss"),
         Panel(
             "Training health",
             "Non-finite losses and dropped values",
@@ -172,22 +149,8 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "NaN or infinite losses (the loss alert fires on them), and values the instrumentation refused "
             "(e.g. a string or a negative count) instead of raising into the loop.",
         ),
-        Panel(
-            "Training health",
-            "Run state",
-            "none",
-            "1",
-            (Query(by("max", sel("run_state", "")), "{run}"),),
-            m("run_state"),
-        ),
-        Panel(
-            "Saturation",
-            "Model FLOPs utilisation",
-            "percentunit",
-            "1",
-            (Query(gauge("train_mfu"), "{run}"),),
-            m("train_mfu"),
-        ),
+        single("Training health", "Run state", "run_state", expr=by("max", sel("run_state", ""))),
+        single("Saturation", "Model FLOPs utilisation", "train_mfu", "percentunit"),
         Panel(
             "Saturation",
             "Per-GPU throughput",

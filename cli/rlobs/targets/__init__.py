@@ -1,19 +1,17 @@
 """The target registry: profile `target` -> the package that owns that target, one line per target.
 
-A target is one package (targets/<name>/, or any importable package) whose `target` module has the Target shape: its
-profile section and rules, its JSON Schema rules, its `init` questions and starter blueprints, its warnings, its part
-of the fleet file and fleet bundle, and its bundle plan. Adding one is its package and its line in PACKAGES; every
-generic layer asks the registry, and imports a target's package only when that target is used (a render imports only
-its own target's).
+A target is one importable package whose `target` module has the Target shape below. Every generic layer asks the
+registry, which imports a target's package only when that target is used (a render imports only its own target's).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache
 from importlib import import_module
-from typing import TYPE_CHECKING, Annotated, Any, Protocol, Union, cast
+from types import ModuleType
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar, Union, cast
 
 if TYPE_CHECKING:
     from pathlib import Path as FsPath
@@ -30,11 +28,11 @@ if TYPE_CHECKING:
     from rlobs.rl.catalog import Catalog
     from rlobs.rl.facts import RlFacts
     from rlobs.rl.naming import Pipeline
-    from rlobs.targets.eks import target as eks
-    from rlobs.targets.gke import target as gke
 
-# Each target's package; its `target` module is the Target, which must stay light to import (constants, and
-# functions that import the rest of the package when called): the writer asks every target's PATHS.
+T = TypeVar("T")
+
+# Each target's package; its `target` module is the Target, which must stay light to import (constants, the
+# functions it defines elsewhere named in its DEFERRED): the writer asks every target's PATHS.
 PACKAGES: dict[str, str] = {
     "eks": "rlobs.targets.eks",
     "gke": "rlobs.targets.gke",
@@ -87,15 +85,28 @@ class Target(Protocol):
         ...
 
 
-if TYPE_CHECKING:  # each target module has the Target shape
-    _TYPED: tuple[Target, ...] = (eks, gke)
+class _Deferred:
+    """A target's `target` module, whose functions named in its DEFERRED live in another module of its package: that
+    module is imported when the function is first asked for, so the `target` module stays light to import."""
+
+    def __init__(self, module: ModuleType) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        where = getattr(self._module, "DEFERRED", {}).get(name)
+        if where is None:
+            return getattr(self._module, name)
+        return getattr(import_module(f"{self._module.__package__}.{where}"), name)
 
 
-class _Registry(Mapping[str, Target]):
-    """Target name -> its package's `target` module, imported when first asked for."""
+class _ByName(Mapping[str, T]):
+    """Target name -> what `find` makes of it, when first asked for (the target's package imported only then)."""
 
-    def __getitem__(self, name: str) -> Target:
-        return cast("Target", import_module(PACKAGES[name] + ".target"))
+    def __init__(self, find: Callable[[str], T]) -> None:
+        self._find = find
+
+    def __getitem__(self, name: str) -> T:
+        return self._find(name)
 
     def __iter__(self) -> Iterator[str]:
         return iter(PACKAGES)
@@ -104,21 +115,10 @@ class _Registry(Mapping[str, Target]):
         return len(PACKAGES)
 
 
-class _Profiles(Mapping[str, "type[ProfileBase]"]):
-    """Target name -> its profile class, built when a profile of that target is first met (rlobs.profile.load)."""
-
-    def __getitem__(self, name: str) -> type[ProfileBase]:
-        return TARGETS[name].profile_model()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(PACKAGES)
-
-    def __len__(self) -> int:
-        return len(PACKAGES)
-
-
-TARGETS: Mapping[str, Target] = _Registry()
-PROFILES: Mapping[str, type[ProfileBase]] = _Profiles()
+TARGETS: Mapping[str, Target] = _ByName(
+    lambda name: cast("Target", _Deferred(import_module(f"{PACKAGES[name]}.target")))
+)
+PROFILES: Mapping[str, type[ProfileBase]] = _ByName(lambda name: TARGETS[name].profile_model())
 
 
 def profile_union() -> Any:

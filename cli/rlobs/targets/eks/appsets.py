@@ -1,9 +1,8 @@
 """The fleet's EKS clusters through Argo CD ApplicationSets: one per component of the single-cluster bundle.
 
-Each ApplicationSet's template is the component's single-cluster Application (rlobs.targets.eks.argocd) with what
-differs per cluster bound to the cluster Secret: the name, the destination, the synced revision, the bundle path
-and layered values files. `fleet_application` does that binding; with Go template expressions it makes the
-template, with a cluster's own values it makes the Application the controller creates for that cluster, which is
+Each template is the component's single-cluster Application (rlobs.targets.eks.argocd) with what differs per cluster
+(name, destination, revision, bundle path, layered values files) bound by `fleet_application`: to Go template
+expressions for the template, to one cluster's values for the Application the controller creates for it, which is
 how the preview is proved equal to the single-cluster render.
 """
 

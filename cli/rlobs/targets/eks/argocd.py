@@ -109,9 +109,8 @@ def applications(profile: EksProfile) -> dict[str, dict[str, Any]]:
     eks = profile.eks
     apps: dict[str, dict[str, Any]] = {}
     if eks.mode == "rlobs":
-        apps["kube-prometheus-stack.yaml"] = chart_app(profile, "kube-prometheus-stack", WAVE_CRDS, large_crds=True)
-        apps["opensearch-operator.yaml"] = chart_app(profile, "opensearch-operator", WAVE_CRDS, large_crds=True)
-        apps["fluent-operator.yaml"] = chart_app(profile, "fluent-operator", WAVE_CRDS, large_crds=True)
+        for chart in ("kube-prometheus-stack", "opensearch-operator", "fluent-operator"):
+            apps[f"{chart}.yaml"] = chart_app(profile, chart, WAVE_CRDS, large_crds=True)
         apps["stack-config.yaml"] = _app(
             profile,
             f"rlobs-{profile.metadata.name}-stack-config",

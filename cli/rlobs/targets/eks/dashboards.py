@@ -68,40 +68,26 @@ def _dashboard(
     }
 
 
+# The Ray cluster panels: title, aggregation, the label it splits by, KubeRay metric, unit.
+_RAY = (
+    ("Ray node CPU utilisation", "avg", "ray_io_cluster", "ray_node_cpu_utilization", "percent"),
+    ("Ray node memory used", "sum", "ray_io_cluster", "ray_node_mem_used", "bytes"),
+    ("Ray GPU utilisation", "avg", "ray_io_cluster", "ray_node_gpus_utilization", "percent"),
+    ("Ray GPU memory used", "sum", "ray_io_cluster", "ray_node_gram_used", "decmbytes"),
+    ("Ray tasks by state", "sum", "State", "ray_tasks", "short"),
+    ("Ray actors by state", "sum", "State", "ray_actors", "short"),
+    ("Object store memory", "sum", "Location", "ray_object_store_memory", "bytes"),
+    ("Active nodes (autoscaler)", "sum", "NodeType", "ray_cluster_active_nodes", "short"),
+)
+
+
 def training_dashboard(profile: EksProfile, links: BoardLinks = NO_LINKS) -> dict[str, Any]:
     """Ray cluster (KubeRay metrics, `ray_io_cluster` from the monitors) and DCGM GPU panels."""
     ns = profile.workload.namespace
     ray = 'ray_io_cluster=~"$ray_cluster"'
     gpu = f'namespace="{ns}"'
     ray_panels = [
-        (
-            "Ray node CPU utilisation",
-            [(f"avg by (ray_io_cluster) (ray_node_cpu_utilization{{{ray}}})", "{{ray_io_cluster}}")],
-            "percent",
-        ),
-        (
-            "Ray node memory used",
-            [(f"sum by (ray_io_cluster) (ray_node_mem_used{{{ray}}})", "{{ray_io_cluster}}")],
-            "bytes",
-        ),
-        (
-            "Ray GPU utilisation",
-            [(f"avg by (ray_io_cluster) (ray_node_gpus_utilization{{{ray}}})", "{{ray_io_cluster}}")],
-            "percent",
-        ),
-        (
-            "Ray GPU memory used",
-            [(f"sum by (ray_io_cluster) (ray_node_gram_used{{{ray}}})", "{{ray_io_cluster}}")],
-            "decmbytes",
-        ),
-        ("Ray tasks by state", [(f"sum by (State) (ray_tasks{{{ray}}})", "{{State}}")], "short"),
-        ("Ray actors by state", [(f"sum by (State) (ray_actors{{{ray}}})", "{{State}}")], "short"),
-        ("Object store memory", [(f"sum by (Location) (ray_object_store_memory{{{ray}}})", "{{Location}}")], "bytes"),
-        (
-            "Active nodes (autoscaler)",
-            [(f"sum by (NodeType) (ray_cluster_active_nodes{{{ray}}})", "{{NodeType}}")],
-            "short",
-        ),
+        (t, [(f"{agg} by ({by}) ({metric}{{{ray}}})", f"{{{{{by}}}}}")], unit) for t, agg, by, metric, unit in _RAY
     ]
     gpu_panels = [
         ("GPU utilisation", [(f"avg by (pod) (DCGM_FI_DEV_GPU_UTIL{{{gpu}}})", "{{pod}}")], "percent"),

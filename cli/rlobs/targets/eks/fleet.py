@@ -122,14 +122,9 @@ def _remote(fleet: Fleet) -> list[dict[str, str]]:
         return []
     rows = []
     for r in found.eks.grafana.remote_prometheus:
-        ref = r.bearer_token_secret or (r.basic_auth.password_secret if r.basic_auth else None)
-        kind = (
-            "bearer token"
-            if r.bearer_token_secret
-            else f"basic auth as `{r.basic_auth.username}`"
-            if r.basic_auth
-            else ""
-        )
+        kind, ref = "bearer token", r.bearer_token_secret
+        if r.basic_auth is not None:  # never both (PrometheusEndpoint._one_auth)
+            kind, ref = f"basic auth as `{r.basic_auth.username}`", r.basic_auth.password_secret
         auth = f"{kind}: Secret `{ref.name}`, key `{ref.key}`" if ref else "none"
         rows.append({"name": r.name, "uid": eks_values.remote_uid(r.name), "url": r.url, "auth": auth})
     return rows

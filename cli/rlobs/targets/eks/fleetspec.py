@@ -92,20 +92,11 @@ def spec_problems(spec: FleetSpec) -> list[ProblemAt]:
             continue
         prometheus = getattr(c, "prometheus", None)
         if name is None and prometheus is not None:
-            problems.append(
-                ProblemAt(
-                    ("clusters", i, "prometheus"),
-                    "expected no prometheus without views.grafana (nothing reads it), got one",
-                )
-            )
+            message = "expected no prometheus without views.grafana (nothing reads it), got one"
+            problems.append(ProblemAt(("clusters", i, "prometheus"), message))
         if name is not None and c.name != name and prometheus is None:
-            problems.append(
-                ProblemAt(
-                    ("clusters", i, "name"),
-                    f"views.grafana.hub is {name}, so expected "
-                    f"`prometheus: {{url: ...}}` on cluster {c.name} (how the hub reaches it), got none",
-                )
-            )
+            message = f"views.grafana.hub is {name}, so expected `prometheus: {{url: ...}}` on cluster {c.name} (how "
+            problems.append(ProblemAt(("clusters", i, "name"), message + "the hub reaches it), got none"))
     return problems
 
 

@@ -72,34 +72,24 @@ OWNED: dict[str, dict[tuple[str, ...], str]] = {
 }
 
 # Where the pinned charts run a value through Helm's `tpl`, which executes `{{ ... }}` in it at `helm template` time
-# with the release's whole context (a value there is code, not data). Reviewed in the charts of ../shared
-# (upstream/helm-charts/<chart>-<version>/templates, `grep -rn tpl`); a value at or below one of these key paths
-# (`*` is any one key) may not hold `{{`. rlobs renders no `{{` of its own into any of them, and the profile
-# values it places there (Secret and StorageClass names, Slack channels in alertmanager.config) cannot hold one.
-#
-# The review, per chart (files under templates/; TPL_VALUES below lists each key path with its file):
-#   kube-prometheus-stack 76.3.0   alertmanager/secret.yaml (config, stringConfig with tplConfig: true),
-#                                  alertmanager/alertmanager.yaml, prometheus/prometheus.yaml and additional*.yaml,
-#                                  thanos-ruler/ruler.yaml (selectors, labels, URLs, storage), exporters/*/
-#                                  servicemonitor.yaml (relabelings, selector), */ingress*.yaml, */route.yaml,
-#                                  grafana/configmaps-datasources.yaml, prometheus-operator/deployment.yaml,
-#                                  extra-objects.yaml
-#   opentelemetry-collector 0.170.0  _config.tpl (the whole `config`), _helpers.tpl (labels, pod annotations),
-#                                  every object's annotations (<kind>.yaml), _pod.tpl (extra volumes, containers),
-#                                  extraManifests.yaml, ingress.yaml, httproute.yaml
-#   fluent-operator 3.2.0, opensearch-operator 2.7.0   no tpl call
+# with the release's whole context (a value there is code, not data): key path (`*` is any one key) -> the file under
+# the chart's templates/ that does, from `grep -rn tpl` over kube-prometheus-stack 76.3.0 and opentelemetry-collector
+# 0.170.0 (fluent-operator 3.2.0 and opensearch-operator 2.7.0 have no tpl call). A value at or below one may not
+# hold `{{`; rlobs renders none into them, and the profile values it places there cannot hold one.
 TPL_VALUES: dict[str, tuple[tuple[str, str], ...]] = {
     "kube-prometheus-stack": (
         ("alertmanager.config", "alertmanager/secret.yaml"),
         ("alertmanager.stringConfig", "alertmanager/secret.yaml"),
         *(
             (f"alertmanager.alertmanagerSpec.{key}", "alertmanager/alertmanager.yaml")
-            for key in ("alertmanagerConfigSelector", "alertmanagerConfigNamespaceSelector", "externalUrl")
+            for key in (
+                "alertmanagerConfigSelector",
+                "alertmanagerConfigNamespaceSelector",
+                "externalUrl",
+                "serviceName",
+            )
         ),
-        *(
-            (f"alertmanager.alertmanagerSpec.{key}", "alertmanager/alertmanager.yaml")
-            for key in ("serviceName", "storage")
-        ),
+        ("alertmanager.alertmanagerSpec.storage", "alertmanager/alertmanager.yaml"),
         ("prometheus.prometheusSpec.*Selector", "prometheus/prometheus.yaml"),
         *(
             (f"prometheus.prometheusSpec.{key}", "prometheus/prometheus.yaml")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import reduce
 from typing import Any
 
 Values = dict[str, Any]
@@ -29,13 +30,6 @@ def _shared(a: Values, b: Values) -> Values:
         elif a[key] == b[key]:
             out[key] = a[key]
     return {k: out[k] for k in a if k in out}  # the first tree's key order
-
-
-def _all_shared(trees: list[Values]) -> Values:
-    common = trees[0]
-    for tree in trees[1:]:
-        common = _shared(common, tree)
-    return common
 
 
 def without(full: Values, base: Values) -> Values:
@@ -62,10 +56,10 @@ def merge(base: Values, top: Values) -> Values:
 
 def split(values: Mapping[str, Values], environments: Mapping[str, str]) -> Layers:
     """values: cluster -> its whole values; environments: cluster -> its environment."""
-    common = _all_shared(list(values.values()))
+    common = reduce(_shared, values.values())
     env: dict[str, Values] = {}
     for e in sorted(set(environments[c] for c in values)):
         members = [values[c] for c in values if environments[c] == e]
-        env[e] = without(_all_shared(members), common)
+        env[e] = without(reduce(_shared, members), common)
     clusters = {c: without(v, merge(common, env[environments[c]])) for c, v in values.items()}
     return Layers(common, env, clusters)

@@ -18,9 +18,11 @@ RAY_CLUSTER_LABEL = "ray.io/cluster"
 APP_METRICS_PORT_NAME = "rl-metrics"
 
 
-def _meta(name: str, profile: EksProfile) -> dict[str, Any]:
+def _object(kind: str, name: str, profile: EksProfile, spec: dict[str, Any]) -> dict[str, Any]:
+    """A Prometheus Operator object in `monitoring`, with the release label the stack's Prometheus selects."""
     labels = {**RELEASE_LABEL, **bundle_labels(profile.metadata.name)}
-    return {"name": name, "namespace": MONITORING, "labels": labels}
+    meta = {"name": name, "namespace": MONITORING, "labels": labels}
+    return {"apiVersion": API, "kind": kind, "metadata": meta, "spec": spec}
 
 
 # What each file monitors() renders is, for the bundle README.
@@ -65,125 +67,104 @@ def ray_head(profile: EksProfile) -> dict[str, Any]:
     The `serve` endpoint is where a Ray Serve app mounts vLLM's prometheus_client ASGI app at /metrics (the
     reference stack's examples/inference), so vLLM metrics arrive through it. Ports per kuberay#963/#1493.
     """
-    ns = profile.workload.namespace
-    return {
-        "apiVersion": API,
-        "kind": "ServiceMonitor",
-        "metadata": _meta("ray-head", profile),
-        "spec": {
-            "jobLabel": "ray-head",
-            "selector": {"matchLabels": {"ray.io/node-type": "head"}},
-            "namespaceSelector": {"matchNames": [ns]},
-            "targetLabels": [RAY_CLUSTER_LABEL],
-            "endpoints": [
-                {"port": "metrics", "path": "/metrics", "interval": "15s"},
-                {"port": "as-metrics", "path": "/metrics", "interval": "15s"},
-                {"port": "dash-metrics", "path": "/metrics", "interval": "15s"},
-                {"port": "serve", "path": "/metrics", "interval": "15s"},
-            ],
-        },
+    spec = {
+        "jobLabel": "ray-head",
+        "selector": {"matchLabels": {"ray.io/node-type": "head"}},
+        "namespaceSelector": {"matchNames": [profile.workload.namespace]},
+        "targetLabels": [RAY_CLUSTER_LABEL],
+        "endpoints": [
+            {"port": "metrics", "path": "/metrics", "interval": "15s"},
+            {"port": "as-metrics", "path": "/metrics", "interval": "15s"},
+            {"port": "dash-metrics", "path": "/metrics", "interval": "15s"},
+            {"port": "serve", "path": "/metrics", "interval": "15s"},
+        ],
     }
+    return _object("ServiceMonitor", "ray-head", profile, spec)
 
 
 def ray_workers(profile: EksProfile) -> dict[str, Any]:
     """Ray worker pods (no Service exists for them), with the reference stack's relabelings."""
-    return {
-        "apiVersion": API,
-        "kind": "PodMonitor",
-        "metadata": _meta("ray-workers", profile),
-        "spec": {
-            "jobLabel": "ray-workers",
-            "selector": {"matchLabels": {"ray.io/node-type": "worker"}},
-            "namespaceSelector": {"matchNames": [profile.workload.namespace]},
-            "podMetricsEndpoints": [
-                {
-                    "port": "metrics",
-                    "path": "/metrics",
-                    "interval": "15s",
-                    "relabelings": [
-                        {
-                            "action": "replace",
-                            "sourceLabels": ["__meta_kubernetes_pod_label_ray_io_cluster"],
-                            "targetLabel": "ray_io_cluster",
-                        },
-                        {
-                            "action": "replace",
-                            "sourceLabels": ["__meta_kubernetes_pod_host_ip"],
-                            "targetLabel": "node_instance",
-                        },
-                    ],
-                }
-            ],
-        },
+    spec = {
+        "jobLabel": "ray-workers",
+        "selector": {"matchLabels": {"ray.io/node-type": "worker"}},
+        "namespaceSelector": {"matchNames": [profile.workload.namespace]},
+        "podMetricsEndpoints": [
+            {
+                "port": "metrics",
+                "path": "/metrics",
+                "interval": "15s",
+                "relabelings": [
+                    {
+                        "action": "replace",
+                        "sourceLabels": ["__meta_kubernetes_pod_label_ray_io_cluster"],
+                        "targetLabel": "ray_io_cluster",
+                    },
+                    {
+                        "action": "replace",
+                        "sourceLabels": ["__meta_kubernetes_pod_host_ip"],
+                        "targetLabel": "node_instance",
+                    },
+                ],
+            }
+        ],
     }
+    return _object("PodMonitor", "ray-workers", profile, spec)
 
 
 def dcgm(profile: EksProfile) -> dict[str, Any]:
     """The dcgm-exporter that ai-on-eks installs in `monitoring` (chart dcgm-exporter 4.8.1, port `metrics` 9400)."""
-    return {
-        "apiVersion": API,
-        "kind": "ServiceMonitor",
-        "metadata": _meta("dcgm-exporter", profile),
-        "spec": {
-            "jobLabel": "app.kubernetes.io/name",
-            "selector": {"matchLabels": {"app.kubernetes.io/name": "dcgm-exporter"}},
-            "namespaceSelector": {"matchNames": [MONITORING]},
-            # honorLabels keeps the exporter's namespace/pod/container labels (the GPU's consumer) instead of
-            # renaming them exported_*; per-pod GPU panels depend on them (dcgm-exporter#342).
-            "endpoints": [{"port": "metrics", "path": "/metrics", "interval": "15s", "honorLabels": True}],
-        },
+    spec = {
+        "jobLabel": "app.kubernetes.io/name",
+        "selector": {"matchLabels": {"app.kubernetes.io/name": "dcgm-exporter"}},
+        "namespaceSelector": {"matchNames": [MONITORING]},
+        # honorLabels keeps the exporter's namespace/pod/container labels (the GPU's consumer) instead of
+        # renaming them exported_*; per-pod GPU panels depend on them (dcgm-exporter#342).
+        "endpoints": [{"port": "metrics", "path": "/metrics", "interval": "15s", "honorLabels": True}],
     }
+    return _object("ServiceMonitor", "dcgm-exporter", profile, spec)
 
 
 def collector(profile: EksProfile) -> dict[str, Any]:
     """The OpenTelemetry Collector: its prometheus exporter (the RL app's metrics) and its own telemetry."""
     release = CHARTS["opentelemetry-collector"].release
-    return {
-        "apiVersion": API,
-        "kind": "ServiceMonitor",
-        "metadata": _meta("otel-collector", profile),
-        "spec": {
-            "selector": {
-                "matchLabels": {
-                    "app.kubernetes.io/name": "opentelemetry-collector",
-                    "app.kubernetes.io/instance": release,
-                    "component": "standalone-collector",
-                }
-            },
-            "namespaceSelector": {"matchNames": [MONITORING]},
-            "endpoints": [
-                # honorLabels: the exporter's job/instance labels (service.name / service.instance.id of the RL
-                # app) win over the collector's own target labels.
-                {"port": "prom-exporter", "path": "/metrics", "interval": "15s", "honorLabels": True},
-                {"port": "metrics", "path": "/metrics", "interval": "30s"},
-            ],
+    spec = {
+        "selector": {
+            "matchLabels": {
+                "app.kubernetes.io/name": "opentelemetry-collector",
+                "app.kubernetes.io/instance": release,
+                "component": "standalone-collector",
+            }
         },
+        "namespaceSelector": {"matchNames": [MONITORING]},
+        "endpoints": [
+            # honorLabels: the exporter's job/instance labels (service.name / service.instance.id of the RL
+            # app) win over the collector's own target labels.
+            {"port": "prom-exporter", "path": "/metrics", "interval": "15s", "honorLabels": True},
+            {"port": "metrics", "path": "/metrics", "interval": "30s"},
+        ],
     }
+    return _object("ServiceMonitor", "otel-collector", profile, spec)
 
 
 def app(profile: EksProfile) -> dict[str, Any]:
     """metricsPipeline prometheus-exporter: scrape the RL app's own /metrics on workload.metricsPort."""
     w = profile.workload
     # The workload patch labels the RL pods of every kind (a JobSet's named replicatedJobs only) with WORKLOAD_LABEL.
-    return {
-        "apiVersion": API,
-        "kind": "PodMonitor",
-        "metadata": _meta(f"{w.name}-app", profile),
-        "spec": {
-            "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}},
-            "namespaceSelector": {"matchNames": [w.namespace]},
-            "podMetricsEndpoints": [
-                {
-                    "port": APP_METRICS_PORT_NAME,
-                    "path": "/metrics",
-                    "interval": "15s",
-                    # The job label the collector path gets from the app's resource (service.namespace/service.name),
-                    # so the RL alerts select the workload by one label on both pipelines.
-                    "relabelings": [{"action": "replace", "targetLabel": "job", "replacement": workload_job(profile)}],
-                }
-            ],
-        },
+    spec = {
+        "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}},
+        "namespaceSelector": {"matchNames": [w.namespace]},
+        "podMetricsEndpoints": [
+            {
+                "port": APP_METRICS_PORT_NAME,
+                "path": "/metrics",
+                "interval": "15s",
+                # The job label the collector path gets from the app's resource (service.namespace/service.name),
+                # so the RL alerts select the workload by one label on both pipelines.
+                "relabelings": [{"action": "replace", "targetLabel": "job", "replacement": workload_job(profile)}],
+            }
+        ],
     }
+    return _object("PodMonitor", f"{w.name}-app", profile, spec)
 
 
 def rollout_engine(profile: EksProfile) -> dict[str, Any]:
@@ -195,23 +176,14 @@ def rollout_engine(profile: EksProfile) -> dict[str, Any]:
     """
     w = profile.workload
     rollout = w.rollout
-    return {
-        "apiVersion": API,
-        "kind": "PodMonitor",
-        "metadata": _meta(f"{w.name}-{rollout.engine}", profile),
-        "spec": {
-            "jobLabel": WORKLOAD_LABEL,
-            "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}},
-            "namespaceSelector": {"matchNames": [w.namespace]},
-            "podMetricsEndpoints": [{"portNumber": rollout.port, "path": "/metrics", "interval": "15s"}],
-        },
+    spec = {
+        "jobLabel": WORKLOAD_LABEL,
+        "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}},
+        "namespaceSelector": {"matchNames": [w.namespace]},
+        "podMetricsEndpoints": [{"portNumber": rollout.port, "path": "/metrics", "interval": "15s"}],
     }
+    return _object("PodMonitor", f"{w.name}-{rollout.engine}", profile, spec)
 
 
 def rules(profile: EksProfile, facts: RlFacts) -> dict[str, Any]:
-    return {
-        "apiVersion": API,
-        "kind": "PrometheusRule",
-        "metadata": _meta(f"rlobs-{profile.metadata.name}", profile),
-        "spec": {"groups": rule_groups(facts)},
-    }
+    return _object("PrometheusRule", f"rlobs-{profile.metadata.name}", profile, {"groups": rule_groups(facts)})

@@ -25,15 +25,8 @@ from rlobs.targets.eks.terraform import entry_problems, variable_problems
 
 AWS_REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]"
 AwsRegion = Annotated[str, AfterValidator(matching(AWS_REGION, "an AWS region like us-west-2"))]
-EksClusterName = Annotated[
-    str,
-    AfterValidator(
-        matching(
-            r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}",
-            "an EKS cluster name (1-100 letters, digits, '-' and '_', starting with a letter or digit)",
-        )
-    ),
-]
+_CLUSTER_EXPECTED = "an EKS cluster name (1-100 letters, digits, '-' and '_', starting with a letter or digit)"
+EksClusterName = Annotated[str, AfterValidator(matching(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}", _CLUSTER_EXPECTED))]
 KubernetesVersion = Annotated[str, AfterValidator(matching(r"1\.[0-9]{2}", "a Kubernetes minor version like 1.34"))]
 
 
@@ -52,14 +45,9 @@ SecretKey = Annotated[
 # Where Alertmanager posts a Slack notification: #channel, @user or a channel id. The field is a Go template in
 # Alertmanager (slack_config.channel), so nothing here may look like one: Slack channel names are lowercase
 # letters, digits, '-', '_' and '.', at most 80 characters (slack.com/help: channel names).
+_SLACK_EXPECTED = "a Slack channel like #rl-alerts, a user like @oncall or a channel id like C0123456789"
 SlackChannel = Annotated[
-    str,
-    AfterValidator(
-        matching(
-            r"[#@][a-z0-9][a-z0-9._-]{0,79}|[CGD][A-Z0-9]{8,20}",
-            "a Slack channel like #rl-alerts, a user like @oncall or a channel id like C0123456789",
-        )
-    ),
+    str, AfterValidator(matching(r"[#@][a-z0-9][a-z0-9._-]{0,79}|[CGD][A-Z0-9]{8,20}", _SLACK_EXPECTED))
 ]
 
 
@@ -112,16 +100,9 @@ class PrometheusSettings(Model):
 # How Grafana reaches another cluster's Prometheus. No userinfo, query or fragment (credentials are Secret
 # references), and no `$`: Grafana expands $VAR and ${VAR} in provisioning files
 # (https://grafana.com/docs/grafana/latest/administration/provisioning/#using-environment-variables).
-PrometheusUrl = Annotated[
-    str,
-    AfterValidator(
-        matching(
-            r"https?://[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[-A-Za-z0-9._~/]*)?",
-            "a Prometheus URL like https://prometheus.prod.example.com (no user, password, query or `$`)",
-            2048,
-        )
-    ),
-]
+_URL = r"https?://[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[-A-Za-z0-9._~/]*)?"
+_URL_EXPECTED = "a Prometheus URL like https://prometheus.prod.example.com (no user, password, query or `$`)"
+PrometheusUrl = Annotated[str, AfterValidator(matching(_URL, _URL_EXPECTED, 2048))]
 BasicAuthUser = Annotated[
     str, AfterValidator(matching(r"[A-Za-z0-9][-A-Za-z0-9._@]{0,63}", "a user name like grafana (no `$`)"))
 ]
@@ -287,21 +268,12 @@ class EksSpec(Model):
         seen: set[str] = set()
         problems = []
         for i, receiver in enumerate(self.alertmanager_receivers):
+            at = ("alertmanagerReceivers", i, "name")
             if receiver.name == "null":
-                problems.append(
-                    ProblemAt(
-                        ("alertmanagerReceivers", i, "name"),
-                        "expected a name other than null "
-                        "(rlobs routes silenced alerts to its own `null` receiver), got 'null'",
-                    )
-                )
+                message = "expected a name other than null (rlobs routes silenced alerts to its own `null` receiver), "
+                problems.append(ProblemAt(at, message + "got 'null'"))
             elif receiver.name in seen:
-                problems.append(
-                    ProblemAt(
-                        ("alertmanagerReceivers", i, "name"),
-                        f"expected a name no other receiver has, got {receiver.name!r} again",
-                    )
-                )
+                problems.append(ProblemAt(at, f"expected a name no other receiver has, got {receiver.name!r} again"))
             seen.add(receiver.name)
         raise_all(problems)
         return self

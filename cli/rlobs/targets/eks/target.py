@@ -1,27 +1,20 @@
 """The eks target: EKS with the AI on EKS (JARK) stack, its bundle delivered by Argo CD.
 
-This module is the Target (rlobs.targets.Target): light to import, each function importing the part of the package
-it needs when called; its names stay apart from the package's module names, which the package's attributes are."""
+This module is the Target (rlobs.targets.Target), light to import: the functions in DEFERRED live in the package's
+other modules, and the rest import theirs when called."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rlobs.profile.question import WORKLOAD, Question
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Mapping
 
-    from rlobs.bundle.fleetpart import FleetPart
-    from rlobs.bundle.spec import Plan
-    from rlobs.profile.fleet import Fleet
     from rlobs.profile.fleetspec import FleetTarget
     from rlobs.profile.model import ProfileBase
-    from rlobs.profile.schema import JsonSchema
     from rlobs.profile.yamlsource import Path
-    from rlobs.rl.catalog import Catalog
-    from rlobs.rl.facts import RlFacts
-    from rlobs.rl.naming import Pipeline
 
 NAME = "eks"
 # Every path this target's bundles can hold (`*` stays within one folder); the writer deletes nothing else.
@@ -58,6 +51,15 @@ QUESTIONS: tuple[Question, ...] = (
 PLACEHOLDERS: dict[Path, str] = {
     ("eks", "gitops", "repoUrl"): "your own GitOps repository (Argo CD syncs the bundle from it)",
 }
+# Target function -> the module of this package that defines it (rlobs.targets imports it when first asked for).
+DEFERRED = {
+    "schema_rules": "schema",
+    "warnings": "warnings",
+    "fleet_part": "fleet",
+    "pipeline": "plan",
+    "facts": "plan",
+    "plan": "plan",
+}
 
 
 def profile_model() -> type[ProfileBase]:
@@ -66,47 +68,11 @@ def profile_model() -> type[ProfileBase]:
     return EksProfile
 
 
-def schema_rules() -> Mapping[str, list[JsonSchema]]:
-    from rlobs.targets.eks.schema import schema_rules as rules
-
-    return rules()
-
-
 def blueprints() -> Mapping[str, str]:
     return {}  # its starter profiles are shipped in blueprints/
-
-
-def warnings(data: dict[str, Any]) -> Iterable[tuple[Path, str]]:
-    from rlobs.targets.eks.warnings import warnings as found
-
-    return found(data)
 
 
 def fleet_file() -> FleetTarget:
     from rlobs.targets.eks import fleetspec
 
     return fleetspec
-
-
-def fleet_part(fleet: Fleet, catalog: Catalog) -> FleetPart:
-    from rlobs.targets.eks.fleet import fleet_part as part
-
-    return part(fleet, catalog)
-
-
-def pipeline(profile: Any) -> Pipeline:
-    from rlobs.targets.eks.plan import pipeline as chosen
-
-    return chosen(profile)
-
-
-def facts(profile: Any, catalog: Catalog) -> RlFacts:
-    from rlobs.targets.eks.plan import facts as found
-
-    return found(profile, catalog)
-
-
-def plan(profile: Any, catalog: Catalog) -> Plan:
-    from rlobs.targets.eks.plan import plan as planned
-
-    return planned(profile, catalog)

@@ -10,7 +10,7 @@ from functools import cache
 from typing import Any
 
 from rlobs.profile.fields import INVISIBLE
-from rlobs.profile.problems import KeyPath, ProblemAt
+from rlobs.profile.problems import ProblemAt
 from rlobs.resources import read_text
 
 # Variables derived from profile keys; setting them again under eks.terraformVariables would be ambiguous.
@@ -92,11 +92,8 @@ def entry_problems(variables: Any) -> list[ProblemAt]:
 
 def variable_problems(mode: str, *, dcgm: bool, variables: dict[str, Any]) -> list[ProblemAt]:
     """The cross-flag rules over eks.terraformVariables that need the rest of the `eks:` section."""
-    return [ProblemAt(_at(key), problem) for key, problem in flag_problems(mode, dcgm=dcgm, values=variables)]
-
-
-def _at(key: str) -> KeyPath:
-    return ("terraformVariables", key)
+    found = flag_problems(mode, dcgm=dcgm, values=variables)
+    return [ProblemAt(("terraformVariables", key), problem) for key, problem in found]
 
 
 def _variable_problem(known: dict[str, dict[str, Any]], key: str, value: Any) -> str | None:
@@ -144,26 +141,14 @@ def flag_problems(mode: str, *, dcgm: bool, values: dict[str, Any]) -> list[tupl
     """Cross-flag rules Terraform does not check (each would deploy something twice or scrape nothing)."""
     problems = []
     if values.get("enable_kube_prometheus_stack") is True:
-        problems.append(
-            (
-                "enable_kube_prometheus_stack",
-                "expected false: the observability stack already runs kube-prometheus-stack; a second one means "
-                "two Prometheus operators owning the same CRDs",
-            )
-        )
+        message = "expected false: the observability stack already runs kube-prometheus-stack; a second one means "
+        problems.append(("enable_kube_prometheus_stack", message + "two Prometheus operators owning the same CRDs"))
     if values.get("observability_mcp_enabled") is True and mode != "ai-on-eks":
-        problems.append(
-            ("observability_mcp_enabled", "expected it only with eks.mode: ai-on-eks (it configures that stack)")
-        )
-    gpu_operator_dcgm = values.get("enable_nvidia_gpu_operator") is True and values.get(
-        "enable_nvidia_gpu_operator_dcgm_exporter", True
-    )
-    if dcgm and gpu_operator_dcgm:
-        problems.append(
-            (
-                "enable_nvidia_gpu_operator",
-                "expected enable_nvidia_gpu_operator_dcgm_exporter: false with eks.dcgmExporter: true (the GPU "
-                "Operator's DCGM exporter replaces the standalone one that rlobs monitors in namespace monitoring)",
-            )
-        )
+        message = "expected it only with eks.mode: ai-on-eks (it configures that stack)"
+        problems.append(("observability_mcp_enabled", message))
+    gpu_operator = values.get("enable_nvidia_gpu_operator") is True
+    if dcgm and gpu_operator and values.get("enable_nvidia_gpu_operator_dcgm_exporter", True):
+        message = "expected enable_nvidia_gpu_operator_dcgm_exporter: false with eks.dcgmExporter: true (the GPU "
+        message += "Operator's DCGM exporter replaces the standalone one that rlobs monitors in namespace monitoring)"
+        problems.append(("enable_nvidia_gpu_operator", message))
     return problems

@@ -10,7 +10,7 @@ from rlobs.errors import RlobsError
 from rlobs.targets.eks.terraform import ARGOCD_NOTE, declared, flag_problems, type_problem
 
 if TYPE_CHECKING:
-    from rlobs.targets.eks.profile import EksProfile, EksSpec
+    from rlobs.targets.eks.profile import EksProfile
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +73,7 @@ def tfvars(profile: EksProfile) -> tuple[TfVar, ...]:
         if eks.mode == "ai-on-eks"
         else "false: rlobs renders and pins the stack's ArgoCD Applications itself (eks.mode: rlobs)"
     )
+    addons = eks.terraform_variables.get("enable_cluster_addons")
     head = (
         TfVar("name", eks.cluster.name, "EKS cluster and VPC name"),
         TfVar("region", eks.cluster.region),
@@ -93,7 +94,7 @@ def tfvars(profile: EksProfile) -> tuple[TfVar, ...]:
         ),
         TfVar(
             "enable_cluster_addons",
-            {**_CLUSTER_ADDONS, **_addon_overrides(eks)},
+            {**_CLUSTER_ADDONS, **(addons if isinstance(addons, dict) else {})},
             "the variable's default map (and eks.terraformVariables' entries): metrics-server is the EKS add-on",
         ),
     )
@@ -105,11 +106,6 @@ def tfvars(profile: EksProfile) -> tuple[TfVar, ...]:
     result = head + extra
     check_tfvars(result, eks.mode, dcgm=eks.dcgm_exporter)
     return result
-
-
-def _addon_overrides(eks: EksSpec) -> dict[str, Any]:
-    value = eks.terraform_variables.get("enable_cluster_addons")
-    return value if isinstance(value, dict) else {}
 
 
 def check_tfvars(variables: tuple[TfVar, ...], mode: str, *, dcgm: bool) -> None:

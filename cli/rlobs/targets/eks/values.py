@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
+from rlobs.rl.grafana import grafana_uid
 from rlobs.targets.eks import alerting
 from rlobs.targets.eks.helmvalues import deep_merge
 from rlobs.targets.eks.profile import EksProfile, EksSpec
@@ -87,15 +87,9 @@ def kube_prometheus_stack(profile: EksProfile) -> dict[str, Any]:
     }
 
 
-_DATASOURCE_UID_MAX = 40  # Grafana rejects longer datasource uids (pkg/util/shortid_generator.go MaxUIDLength)
-
-
 def remote_uid(name: str) -> str:
-    """The datasource uid of another cluster's Prometheus: prometheus-<cluster>, shortened with a hash past 40."""
-    uid = f"prometheus-{name}"
-    if len(uid) <= _DATASOURCE_UID_MAX:
-        return uid
-    return f"{uid[: _DATASOURCE_UID_MAX - 9]}-{hashlib.sha256(uid.encode()).hexdigest()[:8]}"
+    """The datasource uid of another cluster's Prometheus."""
+    return grafana_uid(f"prometheus-{name}")
 
 
 def _env_name(name: str, what: str) -> str:

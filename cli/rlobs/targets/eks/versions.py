@@ -11,40 +11,38 @@ class Chart:
     repo_url: str  # Helm repository
     version: str  # pinned chart version, never a range or HEAD
     release: str  # Helm release name (names Services and the `release` label)
-    namespace: str
+    namespace: str = "monitoring"
 
 
 # The versions the AI/ML observability reference stack pins (awslabs/ai-ml-observability-reference-architecture
 # chart/Chart.yaml @ 2467d9c9), so both stack modes run the same operators and CRDs. kube-prometheus-stack 76.3.0
-# ships prometheus-operator v0.84.1 and the grafana 9.3.2 subchart (which has `admin.existingSecret`).
+# ships prometheus-operator v0.84.1 and the grafana 9.3.2 subchart (which has `admin.existingSecret`). Its release
+# name makes the Services kube-prometheus-stack-grafana/-prometheus and the monitor selector label `release:
+# kube-prometheus-stack`, exactly as the ai-on-eks ArgoCD Application does. The collector chart is
+# open-telemetry/opentelemetry-helm-charts dd5665c0 (collector appVersion 0.158.0).
 CHARTS: dict[str, Chart] = {
-    "kube-prometheus-stack": Chart(
-        "kube-prometheus-stack",
-        "https://prometheus-community.github.io/helm-charts",
-        "76.3.0",
-        # The release name makes the Services kube-prometheus-stack-grafana/-prometheus and the monitor selector
-        # label `release: kube-prometheus-stack`, exactly as the ai-on-eks ArgoCD Application does.
-        "kube-prometheus-stack",
-        "monitoring",
-    ),
-    "opensearch-operator": Chart(
-        "opensearch-operator",
-        "https://opensearch-project.github.io/opensearch-k8s-operator/",
-        "2.7.0",
-        "opensearch-operator",
-        "monitoring",
-    ),
-    "fluent-operator": Chart(
-        "fluent-operator", "https://fluent.github.io/helm-charts", "3.2.0", "fluent-operator", "monitoring"
-    ),
-    # open-telemetry/opentelemetry-helm-charts dd5665c0: collector appVersion 0.158.0.
-    "opentelemetry-collector": Chart(
-        "opentelemetry-collector",
-        "https://open-telemetry.github.io/opentelemetry-helm-charts",
-        "0.170.0",
-        "otel-collector",
-        "monitoring",
-    ),
+    c.name: c
+    for c in (
+        Chart(
+            "kube-prometheus-stack",
+            "https://prometheus-community.github.io/helm-charts",
+            "76.3.0",
+            "kube-prometheus-stack",
+        ),
+        Chart(
+            "opensearch-operator",
+            "https://opensearch-project.github.io/opensearch-k8s-operator/",
+            "2.7.0",
+            "opensearch-operator",
+        ),
+        Chart("fluent-operator", "https://fluent.github.io/helm-charts", "3.2.0", "fluent-operator"),
+        Chart(
+            "opentelemetry-collector",
+            "https://open-telemetry.github.io/opentelemetry-helm-charts",
+            "0.170.0",
+            "otel-collector",
+        ),
+    )
 }
 
 # OpenSearch and Dashboards as the reference stack runs them with opensearch-operator 2.7.0

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rlobs.bundle.fleetpart import FleetPart, ReadmeSection
 from rlobs.bundle.spec import FileSpec, TemplateFile
-from rlobs.targets.gke.fleetspec import dashboards, terraform_projects
+from rlobs.targets.gke.fleetspec import dashboards, projects
 from rlobs.targets.gke.fleettf import GKE_DIR, project_files
 from rlobs.targets.gke.profile import GkeProfile
 
@@ -22,7 +22,7 @@ def fleet_part(fleet: Fleet, catalog: Catalog) -> FleetPart:
     context = {
         "members": [m for m, _ in gke],
         "gke_projects": gke_projects(fleet),
-        "terraform_projects": dict(sorted(terraform_projects(fleet.members).items())),
+        "terraform_projects": dict(sorted(projects(fleet.members, "terraform").items())),
         "dashboards": dashboards(fleet.spec),
     }
     return FleetPart(
@@ -37,11 +37,7 @@ def fleet_part(fleet: Fleet, catalog: Catalog) -> FleetPart:
 
 def gke_projects(fleet: Fleet) -> dict[str, list[str]]:
     """project -> its GKE clusters whose project set-up the numbered scripts own (gke.manage: scripts)."""
-    found: dict[str, list[str]] = {}
-    for m in fleet.members:
-        if isinstance(m.profile, GkeProfile) and m.profile.gke.manage == "scripts":
-            found.setdefault(m.profile.gke.project, []).append(m.name)
-    return found
+    return {p: [m.name for m, _ in found] for p, found in projects(fleet.members, "scripts").items()}
 
 
 def _project_scripts(fleet: Fleet) -> list[FileSpec]:

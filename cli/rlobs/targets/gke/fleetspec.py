@@ -49,12 +49,8 @@ def dashboards(spec: FleetSpec) -> str:
 def cluster_problems(cluster: FleetCluster) -> list[ProblemAt]:
     problems = []
     if getattr(cluster, "prometheus", None) is not None:
-        problems.append(
-            ProblemAt(
-                ("prometheus",),
-                "expected no prometheus on a gke cluster (its metrics are in Cloud Monitoring), got one",
-            )
-        )
+        message = "expected no prometheus on a gke cluster (its metrics are in Cloud Monitoring), got one"
+        problems.append(ProblemAt(("prometheus",), message))
     if getattr(cluster, "project", None) is None:
         problems.append(ProblemAt(("target",), "target is gke, so expected `project:`, got none"))
     if getattr(cluster, "revision", None) is not None:
@@ -77,11 +73,11 @@ def layer(spec: FleetSpec, index: int, cluster: FleetCluster, raw: list[Any]) ->
     ]
 
 
-def terraform_projects(members: tuple[Member, ...] | list[Member]) -> dict[str, list[tuple[Member, GkeProfile]]]:
-    """project -> its gke.manage: terraform clusters, which one Terraform root per project iterates over."""
+def projects(members: tuple[Member, ...] | list[Member], manage: str) -> dict[str, list[tuple[Member, GkeProfile]]]:
+    """project -> its clusters of that gke.manage (one Terraform root per project iterates over its terraform ones)."""
     found: dict[str, list[tuple[Member, GkeProfile]]] = {}
     for m in members:
-        if isinstance(m.profile, GkeProfile) and m.profile.gke.manage == "terraform":
+        if isinstance(m.profile, GkeProfile) and m.profile.gke.manage == manage:
             found.setdefault(m.profile.gke.project, []).append((m, m.profile))
     return found
 
@@ -96,7 +92,7 @@ def identity_form(profile: GkeProfile) -> str:
 
 def fleet_problems(spec: FleetSpec, members: list[Member], located: Located, display: str) -> list[Problem]:
     problems = _shared_project_problems(members, located, display)
-    if dashboards(spec) == "per-project" and members and not terraform_projects(members):
+    if dashboards(spec) == "per-project" and members and not projects(members, "terraform"):
         # Only a project's Terraform root deploys the per-project dashboard: the setting would change nothing.
         pos = located.pos(("views", "gkeDashboards"))
         message = "expected per-cluster: no gke cluster has gke.manage: terraform (only its project's root deploys "
@@ -109,7 +105,7 @@ def _shared_project_problems(members: list[Member], located: Located, display: s
     """A project's Terraform root iterates over its clusters with one resource per kind: they must agree on the
     shape of what it creates (whether and how a cluster is created, and which kind of principal gets the roles)."""
     problems = []
-    for project, found in terraform_projects(members).items():
+    for project, found in projects(members, "terraform").items():
         shapes = {(p.gke.cluster_mode, identity_form(p)) for _, p in found}
         if len(shapes) < 2:
             continue

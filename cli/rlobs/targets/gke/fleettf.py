@@ -14,7 +14,7 @@ from rlobs.profile.kind import CLUSTERS_DIR
 from rlobs.rl.catalog import Catalog
 from rlobs.targets.gke import monitoring, project, tfpolicy
 from rlobs.targets.gke import plan as gke_plan
-from rlobs.targets.gke.fleetspec import dashboards, identity_form, terraform_projects
+from rlobs.targets.gke.fleetspec import dashboards, identity_form, projects
 from rlobs.targets.gke.profile import GkeProfile
 
 GKE_DIR = "gke"
@@ -207,7 +207,7 @@ def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
     """Each project's Terraform root (and its dashboard, per-project)."""
     files: list[FileSpec] = []
     per_project = dashboards(fleet.spec) == "per-project"
-    for project_id, members in sorted(terraform_projects(fleet.members).items()):
+    for project_id, members in sorted(projects(fleet.members, "terraform").items()):
         first = members[0][1]
         values = tfvars(fleet, list(members))
         variables = [{"name": k, "type": _type(v), "description": _DESCRIPTIONS[k]} for k, v in values.items()]

@@ -145,12 +145,16 @@ def _tfvars(profile: GkeProfile, identity: project.Identity) -> dict[str, Any]:
     return tfvars | {"services": list(project.apis(profile)), "writer_roles": list(project.roles(profile))}
 
 
+_TF_POLICIES = "The alert policies of monitoring/alert-policies/ as google_monitoring_alert_policy resources."
+
+
 def _terraform(
     profile: GkeProfile, context: dict[str, Any], policy_data: list[tuple[str, dict[str, Any]]]
 ) -> list[FileSpec]:
     if profile.gke.manage != "terraform":
         return []
     tfvars = _tfvars(profile, context["identity"])
+    policies = tfpolicy.resources(profile.metadata.name, policy_data, ["google_project_service.apis"])
     variables = [
         {"name": k, "type": "list(string)" if isinstance(v, list) else "string", "description": _TF_INPUTS[k]}
         for k, v in tfvars.items()
@@ -177,16 +181,8 @@ def _terraform(
             "This profile's values for main.tf.",
             header=f"Values of profile {profile.metadata.name} for main.tf (terraform init && terraform apply).",
         ),
-        *_tf_policies(profile, policy_data),
+        *([DataFile(tfpolicy.FILE, "json", policies, _TF_POLICIES)] if policies else []),
     ]
-
-
-def _tf_policies(profile: GkeProfile, policy_data: list[tuple[str, dict[str, Any]]]) -> list[FileSpec]:
-    data = tfpolicy.resources(profile.metadata.name, policy_data, ["google_project_service.apis"])
-    if not data:
-        return []
-    what = "The alert policies of monitoring/alert-policies/ as google_monitoring_alert_policy resources."
-    return [DataFile(tfpolicy.FILE, "json", data, what)]
 
 
 # The numbered steps and what each does, in run order; setup.sh runs them all.
@@ -246,8 +242,8 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "bundle_policies": equals(f"userLabels.{monitoring.BUNDLE_LABEL}", rl.name),
         "steps": steps(gke),
         "pipeline": rl.pipeline,
-        "example_query": _example_query(rl),
-        "data_query": _data_query(rl),
+        "example_query": f"sum(rate({_run_loops(rl)}[5m]))",
+        "data_query": f"count({_run_loops(rl)})",
         "tf_policies": tfpolicy.FILE if policies and gke.manage == "terraform" else "",
         "env": workload.container_env(profile, catalog),
         "ray_kinds": sorted(workloads.RAY_KINDS),
@@ -276,16 +272,8 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
     return Plan(profile.metadata.name, tuple(files))
 
 
-def _example_query(rl: RlFacts) -> str:
-    loop = rl.catalog.metric("loop_duration")
-    run_id = rl.profile.workload.run_id
-    selector = naming.selector(loop, rl.pipeline, "count", {rl.catalog.attribute("run_id").name: run_id})
-    return f"sum(rate({selector}[5m]))"
-
-
-def _data_query(rl: RlFacts) -> str:
-    """What 05-verify.sh asks Cloud Monitoring: how many loop-duration series this run has. Pushed OTLP metrics have
-    no `up` series (only scraped targets do), so the check counts one of the run's own histograms."""
-    loop = rl.catalog.metric("loop_duration")
+def _run_loops(rl: RlFacts) -> str:
+    """The run's loop-duration count series. 05-verify.sh counts them: pushed OTLP metrics have no `up` series (only
+    scraped targets do), so the check asks for one of the run's own histograms."""
     run = {rl.catalog.attribute("run_id").name: rl.profile.workload.run_id}
-    return f"count({naming.selector(loop, rl.pipeline, 'count', run)})"
+    return naming.selector(rl.catalog.metric("loop_duration"), rl.pipeline, "count", run)

@@ -19,7 +19,7 @@ from rlobs.profile.fields import (
     matching,
     with_json_pattern,
 )
-from rlobs.profile.model import ProfileBase, Workload
+from rlobs.profile.model import ProfileBase
 from rlobs.profile.problems import ProblemAt, raise_all
 
 _PROJECT = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
@@ -39,14 +39,8 @@ def _project_id(value: str) -> str:
 
 
 # The same rule for editors: no restricted word anywhere, not exactly undefined or null.
-ProjectId = Annotated[
-    str,
-    AfterValidator(
-        with_json_pattern(
-            _project_id, r"(?!.*(google|ssl))(?!(undefined|null)$)" + _PROJECT.pattern, expected=_PROJECT_EXPECTED
-        )
-    ),
-]
+_PROJECT_JSON = r"(?!.*(google|ssl))(?!(undefined|null)$)" + _PROJECT.pattern
+ProjectId = Annotated[str, AfterValidator(with_json_pattern(_project_id, _PROJECT_JSON, expected=_PROJECT_EXPECTED))]
 
 # Regions (us-central1, northamerica-northeast1) and zones (us-central1-a):
 # https://cloud.google.com/compute/docs/regions-zones (a zone is its region plus "-" and one letter).
@@ -58,38 +52,20 @@ Location = Annotated[
 ]
 # https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster.FIELDS.name:
 # lowercase letters, numbers and hyphens; starts with a letter; ends with a letter or number; 1-40 characters.
-ClusterName = Annotated[
-    str,
-    AfterValidator(
-        matching(
-            r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?",
-            "a GKE cluster name (1-40 lowercase letters, digits and '-', starting with a letter, "
-            "not ending with '-') like rl-cluster",
-        )
-    ),
-]
+_CLUSTER_EXPECTED = (
+    "a GKE cluster name (1-40 lowercase letters, digits and '-', starting with a letter, not ending with '-') like "
+    "rl-cluster"
+)
+ClusterName = Annotated[str, AfterValidator(matching(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?", _CLUSTER_EXPECTED))]
 # https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.notificationChannels: the project part is an ID or
 # a number.
 _CHANNEL = r"projects/([a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]+)/notificationChannels/[0-9]+"
-NotificationChannel = Annotated[
-    str,
-    AfterValidator(
-        matching(
-            _CHANNEL,
-            "a notification channel name like projects/my-project/notificationChannels/123",
-        )
-    ),
-]
+_CHANNEL_EXPECTED = "a notification channel name like projects/my-project/notificationChannels/123"
+NotificationChannel = Annotated[str, AfterValidator(matching(_CHANNEL, _CHANNEL_EXPECTED))]
 # Service account IDs are 6-30 characters: https://cloud.google.com/iam/docs/service-accounts-create#creating
-ServiceAccountEmail = Annotated[
-    str,
-    AfterValidator(
-        matching(
-            r"[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com",
-            "a service account email like rl-trainer@my-project.iam.gserviceaccount.com",
-        )
-    ),
-]
+_GSA = r"[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com"
+_GSA_EXPECTED = "a service account email like rl-trainer@my-project.iam.gserviceaccount.com"
+ServiceAccountEmail = Annotated[str, AfterValidator(matching(_GSA, _GSA_EXPECTED))]
 
 # Namespaces Kubernetes and GKE manage: `kube-` is reserved for Kubernetes system namespaces
 # (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/), and GKE runs its own components
@@ -105,16 +81,9 @@ MAX_EXPORT_SECONDS = 300
 
 # An in-cluster OTLP/gRPC endpoint: an explicit scheme (a schemeless one makes the gRPC exporter try TLS), a host
 # and an optional port, nothing else (no credentials, path or query).
-OtlpEndpoint = Annotated[
-    str,
-    AfterValidator(
-        matching(
-            r"https?://[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?",
-            "an OTLP endpoint like http://otel-collector.observability.svc.cluster.local:4317",
-            253,
-        )
-    ),
-]
+_OTLP = r"https?://[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?"
+_OTLP_EXPECTED = "an OTLP endpoint like http://otel-collector.observability.svc.cluster.local:4317"
+OtlpEndpoint = Annotated[str, AfterValidator(matching(_OTLP, _OTLP_EXPECTED, 253))]
 
 
 # Cloud Monitoring user labels (AlertPolicy.userLabels, Dashboard.labels): at most 64; keys and values at most 63
@@ -129,44 +98,6 @@ OWNED_LABELS = {
     "rlobs_bundle": "step 4 finds and prunes the bundle's dashboards and policies by it",
     "rl_alert": "names the RL alert of each policy",
 }
-
-
-def _label_problems(labels: dict[str, str]) -> list[ProblemAt]:
-    problems = []
-    for key, value in labels.items():
-        if key in OWNED_LABELS:
-            problems.append(
-                ProblemAt(
-                    ("userLabels", key),
-                    f"expected a label of your own, not one rlobs sets ({OWNED_LABELS[key]}), got {key!r}",
-                )
-            )
-        elif not LABEL_KEY.fullmatch(key):
-            problems.append(
-                ProblemAt(
-                    ("userLabels", key),
-                    "expected a Cloud Monitoring label key (at most 63 "
-                    f"lowercase letters, digits, '_' and '-', starting with a letter), got {key!r}",
-                )
-            )
-        if not isinstance(value, str) or not LABEL_VALUE.fullmatch(value):
-            problems.append(
-                ProblemAt(
-                    ("userLabels", key),
-                    "expected a Cloud Monitoring label value (at most 63 "
-                    f"lowercase letters, digits, '_' and '-'; quote numbers), got {value!r}",
-                )
-            )
-    if len(labels) + len(OWNED_LABELS) > MAX_USER_LABELS:
-        problems.append(
-            ProblemAt(
-                ("userLabels",),
-                f"expected at most {MAX_USER_LABELS - len(OWNED_LABELS)} labels "
-                f"(Cloud Monitoring allows {MAX_USER_LABELS}, rlobs sets {len(OWNED_LABELS)}), got "
-                f"{len(labels)}",
-            )
-        )
-    return problems
 
 
 class ChannelRoute(Model):
@@ -272,7 +203,7 @@ class GkeSpec(Model):
     )
     user_labels: dict[str, str] = Field(
         default_factory=dict,
-        # _label_problems checks them (one located problem per key); editors get the same rules.
+        # _user_labels checks them (one located problem per key); editors get the same rules.
         json_schema_extra={
             "propertyNames": {"pattern": f"^(?:{LABEL_KEY.pattern})$"},
             "additionalProperties": {"type": "string", "pattern": f"^(?:{LABEL_VALUE.pattern})$"},
@@ -309,18 +240,31 @@ class GkeSpec(Model):
         problems = []
         for i, f in enumerate(self.dashboard_filters):
             if (f.label, f.type) in seen:
-                problems.append(
-                    ProblemAt(
-                        ("dashboardFilters", i, "label"), f"expected each {f.type} label once, got {f.label!r} again"
-                    )
-                )
+                message = f"expected each {f.type} label once, got {f.label!r} again"
+                problems.append(ProblemAt(("dashboardFilters", i, "label"), message))
             seen.add((f.label, f.type))
         raise_all(problems)
         return self
 
     @model_validator(mode="after")
     def _user_labels(self) -> Self:
-        raise_all(_label_problems(self.user_labels))
+        problems = []
+        for key, value in self.user_labels.items():
+            at = ("userLabels", key)
+            if key in OWNED_LABELS:
+                message = f"expected a label of your own, not one rlobs sets ({OWNED_LABELS[key]}), got {key!r}"
+                problems.append(ProblemAt(at, message))
+            elif not LABEL_KEY.fullmatch(key):
+                message = "expected a Cloud Monitoring label key (at most 63 lowercase letters, digits, '_' and '-', "
+                problems.append(ProblemAt(at, message + f"starting with a letter), got {key!r}"))
+            if not isinstance(value, str) or not LABEL_VALUE.fullmatch(value):
+                message = "expected a Cloud Monitoring label value (at most 63 lowercase letters, digits, '_' and '-'; "
+                problems.append(ProblemAt(at, message + f"quote numbers), got {value!r}"))
+        if len(self.user_labels) + len(OWNED_LABELS) > MAX_USER_LABELS:
+            message = f"expected at most {MAX_USER_LABELS - len(OWNED_LABELS)} labels (Cloud Monitoring allows "
+            message += f"{MAX_USER_LABELS}, rlobs sets {len(OWNED_LABELS)}), got {len(self.user_labels)}"
+            problems.append(ProblemAt(("userLabels",), message))
+        raise_all(problems)
         return self
 
     @model_validator(mode="after")
@@ -328,51 +272,31 @@ class GkeSpec(Model):
         problems = []
         # Autopilot clusters are always regional: https://cloud.google.com/kubernetes-engine/docs/concepts/autopilot-overview
         if self.cluster_mode == "create-autopilot" and not re.fullmatch(REGION, self.location):
-            problems.append(
-                ProblemAt(
-                    ("location",),
-                    "expected a region like us-central1 for clusterMode create-autopilot "
-                    f"(Autopilot clusters are regional), got the zone {self.location!r}",
-                )
-            )
+            message = "expected a region like us-central1 for clusterMode create-autopilot (Autopilot clusters are "
+            problems.append(ProblemAt(("location",), message + f"regional), got the zone {self.location!r}"))
         # google_container_cluster.deletion_protection defaults to true (provider 5.0 upgrade guide), so a
         # Terraform-created cluster needs the choice made; gcloud has no such setting, so elsewhere it is dead input.
         creates = self.manage == "terraform" and self.cluster_mode != "existing"
         if creates and self.deletion_protection is None:
-            problems.append(
-                ProblemAt(
-                    ("deletionProtection",),
-                    "expected true or false for a cluster Terraform creates (true: terraform destroy fails "
-                    "until it is set to false and applied), got nothing",
-                )
-            )
+            message = "expected true or false for a cluster Terraform creates (true: terraform destroy fails until "
+            message += "it is set to false and applied), got nothing"
+            problems.append(ProblemAt(("deletionProtection",), message))
         elif not creates and self.deletion_protection is not None:
-            problems.append(
-                ProblemAt(
-                    ("deletionProtection",),
-                    "expected no deletionProtection: only a cluster Terraform creates (manage: terraform, "
-                    f"clusterMode create-*) has it, got {str(self.deletion_protection).lower()} with manage "
-                    f"{self.manage} and clusterMode {self.cluster_mode}",
-                )
+            message = (
+                "expected no deletionProtection: only a cluster Terraform creates (manage: terraform, clusterMode "
+                f"create-*) has it, got {str(self.deletion_protection).lower()} with manage {self.manage} and "
+                f"clusterMode {self.cluster_mode}"
             )
+            problems.append(ProblemAt(("deletionProtection",), message))
         # The gmp-collector names are what a collector with the googlemanagedprometheus exporter writes; the managed
         # collector keeps dots. So that naming needs the endpoint of such a collector, and only it uses one.
         if self.naming == "gmp-collector" and self.collector_endpoint is None:
-            problems.append(
-                ProblemAt(
-                    ("naming",),
-                    "naming is gmp-collector, so expected `collectorEndpoint:` naming the collector with the "
-                    "googlemanagedprometheus exporter that the workload exports to, got none",
-                )
-            )
+            message = "naming is gmp-collector, so expected `collectorEndpoint:` naming the collector with the "
+            message += "googlemanagedprometheus exporter that the workload exports to, got none"
+            problems.append(ProblemAt(("naming",), message))
         if self.naming != "gmp-collector" and self.collector_endpoint is not None:
-            problems.append(
-                ProblemAt(
-                    ("collectorEndpoint",),
-                    "expected no collectorEndpoint with naming telemetry-api (the workload exports to the managed "
-                    "collector)",
-                )
-            )
+            message = "expected no collectorEndpoint with naming telemetry-api (the workload exports to the managed "
+            problems.append(ProblemAt(("collectorEndpoint",), message + "collector)"))
         raise_all(problems)
         return self
 
@@ -383,29 +307,14 @@ class GkeProfile(ProfileBase):
 
     @model_validator(mode="after")
     def _workload_on_gke(self) -> Self:
-        # Rules that need the workload and the gke section together.
-        raise_all(_gke_workload_problems(self.workload))
+        """Rules GKE and Managed OpenTelemetry put on the workload."""
+        w, problems = self.workload, []
+        if not MIN_EXPORT_SECONDS <= duration_seconds(w.export_interval) <= MAX_EXPORT_SECONDS:
+            message = f"expected {MIN_EXPORT_SECONDS}s to {MAX_EXPORT_SECONDS // 60}m on the gke target (Managed "
+            message += f"OpenTelemetry accepts 5000-300000 ms), got {w.export_interval!r}"
+            problems.append(ProblemAt(("workload", "exportInterval"), message))
+        if SYSTEM_NAMESPACE.fullmatch(w.namespace):
+            message = "expected a namespace of your own, not one Kubernetes or GKE manages (kube-*, gke-*, gmp-system, "
+            problems.append(ProblemAt(("workload", "namespace"), message + f"gmp-public), got {w.namespace!r}"))
+        raise_all(problems)
         return self
-
-
-def _gke_workload_problems(workload: Workload) -> list[ProblemAt]:
-    """Rules GKE and Managed OpenTelemetry put on the workload; paths relative to the profile root."""
-    problems = []
-    seconds = duration_seconds(workload.export_interval)
-    if not MIN_EXPORT_SECONDS <= seconds <= MAX_EXPORT_SECONDS:
-        problems.append(
-            ProblemAt(
-                ("workload", "exportInterval"),
-                f"expected {MIN_EXPORT_SECONDS}s to {MAX_EXPORT_SECONDS // 60}m on the gke target (Managed "
-                f"OpenTelemetry accepts 5000-300000 ms), got {workload.export_interval!r}",
-            )
-        )
-    if SYSTEM_NAMESPACE.fullmatch(workload.namespace):
-        problems.append(
-            ProblemAt(
-                ("workload", "namespace"),
-                "expected a namespace of your own, not one Kubernetes or GKE manages "
-                f"(kube-*, gke-*, gmp-system, gmp-public), got {workload.namespace!r}",
-            )
-        )
-    return problems
