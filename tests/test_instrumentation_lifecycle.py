@@ -205,3 +205,58 @@ def test_run_ids_are_unique_by_default_and_chosen_in_order(app: Path, receiver: 
 def test_restart_count(app: Path, receiver: Receiver, env: dict[str, str], count: int) -> None:
     assert _run(app, receiver, STEPS, **env).returncode == 0
     assert receiver.gauge_values(RESTARTS)[-1] == count
+
+
+def test_only_global_rank_0_serves_and_the_others_stay_silent(app: Path) -> None:
+    """Two processes started as torchrun starts them (RANK=0, RANK=1, one port): rank 1 first, so it would win a
+    port race. Rank 0 always serves its series; rank 1 opens no port and prints nothing into the training log."""
+    import urllib.request
+
+    from testing.prom import free_port
+
+    port = free_port()
+    script = app / "train.py"
+    script.write_text(
+        "import sys, time\nimport rlobs_telemetry as telemetry\n"
+        "telemetry.record_loss(float('nan'))\ntelemetry.record_mfu('bad')\n"  # would warn on a reporting rank
+        "for _ in range(int(sys.argv[1])):\n    with telemetry.train_step():\n        time.sleep(0.05)\n",
+        encoding="utf-8",
+    )
+    env = example_env(
+        app,
+        OTEL_METRICS_EXPORTER="prometheus",
+        OTEL_TRACES_EXPORTER="none",
+        OTEL_EXPORTER_PROMETHEUS_HOST="127.0.0.1",
+        OTEL_EXPORTER_PROMETHEUS_PORT=str(port),
+        RL_FINISH_LINGER_SECONDS="0",
+        WORLD_SIZE="2",
+    )
+
+    def start(rank: int, steps: int) -> subprocess.Popen[str]:
+        ranked = {**env, "RANK": str(rank), "LOCAL_RANK": str(rank)}
+        return subprocess.Popen(
+            [sys.executable, str(script), str(steps)],
+            env=ranked,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    other = start(1, 60)
+    time.sleep(1.5)  # rank 1 is well into its loop
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
+    first = start(0, 40)
+    body = ""
+    for _ in range(100):
+        try:
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+            break
+        except OSError:
+            time.sleep(0.05)
+    assert "rl_run_state" in body
+    out, err = other.communicate(timeout=60)
+    assert other.returncode == 0 and out == "" and err == ""
+    out0, err0 = first.communicate(timeout=60)
+    assert first.returncode == 0, err0
+    assert "dropped a value" in err0  # the same code does warn on rank 0: rank 1's silence is the gating
