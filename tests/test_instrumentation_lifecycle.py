@@ -201,7 +201,9 @@ def test_run_ids_are_unique_by_default_and_chosen_in_order(app: Path, receiver: 
     assert receiver.point_attributes(STATE)[RUN_ID] == "grpo-qwen-7"  # the framework's name before the tracker's
 
 
-@pytest.mark.parametrize(("env", "count"), [({}, 0), ({"TORCHELASTIC_RESTART_COUNT": "2"}, 2), ({"RLOBS_RESTART_COUNT": "3"}, 3)])
+@pytest.mark.parametrize(
+    ("env", "count"), [({}, 0), ({"TORCHELASTIC_RESTART_COUNT": "2"}, 2), ({"RLOBS_RESTART_COUNT": "3"}, 3)]
+)
 def test_restart_count(app: Path, receiver: Receiver, env: dict[str, str], count: int) -> None:
     assert _run(app, receiver, STEPS, **env).returncode == 0
     assert receiver.gauge_values(RESTARTS)[-1] == count
@@ -257,6 +259,6 @@ def test_only_global_rank_0_serves_and_the_others_stay_silent(app: Path) -> None
     assert "rl_run_state" in body
     out, err = other.communicate(timeout=60)
     assert other.returncode == 0 and out == "" and err == ""
-    out0, err0 = first.communicate(timeout=60)
+    _, err0 = first.communicate(timeout=60)
     assert first.returncode == 0, err0
     assert "dropped a value" in err0  # the same code does warn on rank 0: rank 1's silence is the gating

@@ -46,7 +46,8 @@ def test_a_real_grpo_run(trl_app: Path, receiver: Receiver, tmp_path: Path) -> N
         OTEL_METRIC_EXPORT_INTERVAL="100",  # every few tenths of a step: each step's progress is seen
     )
     command = [sys.executable, str(SCRIPT), str(out), "--steps", "10", "--logging-steps", "10", "--nan-at", "10"]
-    run = subprocess.run([*command, "--reward-seconds", "0.3", "--linger", "1"], env=env, capture_output=True, text=True, timeout=300)
+    slow = ["--reward-seconds", "0.3", "--linger", "1"]  # healthy steps slower than the export interval
+    run = subprocess.run([*command, *slow], env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(out.read_text(encoding="utf-8"))
     assert result["steps"] == 10

@@ -38,7 +38,7 @@ def render_trl_app(folder: Path) -> Path:
     return folder / "out" / "app"
 
 
-def run(app: Path, out: Path, steps: int, adapter: bool) -> dict[str, object]:
+def run(app: Path, out: Path, steps: int, *, adapter: bool) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "RL_"))}
     env.update(
         PYTHONPATH=str(app),

@@ -33,13 +33,16 @@ OWNER_ENV = "RLOBS_OWNER_UID"
 RESTART_ENV = "RLOBS_RESTART_COUNT"
 # The pod label that names the object owning one run, by workload kind, read through the downward API: one value per
 # experiment, the same for every pod and retry of it. Job: the Job's uid (Kubernetes >= 1.27); JobSet: its uid
-# (JobSet's labels on jobs and pods); RayJob: its RayCluster's name, which KubeRay makes unique per RayJob (the
-# name plus a random suffix). Deployments, StatefulSets and long-lived Ray clusters host many runs: no owner id.
+# (JobSet's labels on jobs and pods); RayJob: its RayCluster's name, which KubeRay makes unique (the RayJob's name
+# plus a random suffix; KubeRay puts no RayJob uid on the pods). Deployments, StatefulSets and long-lived Ray
+# clusters host many runs: no owner id.
 OWNER_LABELS = {
     "Job": "batch.kubernetes.io/controller-uid",
     "JobSet": "jobset.sigs.k8s.io/jobset-uid",
     "RayJob": "ray.io/cluster",
 }
+# Where the owner id is not the same for every attempt: KubeRay makes a new RayCluster for each retry of a RayJob.
+OWNER_CAVEATS = {"RayJob": "a retry under `backoffLimit` runs on a new RayCluster, so it is a new run id"}
 # JobSet counts its restarts of the whole set on each pod; elsewhere torchrun's TORCHELASTIC_RESTART_COUNT is read.
 RESTART_LABELS = {"JobSet": "jobset.sigs.k8s.io/restart-attempt"}
 
@@ -80,3 +83,21 @@ def identity_rows(profile: ProfileBase, catalog: Catalog) -> list[dict[str, Any]
 def export_interval_env(workload: Workload) -> dict[str, str]:
     """OTEL_METRIC_EXPORT_INTERVAL (ms), the SDK's periodic reader interval."""
     return {"name": "OTEL_METRIC_EXPORT_INTERVAL", "value": str(workload.export_interval_ms)}
+
+
+def run_identity(profile: ProfileBase, catalog: Catalog) -> dict[str, Any]:
+    """The bundle README's section on the run id: the profile's own id, or where the app module takes one from."""
+    kind = profile.workload.kind
+    return {
+        "attribute": catalog.attribute("run_id").name,
+        "state": catalog.metric("run_state").name,
+        "restarts": catalog.metric("run_restarts").name,
+        "explicit": profile.workload.run.id,
+        "env": identity_env("run_id"),
+        "kind": kind,
+        "owner_env": OWNER_ENV,
+        "owner_label": OWNER_LABELS.get(kind),
+        "owner_caveat": OWNER_CAVEATS.get(kind),
+        "restart_env": RESTART_ENV,
+        "restart_label": RESTART_LABELS.get(kind),
+    }

@@ -177,8 +177,25 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "Run state",
             "none",
             "1",
-            (Query(by("max", sel("run_state", "")), "{run}"),),
-            m("run_state"),
+            (
+                Query(by("max", sel("run_state", "")), "{run} state"),
+                Query(by("max", sel("run_restarts", "")), "{run} restarts", "{restart}"),
+            ),
+            m("run_state") + "; and how often the run was restarted.",
+        ),
+        Panel(
+            "Training health",
+            "Progress",
+            "s",
+            "s",
+            (
+                Query(f"time() - {by('max', sel('progress_time', ''))}", "{run} since the last step"),
+                Query(f"time() - {by('max', sel('state_since', ''))}", "{run} in this state"),
+                Query(by("max", sel("step_interval", "")), "{run} normal step interval"),
+            ),
+            "Seconds since the last completed optimizer step and since the run entered its state, against the "
+            "run's own normal time between steps (p95 of the last 20, pauses excluded): a stall is a gap much "
+            "longer than normal.",
         ),
         Panel(
             "Saturation",
