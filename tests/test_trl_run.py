@@ -70,3 +70,42 @@ def test_a_real_grpo_run(trl_app: Path, receiver: Receiver, tmp_path: Path) -> N
 def _total(receiver: Receiver, key: str) -> float:
     (point,) = receiver.metric_points()[CATALOG.metric(key).name].sum.data_points
     return float(point.as_double if point.HasField("as_double") else point.as_int)
+
+
+def test_a_two_process_torchrun_run_always_has_its_series(trl_app: Path, tmp_path: Path) -> None:
+    """torchrun --nproc_per_node 2 (gloo on CPU), both ranks with the same /metrics port: rank 0 serves the run's
+    series from start to end, and nothing about telemetry reaches the training log."""
+    import contextlib
+    import re
+    import time
+    import urllib.request
+
+    from testing.prom import free_port
+
+    port = free_port()
+    env = example_env(
+        trl_app,
+        OTEL_METRICS_EXPORTER="prometheus",
+        OTEL_TRACES_EXPORTER="none",
+        OTEL_EXPORTER_PROMETHEUS_HOST="127.0.0.1",
+        OTEL_EXPORTER_PROMETHEUS_PORT=str(port),
+        RL_FINISH_LINGER_SECONDS="20",  # waits for two of this test's scrapes, a fraction of a second
+    )
+    torchrun = Path(sys.executable).parent / "torchrun"
+    command = [str(torchrun), "--nproc_per_node", "2", "--master_port", str(free_port()), str(SCRIPT)]
+    command += [str(tmp_path / "run.json"), "--steps", "6", "--logging-steps", "10", "--reward-seconds", "0.3"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    scrapes: list[str] = []
+    while proc.poll() is None:
+        with contextlib.suppress(OSError):  # not serving yet, or already gone
+            scrapes.append(urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode())
+        time.sleep(0.2)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-3000:]
+    series = [s for s in scrapes if "rl_run_state{" in s]
+    assert series, "no scrape had the run's series"
+    states = [float(m) for s in series for m in re.findall(r"^rl_run_state\{[^}]*\} (\S+)", s, re.M)]
+    assert states[-1] == FINISHED and TRAINING in states
+    steps = re.findall(r"^rl_train_steps_total\{[^}]*\} (\S+)", series[-1], re.M)
+    assert steps == ["6.0"]  # one series (rank 0's), with every step
+    assert "telemetry is off" not in out + err and "rlobs_telemetry" not in out + err

@@ -130,8 +130,9 @@ def main() -> None:
     cpu = time.process_time() - cpu
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     result = {"steps": trainer.state.global_step, "cpu": cpu, "hooks_cpu": spent[0], "losses": losses}
-    with open(options.out, "w", encoding="utf-8") as f:
-        json.dump(result, f)
+    if trainer.is_world_process_zero():  # under torchrun, rank 0 writes the result
+        with open(options.out, "w", encoding="utf-8") as f:
+            json.dump(result, f)
     time.sleep(options.linger)  # saving, pushing: the run is finishing
 
 
