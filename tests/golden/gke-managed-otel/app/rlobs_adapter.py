@@ -178,7 +178,7 @@ _warned: set[str] = set()
 
 
 def _warn_once(what: str) -> None:
-    if what not in _warned:
+    if what not in _warned and telemetry.is_reporting():
         _warned.add(what)
         warnings.warn(f"rlobs_adapter: {what}", stacklevel=3)
 

@@ -306,7 +306,7 @@ class _Telemetry:
     """The providers, instruments, run state and per-iteration counts; one per process (see init())."""
 
     def __init__(self, gpus: int | None, *, export: bool = True, run_name: str | None = None) -> None:
-        # Other ranks of a distributed job make no provider at all: no port, no exporter thread, no output.
+        # Other ranks of a distributed job export nothing: no reader, no port, no exporter thread, no output.
         self.reporting = _rank() == 0
         self.identity = _identity(run_name)
         self.gpus = gpus or _env_int("RL_NUM_GPUS", 1)
@@ -677,6 +677,11 @@ def progress() -> None:
     """A completed optimizer step, for adapters whose framework counts steps elsewhere (record_train_step and
     record_train_steps do this already)."""
     _get().progress()
+
+
+def is_reporting() -> bool:
+    """Whether this process reports (global rank 0): adapters print nothing on the other ranks either."""
+    return _rank() == 0
 
 
 def _exit_ok(code: Any) -> bool:
