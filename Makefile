@@ -7,7 +7,7 @@ OUT ?= out
 
 PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
 
-.PHONY: run install install-dev test test-fast lint golden helm-keys docs bench wheel-check clean
+.PHONY: run install install-dev install-trl test test-fast lint golden helm-keys docs bench bench-trl wheel-check clean
 
 # The venv with rlobs's runtime dependencies; rebuilt when pyproject.toml changes.
 $(VENV)/.runtime: pyproject.toml
@@ -27,6 +27,13 @@ install: $(VENV)/.runtime
 	$(PIP) --no-deps --no-build-isolation --force-reinstall .
 
 install-dev: $(VENV)/.dev install
+
+# The `trl` extra for the real TRL run (tests/test_trl_run.py skips without it): torch first, then the rest with
+# torch held at that version, so pip never swaps in a CUDA build.
+install-trl: install-dev
+	$(PIP) torch==2.13.0
+	echo torch==2.13.0 >$(VENV)/torch-constraint.txt
+	$(PIP) -c $(VENV)/torch-constraint.txt '.[trl]'
 
 run: install
 	$(BIN)/rlobs render blueprints/$(BLUEPRINT).yaml -o $(OUT)
@@ -62,6 +69,10 @@ docs: install
 
 bench: install
 	$(BIN)/python tools/bench.py
+
+# The TRL callback's cost: GRPO runs on CPU with and without it, same seed (identical losses), CPU per step.
+bench-trl: install-trl
+	$(BIN)/python tools/bench_trl.py
 
 wheel-check: install-dev
 	rm -rf dist && $(BIN)/python -m pip wheel -q --no-deps --no-build-isolation -w dist .

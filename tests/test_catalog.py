@@ -26,6 +26,10 @@ GAUGES = [
     "rl.train.loss",
     "rl.train.mfu",
     "rl.run.state",
+    "rl.run.state.since",
+    "rl.progress.time",
+    "rl.progress.interval",
+    "rl.run.restarts",
 ]
 IDENTITY = ["rl.system", "rl.system.version", "rl.run.id", "rl.algorithm", "rl.environment.name", "rl.model.name"]
 SPAN_ONLY = [

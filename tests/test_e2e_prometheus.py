@@ -56,6 +56,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subpr
             "OTEL_EXPORTER_PROMETHEUS_PORT": str(app_port),
             "RL_EXAMPLE_ITERATIONS": "1000000",
             "RL_EXAMPLE_SECONDS": "0.01",
+            # Prometheus is stopped first at teardown: no scrape will take the SIGTERMed loop's last state.
+            "RL_FINISH_LINGER_SECONDS": "0",
         }
     )
     loop = subprocess.Popen(

@@ -137,7 +137,8 @@ def test_env_points_at_the_collector_with_an_explicit_scheme_and_carries_the_run
     for key in ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
         assert env[key] == "http://otel-collector.monitoring.svc.cluster.local:4317"
     assert env["OTEL_SERVICE_NAME"] == "grpo-trainer"
-    assert env["RL_SYSTEM"] == "verl" and env["RL_ALGORITHM"] == "grpo" and env["RL_RUN_ID"] == "grpo-trainer"
+    assert env["RL_SYSTEM"] == "verl" and env["RL_ALGORITHM"] == "grpo"
+    assert "RL_RUN_ID" not in env  # the profile names no run id: never the workload's name for every run
     assert env["RL_MODEL"] == "Qwen2.5-7B-Instruct" and env["RL_ENVIRONMENT"] == "gsm8k"
     assert env["RL_SYSTEM_VERSION"] == "0.5.0"
     assert "service.instance.id=$(POD_NAME)" in env["OTEL_RESOURCE_ATTRIBUTES"]

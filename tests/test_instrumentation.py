@@ -65,6 +65,10 @@ def test_metrics_match_the_catalog_exactly(tmp_path: Path, receiver: Receiver) -
     points = receiver.metric_points()
     assert set(points) == {m.name for m in CATALOG.metrics}
     identity = {k: v for k, v in identity_values(profile(PROFILE), CATALOG).items() if v is not None}
+    # The profile names no run id: the module chose one for this process, the same on every point.
+    run_id = CATALOG.attribute("run_id").name
+    assert run_id not in identity
+    identity[run_id] = receiver.point_attributes(CATALOG.metric("run_state").name)[run_id]
     cumulative = metrics_pb2.AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE
     for m in CATALOG.metrics:
         got = points[m.name]

@@ -57,8 +57,21 @@ def spans(iteration, name, phase, attribute):
             pass
 
 
+@settings(max_examples=200, deadline=None)
+@given(anything, anything)
+def lifecycle(reason, name):
+    telemetry.init(run_name=name)
+    with telemetry.pause(reason), telemetry.pause(reason):
+        telemetry.progress()
+    telemetry.finishing()
+    with telemetry.pause(reason):
+        pass
+    telemetry.progress()
+
+
 records()
 spans()
+lifecycle()
 try:  # the user's own exceptions pass through every context manager
     with telemetry.loop(1), telemetry.phase("train"), telemetry.train_step():
         raise KeyError("the user's")

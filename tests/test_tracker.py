@@ -82,9 +82,10 @@ def test_wandb_links_on_the_eks_dashboard_and_rules() -> None:
         assert r["annotations"]["tracker_url"] == "https://wandb.ai/rl-team/grpo/runs/{{ $labels.rl_run_id }}"
     env = _env(files["workload/otel-env-patch.yaml"])
     names = [e["name"] for e in env]
-    assert names.index("RL_RUN_ID") < names.index("WANDB_RUN_ID")  # $(RL_RUN_ID) expands only if defined before
+    # No run id in the profile: the W&B run is the RayJob's (the run id the app module takes too), defined before it.
+    assert names.index("RLOBS_OWNER_UID") < names.index("WANDB_RUN_ID")
     assert {e["name"]: e["value"] for e in env if e["name"].startswith("WANDB_")} == {
-        "WANDB_RUN_ID": "$(RL_RUN_ID)",
+        "WANDB_RUN_ID": "$(RLOBS_OWNER_UID)",
         "WANDB_RESUME": "allow",
         "WANDB_ENTITY": "rl-team",
         "WANDB_PROJECT": "grpo",
@@ -246,9 +247,12 @@ def test_the_mlflow_run_id_is_on_the_loop_span_and_never_on_a_metric_point(
     assert all(key not in s.attributes for s in finished if s not in loops)  # the loop span only
     points = [p for ps in app.points().values() for p in ps]
     assert points
+    run_id = CATALOG.attribute("run_id").name
     for p in points:
         assert key not in p.attributes
-        assert expected is None or expected not in {str(v) for v in p.attributes.values()}
+        # No RL_RUN_ID and no run id in the profile: the tracker's run is the run id, the one series of the run.
+        others = {str(v) for k, v in p.attributes.items() if k != run_id}
+        assert expected is None or (p.attributes[run_id] == expected and expected not in others)
 
 
 # Grafana's own data-link variables, and the formats rlobs may apply to a dashboard variable.

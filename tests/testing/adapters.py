@@ -95,9 +95,10 @@ def load_app(root: Path, system: str, monkeypatch: pytest.MonkeyPatch) -> App:
     reader = InMemoryMetricReader()
     monkeypatch.setattr(telemetry, "_metric_readers", lambda _state: [reader])
     monkeypatch.setattr(telemetry, "_span_exporters", lambda: [])
-    # No process-wide hooks from a test: the SIGTERM handler, the excepthook and the exit flush.
+    # No process-wide hooks from a test: the SIGTERM handler, the excepthook, the sys.exit wrapper, the exit flush.
     monkeypatch.setattr(telemetry, "_install_sigterm", lambda: None)
     monkeypatch.setattr(telemetry, "_install_excepthook", lambda: None)
+    monkeypatch.setattr(telemetry, "_install_exit", lambda: None)
     monkeypatch.setattr(telemetry.atexit, "register", _no_exit_hook)
     adapter = _load("rlobs_adapter", app / "rlobs_adapter.py", monkeypatch)
     return App(telemetry, adapter, reader)

@@ -48,6 +48,24 @@ class Receiver:
                         found[m.name] = m
         return found
 
+    def gauge_values(self, name: str) -> list[float]:
+        """A gauge's value in each export, in order (one series: the module's one run per process)."""
+        values = []
+        for req in self.metrics:
+            for rm in req.resource_metrics:
+                for sm in rm.scope_metrics:
+                    for m in sm.metrics:
+                        if m.name == name:
+                            dp = m.gauge.data_points[-1]
+                            values.append(dp.as_double if dp.HasField("as_double") else float(dp.as_int))
+        return values
+
+    def point_attributes(self, name: str) -> dict[str, str]:
+        """The attributes of a metric's last exported data point."""
+        m = self.metric_points()[name]
+        dps = getattr(m, m.WhichOneof("data")).data_points
+        return {kv.key: kv.value.string_value for kv in dps[-1].attributes}
+
     def resources(self) -> list[dict[str, str]]:
         return [
             {kv.key: kv.value.string_value for kv in rm.resource.attributes}

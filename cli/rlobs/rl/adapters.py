@@ -22,10 +22,11 @@ VERL_LOG_PATH = "/tmp/rlobs-verl-metrics.jsonl"
 # Standard-library modules each adapter uses beyond the common part (kept sorted in the file for ruff's isort).
 _COMMON_IMPORTS = ("math", "threading", "time", "warnings")
 _EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {
-    "verl": ("atexit", "contextlib", "json", "os"),
+    "verl": ("atexit", "contextlib", "json", "os", "sys"),
     "roll": ("os",),
     "openrlhf": ("importlib",),
     "prime-rl": ("inspect",),
+    "trl": ("sys",),
 }
 # Adapters that wrap a framework function when its module is imported: framework -> (module, the adapter's wrap
 # function, what app/sitecustomize.py does, for the bundle README). sitecustomize adds the import hook when
@@ -64,7 +65,11 @@ ONE_LINE: dict[str, str] = {
 
 _BY_THE_MODULE = {
     "loss_nonfinite": "each NaN or infinite loss the mapped loss key carries",
-    "run_state": "1 from the first payload, 0 at a clean exit",
+    "run_state": "2 from start-up, 1 from the first step, 3 in a pause (after train() returns), 0 finished, 4 failed",
+    "state_since": "when the current run state began",
+    "progress_time": "the time of the last step the hook reported",
+    "step_interval": "p95 of the last 20 intervals between the steps the hook reported",
+    "run_restarts": "TORCHELASTIC_RESTART_COUNT or RLOBS_RESTART_COUNT (the workload wiring)",
     "telemetry_dropped": "mapped values that are not finite scalars",
     "tokens_rate_per_gpu": "the total rate / RL_NUM_GPUS (or the trainer's world size)",
     "samples_rate_per_gpu": "the total rate / RL_NUM_GPUS (or the trainer's world size)",

@@ -149,7 +149,31 @@ def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> 
             "NaN or infinite losses (the loss alert fires on them), and values the instrumentation refused "
             "(e.g. a string or a negative count) instead of raising into the loop.",
         ),
-        single("Training health", "Run state", "run_state", expr=by("max", sel("run_state", ""))),
+        Panel(
+            "Training health",
+            "Run state",
+            "none",
+            "1",
+            (
+                Query(by("max", sel("run_state", "")), "{run} state"),
+                Query(by("max", sel("run_restarts", "")), "{run} restarts", "{restart}"),
+            ),
+            catalog.metric("run_state").description + "; and how often the run was restarted.",
+        ),
+        Panel(
+            "Training health",
+            "Progress",
+            "s",
+            "s",
+            (
+                Query(f"time() - {by('max', sel('progress_time', ''))}", "{run} since the last step"),
+                Query(f"time() - {by('max', sel('state_since', ''))}", "{run} in this state"),
+                Query(by("max", sel("step_interval", "")), "{run} normal step interval"),
+            ),
+            "Seconds since the last completed optimizer step and since the run entered its state, against the "
+            "run's own normal time between steps (p95 of the last 20, pauses excluded): a stall is a gap much "
+            "longer than normal.",
+        ),
         single("Saturation", "Model FLOPs utilisation", "train_mfu", "percentunit"),
         Panel(
             "Saturation",

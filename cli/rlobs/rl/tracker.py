@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rlobs.profile.model import ProfileBase, Tracker
-from rlobs.rl.identity import identity_env
+from rlobs.rl.identity import run_id_ref
 
 WANDB_APP = "https://wandb.ai"
 # Cloud Monitoring: at most 3 documentation links, each URL at most 2083 characters after expansion, each display
@@ -53,9 +53,11 @@ def tracker_env(profile: ProfileBase) -> list[dict[str, str]]:
     if tracker is None:
         return []
     if tracker.kind == "wandb":
+        # Without a run id the profile or the workload's owner gives, W&B picks its own and the app reads it.
+        ref = run_id_ref(profile)
+        resume = [{"name": "WANDB_RUN_ID", "value": ref}, {"name": "WANDB_RESUME", "value": "allow"}] if ref else []
         env = [
-            {"name": "WANDB_RUN_ID", "value": f"$({identity_env('run_id')})"},
-            {"name": "WANDB_RESUME", "value": "allow"},
+            *resume,
             {"name": "WANDB_ENTITY", "value": str(tracker.entity)},
             {"name": "WANDB_PROJECT", "value": str(tracker.project)},
         ]

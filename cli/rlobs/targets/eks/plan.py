@@ -13,7 +13,7 @@ from rlobs.rl.catalog import Catalog
 from rlobs.rl.engines import load_engines
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job
 from rlobs.rl.grafana import board_links, rl_dashboard
-from rlobs.rl.identity import identity_rows
+from rlobs.rl.identity import identity_rows, run_identity
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.naming import Pipeline
 from rlobs.rl.tracker import tracker_env
@@ -209,6 +209,7 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "ref_commit": AI_ML_OBSERVABILITY_COMMIT,
                 "argocd_note": ARGOCD_NOTE,
                 "adapter": adapters.readme(profile, catalog),
+                "run_identity": run_identity(profile, catalog),
                 "rollout": _rollout_readme(profile),
                 "extra_envs": [e["name"] for e in adapters.adapter_env(profile, catalog) + tracker_env(profile)],
             },

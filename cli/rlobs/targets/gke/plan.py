@@ -9,6 +9,7 @@ from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
 from rlobs.rl import adapters, app, naming, workloads
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job
+from rlobs.rl.identity import run_identity
 from rlobs.rl.naming import Pipeline
 from rlobs.targets.gke import monitoring, project, tfpolicy, workload
 from rlobs.targets.gke.profile import GkeProfile, GkeSpec
@@ -267,6 +268,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         ],
         "files": file_table(files),
         "adapter": adapters.readme(profile, catalog),
+        "run_identity": run_identity(profile, catalog),
     }
     files.append(TemplateFile("README.md", "md", "gke/README.md.j2", "This file.", readme))
     return Plan(profile.metadata.name, tuple(files))

@@ -37,8 +37,22 @@ Configuration is the standard OpenTelemetry environment, so the same code runs i
   RL_ENVIRONMENT: rl.environment.name
   RL_MODEL: rl.model.name
   RL_NUM_GPUS (or init(gpus=...)) divides the per-GPU rates.
-Telemetry is flushed at normal exit and on SIGTERM (preemption); call flush() before a checkpoint. A normal exit
-(or finish()) marks the run finished (rl.run.state 0); a crash or SIGTERM does not, so alerts can tell them apart.
+
+The run's lifecycle (rl.run.state): 2 starting from the first use of the module until the first completed
+optimizer step, 1 training, 3 paused inside `with telemetry.pause("checkpoint"):` (evaluation, saving: any planned
+wait), 0 finished (finish(), the end of `with telemetry.run():`, or a normal exit), 4 failed (an uncaught exception,
+sys.exit(n) or SystemExit(n) with n not 0, SIGTERM without a clean finish, Ctrl-C). rl.progress.time is the time
+of the last completed step and rl.progress.interval this run's normal time between steps, so a stall is "no
+progress for much longer than usual". Wrap the training in `with telemetry.run():` (or decorate main with
+@telemetry.run()) to catch every failure; without it an exit through `raise SystemExit(1)` outside any function of
+this module cannot be told from a clean one (sys.exit(1), as Hydra calls it, is caught either way).
+Only global rank 0 reports (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID; none set = rank 0): the other ranks
+of a torchrun/MPI/Slurm job record nothing, open no port and print nothing.
+The run id (rl.run.id): RL_RUN_ID (or the profile's run id), else the framework's run name an adapter passes to
+init(run_name=...), else the tracker's run (WANDB_RUN_ID, the active or resumed MLflow run), else the owning
+Job/JobSet/RayJob (RLOBS_OWNER_UID, set by the bundle's workload wiring), else host name, start time and process id:
+two runs never share an id unless told to. rl.run.restarts: TORCHELASTIC_RESTART_COUNT or RLOBS_RESTART_COUNT.
+Telemetry is flushed at exit and on SIGTERM (preemption); call flush() before a checkpoint.
 No function here raises into the training loop: a bad value is dropped, counted in rl.telemetry.dropped{reason}
 and warned about once.
 """
@@ -51,6 +65,7 @@ import importlib
 import math
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -60,6 +75,7 @@ from contextlib import contextmanager, nullcontext, suppress
 from typing import Any, NamedTuple
 
 from opentelemetry import trace
+from opentelemetry.metrics import CallbackOptions, Observation
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import (
     ConsoleMetricExporter,
@@ -99,7 +115,7 @@ class Span(NamedTuple):
 IDENTITY: dict[str, Identity] = {
     "rl.system": Identity("RL_SYSTEM", "verl"),
     "rl.system.version": Identity("RL_SYSTEM_VERSION", "0.5.0"),
-    "rl.run.id": Identity("RL_RUN_ID", "grpo-trainer"),
+    "rl.run.id": Identity("RL_RUN_ID", None),
     "rl.algorithm": Identity("RL_ALGORITHM", "grpo"),
     "rl.environment.name": Identity("RL_ENVIRONMENT", "gsm8k"),
     "rl.model.name": Identity("RL_MODEL", "Qwen2.5-7B-Instruct"),
@@ -176,7 +192,21 @@ METRICS: dict[str, Metric] = {
         "rl.run.state",
         "gauge",
         "{state}",
-        "1 while the run trains, 0 once it finished cleanly (a crash leaves it at 1, then it disappears)",
+        "The run's state: 2 starting, 1 training, 3 paused, 0 finished cleanly, 4 failed",
+    ),
+    "state_since": Metric("rl.run.state.since", "gauge", "s", "Unix time (s) the current run state began"),
+    "progress_time": Metric("rl.progress.time", "gauge", "s", "Unix time (s) of the last completed optimizer step"),
+    "step_interval": Metric(
+        "rl.progress.interval",
+        "gauge",
+        "s",
+        "The run's normal time between completed steps: p95 of the last 20 intervals, pauses excluded",
+    ),
+    "run_restarts": Metric(
+        "rl.run.restarts",
+        "gauge",
+        "{restart}",
+        "Times this run was restarted: the same run id in a new process",
     ),
     "telemetry_dropped": Metric(
         "rl.telemetry.dropped",
@@ -249,26 +279,47 @@ SPANS: dict[str, Span] = {
     ),
 }
 PHASES = tuple(k for k in SPANS if k != "loop")
+# Gauges and counters are kept in the process and observed when the SDK collects (each export or scrape): a value
+# set at every optimizer step costs a dict update, not an SDK measurement (tens of microseconds each, most of it
+# checking and hashing the identity attributes). Histograms, and the dropped counter with its reason attribute, are
+# recorded through the SDK.
+OBSERVED = frozenset(k for k, m in METRICS.items() if m.kind != "histogram") - {"telemetry_dropped"}
 
 
 # Why a value was dropped (the values of the drop-reason attribute: a fixed set, so no new series per value).
 DROP_REASON = "rl.telemetry.reason"
 REASONS = ("not_a_number", "non_finite", "negative", "out_of_range", "error")
-RUNNING, FINISHED = 1, 0  # the values of METRICS["run_state"]
+# The values of METRICS["run_state"], as the alert rules read them.
+FINISHED, TRAINING, STARTING, PAUSED, FAILED = 0, 1, 2, 3, 4
+RUN_ID = "rl.run.id"
+# Where the run id comes from when neither RL_RUN_ID nor the profile sets it (after the framework's own run name).
+RUN_ID_ENV = ("WANDB_RUN_ID", "MLFLOW_RUN_ID", "RLOBS_OWNER_UID")
+RESTART_ENV = ("TORCHELASTIC_RESTART_COUNT", "RLOBS_RESTART_COUNT")
+# The global rank variables of torchrun, Open MPI, MPICH/Intel MPI and Slurm, first hit wins: only rank 0 reports.
+RANK_ENV = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID")
+# After SIGTERM the wait for a last scrape stays well inside Kubernetes' default 30 s termination grace period.
+TERM_LINGER_SECONDS = 20.0
+INTERVALS = 20  # METRICS["step_interval"] is the p95 of this many intervals between completed steps
 
 
 class _Telemetry:
-    """The providers, instruments and per-iteration counts; one per process (see init())."""
+    """The providers, instruments, run state and per-iteration counts; one per process (see init())."""
 
-    def __init__(self, gpus: int | None, *, export: bool = True) -> None:
-        self.identity = _identity()
+    def __init__(self, gpus: int | None, *, export: bool = True, run_name: str | None = None) -> None:
+        # Other ranks of a distributed job export nothing: no reader, no port, no exporter thread, no output.
+        self.reporting = _rank() == 0
+        self.identity = _identity(run_name)
         self.gpus = gpus or _env_int("RL_NUM_GPUS", 1)
+        self.scrapes: _ScrapeCounter | None = None
+        self.instruments: dict[str, Any] = {}
+        self.values: dict[str, float] = {}  # the OBSERVED metrics' current values (counters: their totals)
+        self.values_lock = threading.Lock()
+        export = export and self.reporting
         resource = _resource()
         views = [
             View(instrument_name=METRICS[key].name, aggregation=ExplicitBucketHistogramAggregation(bounds))
             for key, bounds in BUCKETS.items()
         ]
-        self.scrapes: _ScrapeCounter | None = None
         readers = _metric_readers(self) if export else []
         self.meter_provider = MeterProvider(resource=resource, metric_readers=readers, views=views)
         self.tracer_provider = TracerProvider(resource=resource)
@@ -276,56 +327,132 @@ class _Telemetry:
             self.tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
         meter = self.meter_provider.get_meter(SCOPE)
         self.tracer = self.tracer_provider.get_tracer(SCOPE)
-        self.instruments: dict[str, Any] = {}
         for key, (name, kind, unit, description) in METRICS.items():
-            if kind == "histogram":
+            if key in OBSERVED:
+                # An observable gauge reports the last value set (negative values too); the counters their totals.
+                create = meter.create_observable_counter if kind == "counter" else meter.create_observable_gauge
+                self.instruments[key] = create(name, [self._observer(key)], unit=unit, description=description)
+            elif kind == "histogram":
                 self.instruments[key] = meter.create_histogram(name, unit=unit, description=description)
-            elif kind == "counter":
-                self.instruments[key] = meter.create_counter(name, unit=unit, description=description)
             else:
-                # A real synchronous gauge (SDK >= 1.23): last value wins, negative values allowed.
-                self.instruments[key] = meter.create_gauge(name, unit=unit, description=description)
+                self.instruments[key] = meter.create_counter(name, unit=unit, description=description)
         self.samples = 0
         self.tokens = 0
         self.lock = threading.Lock()
         self.closed = False
-        self.started = False
-        self.crashed = False
         self.warned: set[str] = set()
+        # The lifecycle: the state, what a pause returns to, and the progress clock (time.time(): Unix seconds).
+        self.born = time.time()
+        self.state = STARTING
+        self.resume_to = STARTING
+        self.pauses = 0  # nesting depth of pause()
+        self.paused_at = 0.0
+        self.paused_total = 0.0  # paused seconds since the last completed step
+        self.last_step: float | None = None
+        self.intervals: list[float] = []
+        self.steps = 0  # progress events, so loop() knows whether its iteration had any
+        self.exit_status: Any = None  # a non-zero sys.exit() status seen, until the run makes progress again
+        self.failed = False
+        self.terminated = False  # SIGTERM: the pod's grace period bounds the wait for a last scrape
+        self.record("run_restarts", _restarts())
+        self._set_state(STARTING, self.born)
+        # Event counters start at 0: increase() cannot see a first event on a series that starts at 1.
+        for key in ("train_steps", "loss_nonfinite"):
+            self.record(key, 0)
+        for reason in REASONS:
+            self.record("telemetry_dropped", 0, {DROP_REASON: reason})
+
+    def _observer(self, key: str) -> Callable[[CallbackOptions], list[Observation]]:
+        def observe(_options: CallbackOptions) -> list[Observation]:
+            value = self.values.get(key)
+            return [] if value is None else [Observation(value, self.identity)]
+
+        return observe
 
     def record(self, key: str, value: float, extra: dict[str, str] | None = None) -> None:
+        if not self.reporting:
+            return
         kind = METRICS[key].kind
+        if key in OBSERVED:
+            with self.values_lock:
+                self.values[key] = self.values.get(key, 0) + value if kind == "counter" else value
+            return
         instrument = self.instruments[key]
         attributes = {**self.identity, **extra} if extra else self.identity
         if kind == "histogram":
             instrument.record(value, attributes=attributes)
-        elif kind == "counter":
-            instrument.add(value, attributes=attributes)
         else:
-            instrument.set(value, attributes=attributes)
+            instrument.add(value, attributes=attributes)
 
-    def start(self) -> None:
-        """The first loop iteration: the run is training. Creates the step counter's series at 0, so a run that
-        hangs before its first optimizer step is seen as stalled rather than absent."""
-        if not self.started:
-            self.started = True
-            self.record("run_state", RUNNING)
-            # Event counters start at 0: increase() cannot see a first event on a series that starts at 1.
-            for key in ("train_steps", "loss_nonfinite"):
-                self.record(key, 0)
-            for reason in REASONS:
-                self.record("telemetry_dropped", 0, {DROP_REASON: reason})
+    def _set_state(self, state: int, now: float) -> None:
+        self.state = state
+        self.record("run_state", state)
+        self.record("state_since", now)
+
+    def progress(self) -> None:
+        """A completed optimizer step: the progress clock, the interval statistics and the end of STARTING."""
+        now = time.time()
+        with self.lock:
+            if self.closed:
+                return
+            self.steps += 1
+            self.exit_status = None  # the run went on after a sys.exit() that was caught
+            if self.last_step is None:
+                # The first step: the whole start-up is a safe over-estimate of the normal interval.
+                interval = now - self.born - self.paused_total
+            else:
+                self.intervals.append(max(0.0, now - self.last_step - self.paused_total))
+                del self.intervals[:-INTERVALS]
+                ordered = sorted(self.intervals)
+                interval = ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+            self.last_step, self.paused_total = now, 0.0
+            self.record("progress_time", now)
+            self.record("step_interval", max(0.0, interval))
+            if self.state == STARTING:
+                self._set_state(TRAINING, now)
+            elif self.state == PAUSED and self.resume_to == STARTING:
+                self.resume_to = TRAINING
+
+    def pause(self, entering: bool) -> None:
+        """Enter or leave a pause; nested pauses end with the outermost one."""
+        now = time.time()
+        with self.lock:
+            if self.closed:
+                return
+            if entering:
+                self.pauses += 1
+                if self.pauses == 1:
+                    self.resume_to, self.paused_at = self.state, now
+                    self._set_state(PAUSED, now)
+            elif self.pauses > 0:
+                self.pauses -= 1
+                if self.pauses == 0:
+                    self.paused_total += now - self.paused_at
+                    # state_since marks the pause's end: the stall clock restarts from here.
+                    self._set_state(self.resume_to, now)
+
+    def fail(self) -> None:
+        with self.lock:
+            self.failed = True
+            if not self.closed:
+                self._set_state(FAILED, time.time())
 
     def shutdown(self, *, clean: bool) -> None:
         with self.lock:
             if self.closed:
                 return
             self.closed = True
-        if clean and self.started and not self.crashed:
-            # A clean end: the stall and telemetry-lost alerts stay silent for this run.
-            self.record("run_state", FINISHED)
-            if self.scrapes is not None:
-                self.scrapes.wait_for_next(_env_float("RL_FINISH_LINGER_SECONDS", 30.0))
+            failed = self.failed or self.exit_status is not None or not clean
+            self._set_state(FAILED if failed else FINISHED, time.time())
+        _restore_exit()
+        if self.scrapes is not None:
+            # The final state must be served once before the process (and its /metrics) goes away.
+            linger = _env_float("RL_FINISH_LINGER_SECONDS", 30.0)
+            if self.terminated:
+                # Inside the grace period, the next scrape is enough (rarely, one already under way misses it).
+                self.scrapes.wait_for_next(min(linger, TERM_LINGER_SECONDS), scrapes=1)
+            else:
+                self.scrapes.wait_for_next(linger)
         # shutdown() collects and exports the last metrics and flushes queued spans.
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
@@ -335,7 +462,7 @@ class _Telemetry:
         try:
             self.record("telemetry_dropped", 1, {DROP_REASON: reason})
             cause = f"{what}: {reason}"
-            if cause not in self.warned:
+            if cause not in self.warned and self.reporting:
                 self.warned.add(cause)
                 warnings.warn(f"rlobs_telemetry: dropped a value ({cause}); further ones are counted", stacklevel=3)
         except Exception:  # telemetry must never raise into the training loop
@@ -355,12 +482,12 @@ class _ScrapeCounter:
             self.changed.notify_all()
         return []
 
-    def wait_for_next(self, timeout: float) -> None:
+    def wait_for_next(self, timeout: float, scrapes: int = 2) -> None:
         """Until a whole scrape has run after this call: the second one from now (the first may have started
         before the value changed, since this counter is collected last)."""
         with self.changed:
             seen = self.count
-            self.changed.wait_for(lambda: self.count > seen + 1, timeout=max(0.0, timeout))
+            self.changed.wait_for(lambda: self.count >= seen + scrapes, timeout=max(0.0, timeout))
 
 
 _state: _Telemetry | None = None
@@ -433,9 +560,11 @@ def _recording(what: str) -> Callable[[Callable[..., None]], Callable[..., None]
     return decorate
 
 
-def init(gpus: int | None = None) -> None:
-    """Set up metrics and traces from the OTEL_* environment (idempotent; every API call does it on first use)."""
-    _get(_positive_int(gpus))
+def init(gpus: int | None = None, run_name: str | None = None) -> None:
+    """Set up metrics and traces from the OTEL_* environment; the run is "starting" from here (idempotent; every API
+    call does it on first use). run_name: the framework's own run or experiment name (adapters pass it), the run id
+    unless RL_RUN_ID or the profile sets one; only the first call's counts, since every series carries the id."""
+    _get(_positive_int(gpus), run_name if isinstance(run_name, str) and run_name.strip() else None)
 
 
 def _positive_int(value: Any) -> int | None:
@@ -446,18 +575,21 @@ def _positive_int(value: Any) -> int | None:
     return number if number and number > 0 else None
 
 
-def _get(gpus: int | None = None) -> _Telemetry:
+def _get(gpus: int | None = None, run_name: str | None = None) -> _Telemetry:
     global _state
     with _state_lock:
         if _state is None:
             try:
-                _state = _Telemetry(gpus)
+                _state = _Telemetry(gpus, run_name=run_name)
             except Exception as exc:  # a bad OTEL_* setting must not stop the training run
-                warnings.warn(f"rlobs_telemetry: telemetry is off: {exc}", stacklevel=3)
-                _state = _Telemetry(gpus, export=False)
-            atexit.register(_at_exit)
-            _install_sigterm()
-            _install_excepthook()
+                if _rank() == 0:
+                    warnings.warn(f"rlobs_telemetry: telemetry is off: {exc}", stacklevel=3)
+                _state = _Telemetry(gpus, export=False, run_name=run_name)
+            if _state.reporting:  # the other ranks' exits, signals and exceptions are none of this module's business
+                atexit.register(_at_exit)
+                _install_sigterm()
+                _install_excepthook()
+                _install_exit()
         elif gpus:
             _state.gpus = gpus
         return _state
@@ -480,14 +612,81 @@ def flush(timeout_ms: int = 10_000) -> None:
 def finish() -> None:
     """The run ended as planned: marks it finished (so no stall alert) and flushes. Normal exit does the same."""
     if _state is not None:
+        _state.failed = False  # e.g. a SIGTERM handler that saved and then finished: a planned end after all
+        _state.exit_status = None
         _state.shutdown(clean=True)
 
 
 @_guarded
+def fail() -> None:
+    """The run failed (for code that handles its own fatal errors): exported as failed at exit."""
+    _get().fail()
+
+
+@_guarded
 def shutdown() -> None:
-    """Flush and stop exporting without marking the run finished (done on SIGTERM: preemption is not an end)."""
+    """Flush and stop exporting without a clean finish: the run ends failed (done on SIGTERM: preemption is not an
+    end; a restarted run carries on under the same id)."""
     if _state is not None:
         _state.shutdown(clean=False)
+
+
+@contextmanager
+def run() -> Iterator[None]:
+    """The whole training run: `with telemetry.run(): train()` or `@telemetry.run()` on main. An exception or a
+    non-zero SystemExit leaving it marks the run failed (and passes through); a normal end marks it finished."""
+    try:
+        init()
+        yield
+    except SystemExit as exc:
+        (finish if _exit_ok(exc.code) else fail)()
+        raise
+    except BaseException:
+        fail()
+        raise
+    else:
+        finish()
+
+
+@contextmanager
+def pause(reason: str = "pause") -> Iterator[None]:
+    """A planned wait (checkpoint, evaluation, saving): the run is "paused" (no stall alert up to the profile's pause
+    limit) and the time does not count as a step interval. The reason is for the reader; it is not exported."""
+    _pausing(True)
+    try:
+        yield
+    finally:
+        _pausing(False)
+
+
+@_guarded
+def _pausing(entering: bool) -> None:
+    _get().pause(entering)
+
+
+@_guarded
+def finishing() -> None:
+    """The framework's train() returned (saving, pushing): paused until exit or finish(), never a stall."""
+    state = _get()
+    if state.pauses == 0:
+        state.pause(True)
+
+
+@_guarded
+def progress() -> None:
+    """A completed optimizer step, for adapters whose framework counts steps elsewhere (record_train_step and
+    record_train_steps do this already)."""
+    _get().progress()
+
+
+def is_reporting() -> bool:
+    """Whether this process reports (global rank 0): adapters print nothing on the other ranks either."""
+    return _rank() == 0
+
+
+def _exit_ok(code: Any) -> bool:
+    """Exit status 0: SystemExit(None), SystemExit(0) (and False); anything else, a message too, is status 1."""
+    return code is None or (isinstance(code, int) and code == 0)
 
 
 @contextmanager
@@ -541,7 +740,7 @@ def loop(iteration: int, name: str = "train") -> Any:
     span_name, metric_key, attrs = SPANS["loop"]
     try:
         state = _get()
-        state.start()
+        steps = state.steps
         state.samples = state.tokens = 0
         index = int(iteration) if isinstance(iteration, int | float) and math.isfinite(iteration) else -1
         attributes: dict[str, Any] = {**state.identity, attrs["loop"]: str(name), attrs["loop_iteration"]: index}
@@ -550,10 +749,14 @@ def loop(iteration: int, name: str = "train") -> Any:
             attributes[attrs["tracker_run_id"]] = tracker_run
     except Exception:
         _drop("error", "loop")
-        attributes = {}
+        attributes, steps = {}, -1
 
     def rates(seconds: float) -> None:
-        if _state is not None and seconds > 0 and (_state.samples or _state.tokens):
+        if _state is None:
+            return
+        if _state.steps == steps:  # an iteration that counted no optimizer step is the progress itself
+            _state.progress()
+        if seconds > 0 and (_state.samples or _state.tokens):
             set_rates(samples_per_second=_state.samples / seconds, tokens_per_second=_state.tokens / seconds)
 
     return _span(span_name, attributes, metric_key, rates)
@@ -616,10 +819,10 @@ def record_train_step(tokens: int = 0, duration_ms: float | None = None) -> None
     count = _count(tokens or 0)
     duration = _count(duration_ms) if duration_ms is not None else None
     state = _get()
-    state.start()
     if duration is not None:
         state.record("train_step_duration", duration)
     state.record("train_steps", 1)
+    state.progress()
     if count > 0:
         state.record("train_tokens", count)
         state.tokens += count
@@ -638,11 +841,7 @@ def record_duration(phase: str, duration_ms: float) -> None:
     """A duration the framework measured itself (adapters): loop, a phase, env_step or train_step, in ms."""
     if phase not in DURATIONS:
         raise _Refused("out_of_range")
-    value = _count(duration_ms)
-    state = _get()
-    if phase == "loop":
-        state.start()
-    state.record(DURATIONS[phase], value)
+    _get().record(DURATIONS[phase], _count(duration_ms))
 
 
 @_recording("record_train_steps")
@@ -651,9 +850,9 @@ def record_train_steps(steps: int = 0, tokens: int = 0) -> None:
     count = _count(steps or 0)
     token_count = _count(tokens or 0)
     state = _get()
-    state.start()
     if count > 0:
         state.record("train_steps", count)
+        state.progress()
     if token_count > 0:
         state.record("train_tokens", token_count)
         state.tokens += token_count
@@ -740,13 +939,50 @@ def _env_float(variable: str, default: float) -> float:
     return value if math.isfinite(value) and value >= 0 else default
 
 
-def _identity() -> dict[str, str]:
+def _identity(run_name: str | None) -> dict[str, str]:
     found = {}
     for name, (env, default) in IDENTITY.items():
         value = os.environ.get(env) or default
         if value:
             found[name] = value
+    if not found.get(RUN_ID):
+        found[RUN_ID] = _run_id(run_name)
     return found
+
+
+def _run_id(run_name: str | None) -> str:
+    """The run id when none is set: the framework's run name, the tracker's run, the owning Job's uid, else one unique
+    to this process (never a constant: two runs under one id hide each other's stall)."""
+    found = run_name or _tracker_run() or next((v for e in RUN_ID_ENV if (v := os.environ.get(e, "").strip())), "")
+    if found:
+        return found
+    return f"{socket.gethostname()}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}"
+
+
+def _tracker_run() -> str | None:
+    """The live W&B run or active MLflow run of this process, where the training code has started one."""
+    wandb = sys.modules.get("wandb")
+    if wandb is not None:
+        with suppress(Exception):
+            if isinstance(wandb.run.id, str) and wandb.run.id:
+                return str(wandb.run.id)
+    return _mlflow_run_id()
+
+
+def _rank() -> int:
+    """The global rank; a rank variable that is set but not a number is not rank 0."""
+    return next((_int(v, -1) for e in RANK_ENV if (v := os.environ.get(e, "").strip())), 0)
+
+
+def _restarts() -> int:
+    return next((max(0, _int(v, 0)) for e in RESTART_ENV if (v := os.environ.get(e, "").strip())), 0)
+
+
+def _int(value: str, default: int) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return default
 
 
 def _resource() -> Resource:
@@ -860,18 +1096,20 @@ def _span_exporters() -> list[SpanExporter]:
 
 
 def _install_sigterm() -> None:
-    """On SIGTERM (preemption, pod deletion) flush telemetry, then let the previous handler or exit proceed."""
+    """On SIGTERM (preemption, pod deletion) the run failed unless it finishes cleanly: flush telemetry, then let the
+    previous handler or exit proceed."""
     if threading.current_thread() is not threading.main_thread():
         return  # signal handlers can only be set from the main thread
     previous = signal.getsignal(signal.SIGTERM)
 
     def _on_sigterm(signum: int, frame: Any) -> None:
-        # Preemption or eviction is not the end of the run: it stays "training", so a run that is not restarted
-        # fires the telemetry-lost alert while a restarted one carries on.
+        # A preempted attempt is not the end of the run: a restarted one carries on under the same id (and a
+        # higher restart count), one that is not restarted stays failed.
         if _state is not None:
-            _state.crashed = True
+            _state.fail()
+            _state.terminated = True
         if callable(previous):
-            shutdown()
+            flush()
             previous(signum, frame)
         elif previous == signal.SIG_IGN:
             flush()
@@ -884,12 +1122,43 @@ def _install_sigterm() -> None:
 
 
 def _install_excepthook() -> None:
-    """An uncaught exception is a crash, not a finish: the run stays "training" in its last export."""
+    """An uncaught exception (KeyboardInterrupt too) is a failure, not a finish."""
     previous = sys.excepthook
 
     def _on_exception(kind: type[BaseException], value: BaseException, tb: Any) -> None:
         if _state is not None:
-            _state.crashed = True
+            _state.fail()
         previous(kind, value, tb)
 
     sys.excepthook = _on_exception
+
+
+# Python tells atexit nothing about the exit status, and an uncaught SystemExit skips sys.excepthook; Hydra's
+# @hydra.main (verl's main_ppo) turns every exception into sys.exit(1), so without this a crash would end "finished".
+# The wrapper only notes the status and calls the original; it is installed by init() and restored at shutdown.
+_original_exit: Callable[..., Any] | None = None
+
+
+def _install_exit() -> None:
+    global _original_exit
+    if _original_exit is not None:
+        return
+    original = _original_exit = sys.exit
+
+    def rlobs_exit(status: Any = None) -> Any:
+        with suppress(Exception):
+            if _state is not None and threading.current_thread() is threading.main_thread():
+                # A thread's sys.exit() ends only that thread; a status caught by the program is cleared when
+                # the run makes progress again.
+                _state.exit_status = None if _exit_ok(status) else status
+        return original(status)
+
+    rlobs_exit._rlobs = True  # type: ignore[attr-defined]
+    sys.exit = rlobs_exit
+
+
+def _restore_exit() -> None:
+    global _original_exit
+    if _original_exit is not None and getattr(sys.exit, "_rlobs", False):
+        sys.exit = _original_exit
+    _original_exit = None

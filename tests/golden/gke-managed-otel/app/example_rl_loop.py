@@ -17,6 +17,7 @@ import time
 import rlobs_telemetry as telemetry
 
 
+@telemetry.run()  # an exception or a non-zero exit leaving main marks the run failed, a normal end finished
 def main() -> None:
     iterations = int(os.environ.get("RL_EXAMPLE_ITERATIONS", "5"))
     pause = float(os.environ.get("RL_EXAMPLE_SECONDS", "0.05"))
@@ -40,8 +41,10 @@ def main() -> None:
                 telemetry.record_mfu(0.4 + rng.random() * 0.1)
             with telemetry.phase("sync", sync_bytes=14 * 2**30, sync_source="trainer", sync_destination="rollout"):
                 time.sleep(pause)
+        if iteration % 2 == 1:
+            with telemetry.pause("checkpoint"):  # a planned wait: no stall alert, not a step interval
+                time.sleep(pause)
         print(f"iteration {iteration} done", flush=True)
-    telemetry.finish()  # the run ended as planned (a normal exit does the same)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import contextlib
 import json
 import math
 import os
+import sys
 import threading
 import time
 import warnings
@@ -102,6 +103,10 @@ class Mapper:
             if key not in payload:
                 continue
             raw = payload[key]
+            if raw is None:
+                # A value the framework could not compute: verl's file logger writes NaN as null (orjson), TRL logs
+                # None for a window of NaN rewards. Non-finite, so counted as such, never as a missing value.
+                raw = math.nan
             number = _scalar(raw)
             if number is None:
                 values[metric] = raw  # the module refuses it and counts it in the dropped counter
@@ -173,7 +178,7 @@ _warned: set[str] = set()
 
 
 def _warn_once(what: str) -> None:
-    if what not in _warned:
+    if what not in _warned and telemetry.is_reporting():
         _warned.add(what)
         warnings.warn(f"rlobs_adapter: {what}", stacklevel=3)
 
@@ -295,6 +300,8 @@ def start_tailer(path: str | None = None, poll_seconds: float | None = None) -> 
     path = path or os.environ.get("VERL_FILE_LOGGER_PATH")
     if not path:
         return None
+    # The run is "starting" from the trainer's start, so a trainer stuck before its first step is seen as such.
+    telemetry.init(run_name=_override(getattr(sys, "orig_argv", sys.argv), EXPERIMENT_KEY))
     interval = poll_seconds or _env_seconds("RLOBS_TAIL_POLL_SECONDS", POLL_SECONDS_DEFAULT)
     since = time.time()
     thread = threading.Thread(target=_tail, args=(path, interval, since), name="rlobs-verl-tailer", daemon=True)
@@ -320,6 +327,21 @@ def _tail(path: str, interval: float, since: float) -> None:
         time.sleep(interval)
 
 
+# verl's own name for the experiment (trainer.experiment_name, a Hydra override on the command line): the run id
+# when the profile sets none. The config file's default (one name for every run of the recipe) is never taken.
+EXPERIMENT_KEY = "trainer.experiment_name"
+
+
+def _override(argv: list[str], key: str) -> str | None:
+    """The value of a Hydra command-line override key=value (also +key= and ++key=), the last one given."""
+    found = None
+    for arg in argv:
+        name, equals, value = arg.lstrip("+").partition("=")
+        if equals and name == key and value.strip():
+            found = value.strip().strip("'\"")
+    return found
+
+
 def _env_seconds(variable: str, default: float) -> float:
     try:
         value = float(os.environ.get(variable) or default)
@@ -337,6 +359,13 @@ def wrap_tracking() -> None:
     if getattr(original, "_rlobs", False):
         return
     mapper = Mapper()
+    construct = tracking.Tracking.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        # Tracking(project_name, experiment_name, ...): verl's experiment name is the run id unless one is set.
+        name = kwargs.get("experiment_name", args[1] if len(args) > 1 else None)
+        telemetry.init(run_name=name if isinstance(name, str) else None)
+        construct(self, *args, **kwargs)
 
     def log(self: Any, data: Any, step: Any, backend: Any = None) -> Any:
         if isinstance(data, Mapping) and backend is None:
@@ -345,3 +374,4 @@ def wrap_tracking() -> None:
 
     log._rlobs = True  # type: ignore[attr-defined]
     tracking.Tracking.log = log
+    tracking.Tracking.__init__ = __init__
