@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from rlobs.profile.profiles import Profile
+from rlobs.profile.model import ProfileBase as Profile
 from rlobs.rl.catalog import load_catalog
 from rlobs.rl.identity import rl_env
 from rlobs.rl.tracker import tracker_env
