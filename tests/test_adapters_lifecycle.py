@@ -72,7 +72,7 @@ def test_trl_reports_progress_at_every_optimizer_step(tmp_path: Path, monkeypatc
 def test_trl_counts_a_nan_loss_behind_the_default_nan_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """transformers' logging_nan_inf_filter logs a finite loss for a NaN step; the parameters the NaN step left
     behind are counted at that step, and a NaN grad_norm at the log when nothing was counted before it."""
-    module("torch", "a real model's parameters for the per-step check")
+    module("torch", "a real model's parameters for the per-step check", "make install-trl")
     import torch
 
     app = load_app(tmp_path, "trl", monkeypatch)

@@ -96,13 +96,13 @@ def preinstalled_tool(name: str, why: str) -> str:
     pytest.skip(f"{name} is not installed and no package registry here provides it ({why})")
 
 
-def module(name: str, why: str) -> None:
+def module(name: str, why: str, install: str = "make test") -> None:
     try:
         __import__(name)
     except ImportError:
         if REQUIRE_TOOLS:
             pytest.fail(f"Python module {name} is required by RLOBS_REQUIRE_TOOLS=1 ({why})")
-        pytest.skip(f"Python module {name} is not installed ({why}); `make test` installs it")
+        pytest.skip(f"Python module {name} is not installed ({why}); `{install}` installs it")
 
 
 def shared(rel: str) -> Path:
