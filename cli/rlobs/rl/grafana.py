@@ -188,30 +188,18 @@ def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
 
     run_links, dashboard_links = _tracker_links(facts, run_label)
     items: list[dict[str, Any]] = []
-    next_id = 1
     y = 0
     all_panels = panels(catalog, pipeline, sel, "$__rate_interval")
     for section in SECTIONS:
-        items.append(row(next_id, section, y))
-        next_id += 1
+        items.append(row(len(items) + 1, section, y))
         y += 1
         chosen = [p for p in all_panels if p.section == section]
         for i, panel in enumerate(chosen):
-            x, top = two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)
             targets = [(q.expr, q.legend.replace("{run}", legend_run)) for q in panel.queries]
-            per_run = any("{run}" in q.legend for q in panel.queries)
-            items.append(
-                timeseries(
-                    next_id,
-                    panel.title,
-                    panel.grafana_unit,
-                    targets,
-                    (x, top),
-                    description=panel.description,
-                    links=run_links if per_run else None,
-                )
-            )
-            next_id += 1
+            links = run_links if any("{run}" in q.legend for q in panel.queries) else None
+            at = two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)
+            panel_id = len(items) + 1
+            items.append(timeseries(panel_id, panel.title, panel.grafana_unit, targets, at, panel.description, links))
         y += rows_height(len(chosen), PANEL_HEIGHT)
 
     return {
