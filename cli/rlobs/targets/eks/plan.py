@@ -232,16 +232,9 @@ def _workload_files(profile: EksProfile, catalog: Catalog, *, ray_logs: bool) ->
             "OTel SDK env, RL_* identity env and the scrape label for the RL container.",
         ),
     ]
-    schema = workloads.openapi(w.kind)
-    if schema is not None:
-        files.append(
-            DataFile(
-                f"workload/{workloads.OPENAPI_FILE}",
-                "json",
-                schema,
-                "Merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name.",
-            )
-        )
+    if (schema := workloads.openapi(w.kind)) is not None:
+        what = "Merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name."
+        files.append(DataFile(f"workload/{workloads.OPENAPI_FILE}", "json", schema, what))
     if ray_logs:
         files += [
             DataFile(
