@@ -118,16 +118,14 @@ def _variable(name: str, label: str, probe: str) -> dict[str, Any]:
 
 
 def _tracker_links(facts: RlFacts, run_label: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(data links on per-run series, dashboard links) to the run in the tracker. The series' run label is read with
-    Grafana's data-link variable; a dotted label needs the bracket form (Grafana data-link variables docs)."""
+    """(data links on per-run series, dashboard links) to the run in the tracker (MLflow: the experiment). The series'
+    run label is read with Grafana's data-link variable; a dotted label needs the bracket form (Grafana data-link
+    variables docs)."""
     found = tracker.links(facts.profile.workload.tracker)
     if found is None:
         return [], []
-    if found.run_base is None:
-        return [_data_link(*found.home)], [_board_link(*found.home)]
     label = f'["{run_label}"]' if naming.dotted(facts.pipeline) else f".{run_label}"
-    variable = "${__field.labels" + label + "}"
-    return [_data_link(f"W&B run {variable}", found.run_base + variable)], [_board_link(*found.home)]
+    return [_data_link(*found.run("${__field.labels" + label + "}"))], [_board_link(*found.home)]
 
 
 def _data_link(title: str, url: str) -> dict[str, Any]:
