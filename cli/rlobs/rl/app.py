@@ -17,12 +17,6 @@ from rlobs.rl.facts import RlFacts
 from rlobs.rl.identity import identity_rows
 from rlobs.rl.naming import Pipeline
 
-APP_DIR = "app"
-TELEMETRY_FILE = f"{APP_DIR}/rlobs_telemetry.py"
-REQUIREMENTS_FILE = f"{APP_DIR}/requirements.txt"
-EXAMPLE_FILE = f"{APP_DIR}/example_rl_loop.py"
-RUNBOOK_FILE = RUNBOOK_PATH
-SIGNALS_FILE = "docs/signals.md"
 # promtool rule unit tests and the bare rule groups they load (`promtool test rules tests/rl-alerts.test.yaml`).
 RULES_FILE = "tests/rl-alerts.rules.yaml"
 RULE_TESTS_FILE = "tests/rl-alerts.test.yaml"
@@ -149,31 +143,31 @@ def app_files(facts: RlFacts) -> tuple[FileSpec, ...]:
     docs = _docs_context(facts)
     files: list[FileSpec] = [
         TemplateFile(
-            TELEMETRY_FILE,
+            "app/rlobs_telemetry.py",
             "py",
             "common/rlobs_telemetry.py.j2",
             "The OpenTelemetry module for the RL app: every catalog metric and span, set up from `OTEL_*`.",
             _telemetry_context(facts.profile, facts.catalog),
         ),
         TemplateFile(
-            EXAMPLE_FILE,
+            "app/example_rl_loop.py",
             "py",
             "common/example_rl_loop.py.j2",
             "A fake RL loop that uses the module; runs on a laptop too (see its docstring).",
             {"profile": facts.profile},
         ),
         TemplateFile(
-            REQUIREMENTS_FILE,
+            "app/requirements.txt",
             "text",
             "common/requirements.txt.j2",
             "The module's pinned OpenTelemetry packages.",
             {"requirements": REQUIREMENTS},
         ),
         TemplateFile(
-            RUNBOOK_FILE, "md", "common/runbook.md.j2", "What each RL alert means and what to check first.", docs
+            RUNBOOK_PATH, "md", "common/runbook.md.j2", "What each RL alert means and what to check first.", docs
         ),
         TemplateFile(
-            SIGNALS_FILE,
+            "docs/signals.md",
             "md",
             "common/signals.md.j2",
             "The RL signals and their series names on this bundle's metric pipeline.",

@@ -118,16 +118,14 @@ def _variable(name: str, label: str, probe: str) -> dict[str, Any]:
 
 
 def _tracker_links(facts: RlFacts, run_label: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(data links on per-run series, dashboard links) to the run in the tracker. The series' run label is read with
-    Grafana's data-link variable; a dotted label needs the bracket form (Grafana data-link variables docs)."""
+    """(data links on per-run series, dashboard links) to the run in the tracker (MLflow: the experiment). The series'
+    run label is read with Grafana's data-link variable; a dotted label needs the bracket form (Grafana data-link
+    variables docs)."""
     found = tracker.links(facts.profile.workload.tracker)
     if found is None:
         return [], []
-    if found.run_base is None:
-        return [_data_link(*found.home)], [_board_link(*found.home)]
     label = f'["{run_label}"]' if naming.dotted(facts.pipeline) else f".{run_label}"
-    variable = "${__field.labels" + label + "}"
-    return [_data_link(f"W&B run {variable}", found.run_base + variable)], [_board_link(*found.home)]
+    return [_data_link(*found.run("${__field.labels" + label + "}"))], [_board_link(*found.home)]
 
 
 def _data_link(title: str, url: str) -> dict[str, Any]:
@@ -188,30 +186,18 @@ def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
 
     run_links, dashboard_links = _tracker_links(facts, run_label)
     items: list[dict[str, Any]] = []
-    next_id = 1
     y = 0
     all_panels = panels(catalog, pipeline, sel, "$__rate_interval")
     for section in SECTIONS:
-        items.append(row(next_id, section, y))
-        next_id += 1
+        items.append(row(len(items) + 1, section, y))
         y += 1
         chosen = [p for p in all_panels if p.section == section]
         for i, panel in enumerate(chosen):
-            x, top = two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)
             targets = [(q.expr, q.legend.replace("{run}", legend_run)) for q in panel.queries]
-            per_run = any("{run}" in q.legend for q in panel.queries)
-            items.append(
-                timeseries(
-                    next_id,
-                    panel.title,
-                    panel.grafana_unit,
-                    targets,
-                    (x, top),
-                    description=panel.description,
-                    links=run_links if per_run else None,
-                )
-            )
-            next_id += 1
+            links = run_links if any("{run}" in q.legend for q in panel.queries) else None
+            at = two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)
+            panel_id = len(items) + 1
+            items.append(timeseries(panel_id, panel.title, panel.grafana_unit, targets, at, panel.description, links))
         y += rows_height(len(chosen), PANEL_HEIGHT)
 
     return {

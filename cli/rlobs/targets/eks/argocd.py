@@ -104,42 +104,31 @@ def chart_app(profile: EksProfile, chart_key: str, wave: int, *, large_crds: boo
     return _app(profile, chart.release, wave, chart.namespace, sources, options, diffs)
 
 
+def _layer_app(profile: EksProfile, component: str, folder: str, wave: int) -> dict[str, Any]:
+    """An Application syncing one folder of the bundle into `monitoring`. Server-side apply: dashboard ConfigMaps
+    can outgrow the client-side apply annotation. No dry run of a missing kind: its CRD comes from the wave before
+    (OpenSearchCluster, ClusterOutput) or from the ai-on-eks stack's own Application (the monitor CRDs), and may not
+    be established when this app syncs."""
+    name = f"rlobs-{profile.metadata.name}-{component}"
+    options = ["CreateNamespace=true", "ServerSideApply=true", "SkipDryRunOnMissingResource=true"]
+    return _app(profile, name, wave, MONITORING, [_git(profile.eks.gitops, folder)], options)
+
+
 def applications(profile: EksProfile) -> dict[str, dict[str, Any]]:
     """file name (under argocd/apps/) -> child Application."""
-    eks = profile.eks
     apps: dict[str, dict[str, Any]] = {}
-    if eks.mode == "rlobs":
+    if profile.eks.mode == "rlobs":
         for chart in ("kube-prometheus-stack", "opensearch-operator", "fluent-operator"):
             apps[f"{chart}.yaml"] = chart_app(profile, chart, WAVE_CRDS, large_crds=True)
-        apps["stack-config.yaml"] = _app(
-            profile,
-            f"rlobs-{profile.metadata.name}-stack-config",
-            WAVE_STACK_CONFIG,
-            MONITORING,
-            [_git(eks.gitops, "stack")],
-            # The OpenSearchCluster and ClusterOutput CRDs come from the wave before; skip the dry run that
-            # would fail if this app is synced before they are established.
-            ["CreateNamespace=true", "ServerSideApply=true", "SkipDryRunOnMissingResource=true"],
-        )
+        apps["stack-config.yaml"] = _layer_app(profile, "stack-config", "stack", WAVE_STACK_CONFIG)
     apps["otel-collector.yaml"] = chart_app(profile, "opentelemetry-collector", WAVE_COLLECTOR, large_crds=False)
-    apps["rl-layer.yaml"] = _app(
-        profile,
-        f"rlobs-{profile.metadata.name}-rl-layer",
-        WAVE_RL_LAYER,
-        MONITORING,
-        [_git(eks.gitops, "rl-layer")],
-        # Dashboard ConfigMaps can outgrow the client-side apply annotation, and the monitor CRDs may come
-        # from the ai-on-eks stack's own Application.
-        ["CreateNamespace=true", "ServerSideApply=true", "SkipDryRunOnMissingResource=true"],
-    )
+    apps["rl-layer.yaml"] = _layer_app(profile, "rl-layer", "rl-layer", WAVE_RL_LAYER)
     return apps
 
 
 def root(profile: EksProfile) -> dict[str, Any]:
     """The app-of-apps root the user applies once; it syncs every file under argocd/apps/."""
-    eks = profile.eks
-    app = _app(
-        profile, f"rlobs-{profile.metadata.name}", 0, ARGOCD, [_git(eks.gitops, "argocd/apps")], ["PruneLast=true"]
-    )
+    source = _git(profile.eks.gitops, "argocd/apps")
+    app = _app(profile, f"rlobs-{profile.metadata.name}", 0, ARGOCD, [source], ["PruneLast=true"])
     del app["metadata"]["annotations"]
     return app

@@ -240,25 +240,15 @@ def _walk(chart: str, node: Any, values: Mapping[str, Any], path: tuple[str, ...
             yield _owned(where, owned)
             continue
         if node == "*" or not isinstance(node, dict):
-            # An open map takes any keys; a value (scalar or list) is replaced whole, as Helm does.
-            yield from _owned_below(chart, value, here, at) if isinstance(value, Mapping) else ()
+            # An open map takes any keys (its owned ones, like the collector's `config.exporters.prometheus`, are
+            # still refused); a value (scalar or list) is replaced whole, as Helm does.
+            yield from _walk(chart, "*", value, here, at) if isinstance(value, Mapping) else ()
             continue
         if key not in node:
             yield _unknown(chart, node, here, where)
             continue
         if isinstance(value, Mapping):
             yield from _walk(chart, node[key], value, here, at)
-
-
-def _owned_below(chart: str, value: Mapping[str, Any], path: tuple[str, ...], at: KeyPath) -> Iterator[ProblemAt]:
-    """Owned keys inside an open map (the collector's `config`) are still refused."""
-    for key, sub in value.items():
-        here = (*path, str(key))
-        owned = OWNED.get(chart, {}).get(here)
-        if owned is not None:
-            yield _owned((*at, *here), owned)
-        elif isinstance(sub, Mapping):
-            yield from _owned_below(chart, sub, here, at)
 
 
 def _owned(where: KeyPath, why: str) -> ProblemAt:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
+from rlobs.targets.eks.helmvalues import deep_merge as merge
+
 Values = dict[str, Any]
 
 
@@ -44,13 +46,6 @@ def without(full: Values, base: Values) -> Values:
                 out[key] = sub
         elif value != base[key]:
             out[key] = value
-    return out
-
-
-def merge(base: Values, top: Values) -> Values:
-    out = dict(base)
-    for key, value in top.items():
-        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
     return out
 
 

@@ -73,10 +73,8 @@ def ray_head(profile: EksProfile) -> dict[str, Any]:
         "namespaceSelector": {"matchNames": [profile.workload.namespace]},
         "targetLabels": [RAY_CLUSTER_LABEL],
         "endpoints": [
-            {"port": "metrics", "path": "/metrics", "interval": "15s"},
-            {"port": "as-metrics", "path": "/metrics", "interval": "15s"},
-            {"port": "dash-metrics", "path": "/metrics", "interval": "15s"},
-            {"port": "serve", "path": "/metrics", "interval": "15s"},
+            {"port": port, "path": "/metrics", "interval": "15s"}
+            for port in ("metrics", "as-metrics", "dash-metrics", "serve")
         ],
     }
     return _object("ServiceMonitor", "ray-head", profile, spec)
@@ -94,16 +92,8 @@ def ray_workers(profile: EksProfile) -> dict[str, Any]:
                 "path": "/metrics",
                 "interval": "15s",
                 "relabelings": [
-                    {
-                        "action": "replace",
-                        "sourceLabels": ["__meta_kubernetes_pod_label_ray_io_cluster"],
-                        "targetLabel": "ray_io_cluster",
-                    },
-                    {
-                        "action": "replace",
-                        "sourceLabels": ["__meta_kubernetes_pod_host_ip"],
-                        "targetLabel": "node_instance",
-                    },
+                    {"action": "replace", "sourceLabels": [f"__meta_kubernetes_pod_{source}"], "targetLabel": target}
+                    for source, target in (("label_ray_io_cluster", "ray_io_cluster"), ("host_ip", "node_instance"))
                 ],
             }
         ],

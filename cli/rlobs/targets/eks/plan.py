@@ -115,6 +115,16 @@ def _layer(profile: EksProfile, facts: RlFacts) -> list[FileSpec]:
     return sorted(files, key=lambda f: f.path)
 
 
+# The stack's own objects (eks.mode: rlobs): file under stack/ -> (its object, what it is for the README).
+_STACK = {
+    "opensearch-cluster.yaml": (
+        stack.opensearch_cluster,
+        "OpenSearch + Dashboards (opensearch-operator CR), credentials from Secrets.",
+    ),
+    "fluentbit-output.yaml": (stack.log_output, "FluentBit ClusterOutput: node container logs to OpenSearch over TLS."),
+}
+
+
 def _stack_files(profile: EksProfile, chart_values: dict[str, dict[str, Any]]) -> list[FileSpec]:
     files: list[FileSpec] = [
         DataFile(
@@ -145,20 +155,7 @@ def _stack_files(profile: EksProfile, chart_values: dict[str, dict[str, Any]]) -
         for chart, vals in chart_values.items()
     ]
     if profile.eks.mode == "rlobs":
-        files += [
-            DataFile(
-                "stack/opensearch-cluster.yaml",
-                "yaml",
-                stack.opensearch_cluster(profile),
-                "OpenSearch + Dashboards (opensearch-operator CR), credentials from Secrets.",
-            ),
-            DataFile(
-                "stack/fluentbit-output.yaml",
-                "yaml",
-                stack.log_output(profile),
-                "FluentBit ClusterOutput: node container logs to OpenSearch over TLS.",
-            ),
-        ]
+        files += [DataFile(f"stack/{n}", "yaml", make(profile), what) for n, (make, what) in _STACK.items()]
     return files
 
 
@@ -236,16 +233,9 @@ def _workload_files(profile: EksProfile, catalog: Catalog, *, ray_logs: bool) ->
             "OTel SDK env, RL_* identity env and the scrape label for the RL container.",
         ),
     ]
-    schema = workloads.openapi(w.kind)
-    if schema is not None:
-        files.append(
-            DataFile(
-                f"workload/{workloads.OPENAPI_FILE}",
-                "json",
-                schema,
-                "Merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name.",
-            )
-        )
+    if (schema := workloads.openapi(w.kind)) is not None:
+        what = "Merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name."
+        files.append(DataFile(f"workload/{workloads.OPENAPI_FILE}", "json", schema, what))
     if ray_logs:
         files += [
             DataFile(

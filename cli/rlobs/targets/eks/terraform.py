@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -43,28 +44,25 @@ def declared() -> dict[str, dict[str, Any]]:
     return variables
 
 
-# What each Terraform type a profile may set looks like in YAML.
-_TF_EXPECTED = {
-    "bool": "true or false",
-    "number": "a number",
-    "string": "a string",
-    "list(string)": "a list of strings",
-    "map(bool)": "a mapping of names to true or false",
+# Each Terraform type a profile may set: what it looks like in YAML, and whether a value is one.
+_TF_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "bool": ("true or false", lambda v: isinstance(v, bool)),
+    "number": ("a number", lambda v: isinstance(v, int | float) and not isinstance(v, bool)),
+    "string": ("a string", lambda v: isinstance(v, str)),
+    "list(string)": ("a list of strings", lambda v: isinstance(v, list | tuple) and all(isinstance(x, str) for x in v)),
+    "map(bool)": (
+        "a mapping of names to true or false",
+        lambda v: isinstance(v, dict) and all(isinstance(x, bool) for x in v.values()),
+    ),
 }
 
 
 def type_problem(tf_type: str, value: Any) -> str | None:
     """Why `value` does not fit the Terraform type `tf_type`, or None."""
-    ok = {
-        "bool": lambda v: isinstance(v, bool),
-        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-        "string": lambda v: isinstance(v, str),
-        "list(string)": lambda v: isinstance(v, list | tuple) and all(isinstance(x, str) for x in v),
-        "map(bool)": lambda v: isinstance(v, dict) and all(isinstance(x, bool) for x in v.values()),
-    }.get(tf_type)
-    if ok is None:
+    if tf_type not in _TF_TYPES:
         return f"expected a variable rlobs can write (its type {tf_type} is not supported; edit the tfvars by hand)"
-    return None if ok(value) else f"expected {_TF_EXPECTED[tf_type]} (Terraform type {tf_type})"
+    expected, ok = _TF_TYPES[tf_type]
+    return None if ok(value) else f"expected {expected} (Terraform type {tf_type})"
 
 
 def settable() -> dict[str, tuple[str, tuple[Any, ...] | None]]:
@@ -73,7 +71,7 @@ def settable() -> dict[str, tuple[str, tuple[Any, ...] | None]]:
     return {
         key: (spec["type"], tuple(sorted(_VALIDATIONS[key][0])) if key in _VALIDATIONS else None)
         for key, spec in declared().items()
-        if not spec["sensitive"] and key not in _OWNED and key != "enable_argocd" and spec["type"] in _TF_EXPECTED
+        if not spec["sensitive"] and key not in _OWNED and key != "enable_argocd" and spec["type"] in _TF_TYPES
     }
 
 
@@ -112,7 +110,11 @@ def _variable_problem(known: dict[str, dict[str, Any]], key: str, value: Any) ->
         return f"expected no {key}: rlobs sets it from {_OWNED[key]}"
     if key == "enable_cluster_addons" and isinstance(value, dict) and value.get("metrics-server") is False:
         return "expected metrics-server to stay true (it is the stack's Metrics Server)"
-    return type_problem(known[key]["type"], value) or _validation_problem(key, value) or _text_problem(value)
+    if (problem := type_problem(known[key]["type"], value)) is not None:
+        return problem
+    if key in _VALIDATIONS and value not in _VALIDATIONS[key][0]:
+        return f"expected {_VALIDATIONS[key][1]} (the variable's validation rule)"
+    return _text_problem(value)
 
 
 # ai-on-eks hands its string variables to AWS resource arguments (names, ARNs, CIDRs, domains) and Helm values, none
@@ -128,12 +130,6 @@ def _text_problem(value: Any) -> str | None:
             f"expected one line of at most {MAX_TEXT} characters without control or invisible characters "
             "(ai-on-eks passes it to AWS resource arguments and Helm values)"
         )
-    return None
-
-
-def _validation_problem(key: str, value: Any) -> str | None:
-    if key in _VALIDATIONS and value not in _VALIDATIONS[key][0]:
-        return f"expected {_VALIDATIONS[key][1]} (the variable's validation rule)"
     return None
 
 

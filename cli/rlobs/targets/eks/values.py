@@ -213,17 +213,13 @@ def otel_collector(eks: EksSpec) -> dict[str, Any]:
     """A gateway collector: OTLP in; metrics out on a Prometheus endpoint, traces out to OpenSearch."""
     st = stack(eks)
     secret = st.opensearch_secret
-    disabled = {"enabled": False}
     return {
         "mode": "deployment",
         "fullnameOverride": "otel-collector",
         "image": {"repository": OTEL_COLLECTOR_IMAGE},
         "replicaCount": 1,
         "ports": {
-            "jaeger-compact": disabled,
-            "jaeger-thrift": disabled,
-            "jaeger-grpc": disabled,
-            "zipkin": disabled,
+            **{port: {"enabled": False} for port in ("jaeger-compact", "jaeger-thrift", "jaeger-grpc", "zipkin")},
             "metrics": {"enabled": True},
             "prom-exporter": {
                 "enabled": True,

@@ -10,8 +10,12 @@ class Chart:
     name: str  # chart name in the repository
     repo_url: str  # Helm repository
     version: str  # pinned chart version, never a range or HEAD
-    release: str  # Helm release name (names Services and the `release` label)
+    release_name: str = ""  # Helm release name (names Services and the `release` label), when not the chart's name
     namespace: str = "monitoring"
+
+    @property
+    def release(self) -> str:
+        return self.release_name or self.name
 
 
 # The versions the AI/ML observability reference stack pins (awslabs/ai-ml-observability-reference-architecture
@@ -23,19 +27,9 @@ class Chart:
 CHARTS: dict[str, Chart] = {
     c.name: c
     for c in (
-        Chart(
-            "kube-prometheus-stack",
-            "https://prometheus-community.github.io/helm-charts",
-            "76.3.0",
-            "kube-prometheus-stack",
-        ),
-        Chart(
-            "opensearch-operator",
-            "https://opensearch-project.github.io/opensearch-k8s-operator/",
-            "2.7.0",
-            "opensearch-operator",
-        ),
-        Chart("fluent-operator", "https://fluent.github.io/helm-charts", "3.2.0", "fluent-operator"),
+        Chart("kube-prometheus-stack", "https://prometheus-community.github.io/helm-charts", "76.3.0"),
+        Chart("opensearch-operator", "https://opensearch-project.github.io/opensearch-k8s-operator/", "2.7.0"),
+        Chart("fluent-operator", "https://fluent.github.io/helm-charts", "3.2.0"),
         Chart(
             "opentelemetry-collector",
             "https://open-telemetry.github.io/opentelemetry-helm-charts",

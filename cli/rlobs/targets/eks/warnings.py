@@ -11,26 +11,16 @@ from rlobs.profile.yamlsource import Path, get_at
 
 
 def warnings(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
-    yield from _unrouted(data)
-    yield from _unlinked(data)
-
-
-def _unrouted(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
-    """Alerts that fire but notify nobody: no receiver gets the RL alerts."""
-    if get_at(data, ("alerts", "enabled")) is False:
-        return
-    receivers = get_at(data, ("eks", "alertmanagerReceivers")) or []
-    routed = [r for r in receivers if isinstance(r, dict) and r.get("alerts", "rl") in ("rl", "all")]
-    if not routed:
-        yield (
-            ("eks", "alertmanagerReceivers"),
-            "expected a receiver for the RL alerts (alerts: rl or all), got none: the RL alerts fire but notify "
-            "nobody (add one, or set alerts.enabled: false)",
-        )
-
-
-def _unlinked(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
-    """A GitOps repository on a host whose web links rlobs does not know: the alerts' runbook links may not open."""
+    # Alerts that fire but notify nobody: no receiver gets the RL alerts.
+    if get_at(data, ("alerts", "enabled")) is not False:
+        receivers = get_at(data, ("eks", "alertmanagerReceivers")) or []
+        if not any(isinstance(r, dict) and r.get("alerts", "rl") in ("rl", "all") for r in receivers):
+            yield (
+                ("eks", "alertmanagerReceivers"),
+                "expected a receiver for the RL alerts (alerts: rl or all), got none: the RL alerts fire but notify "
+                "nobody (add one, or set alerts.enabled: false)",
+            )
+    # A GitOps repository on a host whose web links rlobs does not know: the alerts' runbook links may not open.
     path = ("eks", "gitops", "repoUrl")
     url = get_at(data, path)
     if isinstance(url, str) and (problem := link_problem(url)) is not None:

@@ -92,16 +92,9 @@ def _workload(profile: GkeProfile, catalog: Catalog) -> list[FileSpec]:
             header=f"Points {w.kind} {w.name}'s OTLP exporters at the managed collector.",
         ),
     ]
-    schema = workloads.openapi(w.kind)
-    if schema is not None:
-        files.append(
-            DataFile(
-                f"{WORKLOAD_DIR}/{workloads.OPENAPI_FILE}",
-                "json",
-                schema,
-                "Merge keys for the CRD's lists, so the patch merges them by name.",
-            )
-        )
+    if (schema := workloads.openapi(w.kind)) is not None:
+        what = "Merge keys for the CRD's lists, so the patch merges them by name."
+        files.append(DataFile(f"{WORKLOAD_DIR}/{workloads.OPENAPI_FILE}", "json", schema, what))
     if profile.gke.instrumentation_resource:
         files.append(
             DataFile(
