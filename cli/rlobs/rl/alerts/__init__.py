@@ -15,7 +15,7 @@ from rlobs.rl.alerts.cases import Case
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.naming import Pipeline
 
-__all__ = ["REGISTRY", "RUNBOOK_PATH", "Alert", "Case", "alerts", "cases"]
+__all__ = ["REGISTRY", "RUNBOOK_PATH", "Alert", "Case", "alerts", "cases", "thresholds"]
 
 # In the order rules, runbook sections and policies appear.
 REGISTRY: tuple[AnyAlertDef, ...] = (
@@ -52,3 +52,13 @@ def cases(
         if a is not None and a.key in by_key:
             found.append((by_key[a.key], d.prove(settings, by_key[a.key], query)))
     return tuple(found)
+
+
+def thresholds(settings: Alerts, key: str) -> list[dict[str, str]]:
+    """The profile settings of one alert (`alerts.<key>`): camelCase key, value and what it means, for the runbook."""
+    section = getattr(settings, key)
+    rows = []
+    for name, f in type(section).model_fields.items():
+        alias = f.alias or name
+        rows.append({"key": alias, "value": str(getattr(section, name)), "description": f.description or ""})
+    return rows

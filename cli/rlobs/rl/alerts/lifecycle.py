@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 FINISHED, TRAINING, STARTING, PAUSED, FAILED = 0, 1, 2, 3, 4
 PRESENT = "5m"  # a series without a point for this long has vanished (Prometheus' own lookback)
 # Window ladder: a run whose iteration time I lies in (s/2, s] is judged on windows in multiples of s, so a window of
-# 3s holds 3 to 6 iterations whatever the run's pace (1 minute to 4 hours; slower runs use the top rung).
-RUNGS = tuple(60 * 2**k for k in range(9))
+# 3s holds 3 to 6 iterations whatever the run's pace (1 minute to 1 hour; slower runs use the top rung, whose
+# windows then hold fewer iterations).
+RUNGS = tuple(60 * 2**k for k in range(7))
 # Where a pipeline's scrape health is seen: the direct scrape's own target (joined on instance), the collector's
 # exporter endpoint for pushed series (one target for every run). Push pipelines to Google have no `up`.
 _OUTAGE = {
@@ -111,7 +112,7 @@ def window(floor: str, seconds: int) -> str:
 
 
 def coarse(floor: str, seconds: int) -> str:
-    """The step of a subquery over window(floor, seconds): 36 points per window, whole minutes (the rules are
+    """The step of a subquery over window(floor, seconds): 12 points per window, whole minutes (the rules are
     evaluated for every rung at once, so their cost must not grow with the window)."""
     span = max(duration_seconds(floor), seconds)
-    return dur(max(60, span // 36 // 60 * 60))
+    return dur(max(60, span // 12 // 60 * 60))

@@ -21,10 +21,10 @@ def rule(r: RewardCollapseAlert, q: Query) -> Alert:
         peak = f"max_over_time({now}[{base}:{step}] offset {recent})"
         low = f"min_over_time({reward}[{base}] offset {recent})"
         noise = f"quantile_over_time(0.5, stddev_over_time({reward}[{recent}])[{base}:{step}] offset {recent})"
-        drop = f"({peak} - {now})"
+        # peak - now > drop x (peak - low), rearranged so each costly peak is computed twice, not four times.
         return (
-            f"(({drop} > {number(r.drop)} * ({peak} - {low})) and ({drop} > {number(r.min_drop)}) "
-            f"and ({drop} > {number(r.noise)} * {noise}))"
+            f"((({peak} - {now}) > clamp_min({number(r.noise)} * {noise}, {number(r.min_drop)})) "
+            f"and ({number(round(1 - r.drop, 9))} * {peak} + {number(r.drop)} * {low} - {now} > 0))"
         )
 
     expr = q.gated(q.life.ladder(collapsed))
