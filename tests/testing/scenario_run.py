@@ -51,7 +51,9 @@ def bundle(name: str, settings: dict[str, dict[str, str]]) -> RlFacts:
     """A shipped profile's facts, its `alerts:` replaced by the scenario's overrides (defaults otherwise)."""
     text = re.sub(r"(?ms)^alerts:\n(?:[ #].*\n?)*", "", all_profiles()[name])
     if settings:
-        text += "alerts:\n" + "".join(f"  {k}: {{{', '.join(f'{a}: {v}' for a, v in s.items())}}}\n" for k, s in settings.items())
+        text += "alerts:\n" + "".join(
+            f"  {k}: {{{', '.join(f'{a}: {v}' for a, v in s.items())}}}\n" for k, s in settings.items()
+        )
     return facts(parse_profile(text, f"{name}.yaml"))
 
 
@@ -66,7 +68,9 @@ def _input(rl: RlFacts, sc: Scenario) -> list[dict[str, str]]:
             sel = naming.selector(rl.catalog.metric(metric), rl.pipeline, part, labels)  # type: ignore[arg-type]
             found.append({"series": sel[:-1] + f', instance="{instance}"}}', "values": values(samples[key])})
         if rl.pipeline == "python-prometheus":
-            found.append({"series": f'up{{job="{plain["job"]}", instance="{instance}"}}', "values": values(samples["up"])})
+            found.append(
+                {"series": f'up{{job="{plain["job"]}", instance="{instance}"}}', "values": values(samples["up"])}
+            )
     if rl.pipeline == "otel-collector":
         up = [0.0 if sc.outage and sc.outage[0] <= t < sc.outage[1] else 1.0 for t in range(MINUTES + 1)]
         found.append({"series": COLLECTOR_UP, "values": values(up)})  # type: ignore[arg-type]
@@ -75,11 +79,18 @@ def _input(rl: RlFacts, sc: Scenario) -> list[dict[str, str]]:
 
 def _queries(run_label: str) -> list[dict[str, Any]]:
     firing = 'ALERTS{alertstate="firing"}'
+    began = f"({firing} unless {firing} offset 1m)"  # the minutes an alert began firing: its episodes
     return [
-        {"expr": f"sum by (alertname, {run_label}) (sum_over_time(({firing} unless {firing} offset 1m)[{MINUTES}m:1m]))",
-         "eval_time": f"{MINUTES}m", "exp_samples": []},
-        {"expr": f"min by (alertname, {run_label}) (min_over_time(timestamp({firing})[{MINUTES}m:1m]))",
-         "eval_time": f"{MINUTES}m", "exp_samples": []},
+        {
+            "expr": f"sum by (alertname, {run_label}) (sum_over_time({began}[{MINUTES}m:1m]))",
+            "eval_time": f"{MINUTES}m",
+            "exp_samples": [],
+        },
+        {
+            "expr": f"min by (alertname, {run_label}) (min_over_time(timestamp({firing})[{MINUTES}m:1m]))",
+            "eval_time": f"{MINUTES}m",
+            "exp_samples": [],
+        },
     ]
 
 
@@ -96,7 +107,10 @@ def run(profile: str, rules: list[dict[str, Any]] | None = None) -> dict[str, di
     for members in groups.values():
         rl = bundle(profile, cases[members[0]].settings)
         run_label = naming.label(rl.catalog.attribute("run_id").name, rl.pipeline)
-        tests = [{"name": n, "interval": "1m", "input_series": _input(rl, cases[n]), "promql_expr_test": _queries(run_label)} for n in members]
+        tests = [
+            {"name": n, "interval": "1m", "input_series": _input(rl, cases[n]), "promql_expr_test": _queries(run_label)}
+            for n in members
+        ]
         with tempfile.TemporaryDirectory() as tmp:
             group = {"groups": rules if rules is not None else promrules.rule_groups(rl)}
             (Path(tmp) / "rules.yaml").write_text(yaml.safe_dump(group), encoding="utf-8")
@@ -116,7 +130,9 @@ def run(profile: str, rules: list[dict[str, Any]] | None = None) -> dict[str, di
                     r, alert = d[run_label], d["alertname"]
                     prev = found[owner[r]].setdefault(r, {}).get(alert, Fired(0, -1))
                     v = float(value)
-                    found[owner[r]][r][alert] = Fired(int(v), prev.first) if kind == "episodes" else Fired(prev.episodes, v / 60)
+                    found[owner[r]][r][alert] = (
+                        Fired(int(v), prev.first) if kind == "episodes" else Fired(prev.episodes, v / 60)
+                    )
     return found
 
 

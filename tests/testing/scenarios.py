@@ -9,6 +9,7 @@ is scraped first); pushed through the collector, the last values stay for the ex
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Callable
@@ -40,6 +41,15 @@ def rising_reward(t: float, n: float) -> float:
     return 0.06 + 0.64 * (1 - math.exp(-t / 120)) + 0.05 * n
 
 
+# A healthy run's shapes, the defaults every scenario changes one of.
+STEADY_LOSS, STEADY_REWARD, STEADY_MFU, STEADY_SYNC = (
+    steady(0.2, 0.02),
+    steady(0.6, 0.03),
+    steady(0.45, 0.02),
+    steady(4000, 200),
+)
+
+
 @dataclass
 class Proc:
     """One process of a run: from `start` (minutes) to `end`, how it ends, and what it reports."""
@@ -53,11 +63,11 @@ class Proc:
     hang: float | None = None  # no step completes from this minute on
     pauses: tuple[tuple[float, float], ...] = ()  # declared pauses (start, end) in minutes
     slow: Callable[[int], float] = lambda k: 1.0  # duration multiplier of step k
-    loss: Shape = steady(0.2, 0.02)
-    reward: Shape = steady(0.6, 0.03)
-    mfu: Shape = steady(0.45, 0.02)
+    loss: Shape = STEADY_LOSS
+    reward: Shape = STEADY_REWARD
+    mfu: Shape = STEADY_MFU
     loop_ms: Shape = lambda t, n: 0.0  # 0: the step's own duration
-    sync_ms: Shape = steady(4000.0, 200.0)
+    sync_ms: Shape = STEADY_SYNC
     nonfinite_at: tuple[float, ...] = ()
     restarts: int = 0
     instance: str = ""
@@ -104,8 +114,23 @@ def export(p: Proc, pipeline: str, outage: tuple[float, float] | None) -> dict[s
     """Per-minute samples of every series of the process (key -> values; None: no point)."""
     rng = random.Random(p.seed + 1)
     done = p.steps()
-    keys = ("run_state", "state_since", "progress_time", "step_interval", "run_restarts", "train_steps", "train_loss",
-            "loss_nonfinite", "reward_mean", "train_mfu", "loop_sum", "loop_count", "sync_sum", "sync_count", "up")
+    keys = (
+        "run_state",
+        "state_since",
+        "progress_time",
+        "step_interval",
+        "run_restarts",
+        "train_steps",
+        "train_loss",
+        "loss_nonfinite",
+        "reward_mean",
+        "train_mfu",
+        "loop_sum",
+        "loop_count",
+        "sync_sum",
+        "sync_count",
+        "up",
+    )
     out: dict[str, Samples] = {k: [] for k in keys}
     last: dict[str, float | None] = {}
     gone = p.end if p.end is not None else math.inf
@@ -145,14 +170,16 @@ def _alive(p: Proc, t: int, done: list[float], rng: random.Random) -> dict[str, 
     else:
         row["run_state"], row["state_since"] = 1.0, max([steps[0], *ended]) * 60
     if steps:
-        gaps = [b - a - sum(max(0.0, min(b, e) - max(a, s)) for s, e in p.pauses) for a, b in zip(steps, steps[1:])]
+        gaps = [b - a - sum(max(0.0, min(b, e) - max(a, s)) for s, e in p.pauses) for a, b in itertools.pairwise(steps)]
         row["progress_time"] = steps[-1] * 60
         row["step_interval"] = (p95(gaps[-20:]) if gaps else steps[0] - p.start) * 60
         at = steps[-1]
         n = rng.uniform(-1, 1)
         row["train_steps"] = float(len(steps))
         row["train_loss"], row["reward_mean"], row["train_mfu"] = p.loss(at, n), p.reward(at, n), p.mfu(at, n)
-        loops = [p.loop_ms(s, 0.0) or (b - a) * 60_000 for a, s, b in zip([p.start, *steps], steps, steps)]
+        loops = [
+            p.loop_ms(s, 0.0) or (b - a) * 60_000 for a, s, b in zip([p.start, *steps], steps, steps, strict=False)
+        ]
         row["loop_sum"], row["loop_count"] = sum(loops), float(len(steps))
         row["sync_sum"], row["sync_count"] = sum(p.sync_ms(s, 0.0) for s in steps), float(len(steps))
     row["loss_nonfinite"] = float(sum(1 for x in p.nonfinite_at if x <= t))

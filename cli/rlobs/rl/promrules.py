@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlobs.rl import naming, tracker
-from rlobs.rl.alerts import Alert, cases
+from rlobs.rl.alerts import Alert, cases, records
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.naming import Pipeline
@@ -48,7 +48,13 @@ def firing_labels(facts: RlFacts, alert: Alert, run: str) -> dict[str, str]:
     """The labels of the alert's firing `ALERTS` series for run id `run` (what promtool tests compare: the
     descriptions carry the measured value, which a test cannot know in advance)."""
     run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
-    return {"__name__": "ALERTS", "alertname": alert.name, "alertstate": "firing", **_labels(facts, alert), run_label: run}
+    return {
+        "__name__": "ALERTS",
+        "alertname": alert.name,
+        "alertstate": "firing",
+        **_labels(facts, alert),
+        run_label: run,
+    }
 
 
 def _rule(facts: RlFacts, alert: Alert, run: str) -> dict[str, Any]:
@@ -63,8 +69,14 @@ def rule_groups(facts: RlFacts) -> list[dict[str, Any]]:
     if not facts.alerts:
         return []
     run = run_template(facts.catalog, facts.pipeline)
-    # The dashboards read the raw series directly, so no recording rules: nothing to keep in sync.
-    return [{"name": group_name(facts), "rules": [_rule(facts, a, run) for a in facts.alerts]}]
+    # The run's lifecycle values, once per evaluation and before the alerts that read them (a group evaluates its
+    # rules in order); labelled with the bundle's scope, so two bundles' records never collide.
+    scope = {naming.label(k, facts.pipeline): v for k, v in facts.scope.items()}
+    recorded = [
+        {"record": name, "expr": expr, **({"labels": scope} if scope else {})}
+        for name, expr in records(facts.profile.alerts, facts.catalog, facts.pipeline, facts.scope)
+    ]
+    return [{"name": group_name(facts), "rules": [*recorded, *(_rule(facts, a, run) for a in facts.alerts)]}]
 
 
 def _series(labels: dict[str, str]) -> str:

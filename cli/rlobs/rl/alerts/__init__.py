@@ -15,7 +15,7 @@ from rlobs.rl.alerts.cases import Case
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.naming import Pipeline
 
-__all__ = ["REGISTRY", "RUNBOOK_PATH", "Alert", "Case", "alerts", "cases", "thresholds"]
+__all__ = ["REGISTRY", "RUNBOOK_PATH", "Alert", "Case", "alerts", "cases", "records", "thresholds"]
 
 # In the order rules, runbook sections and policies appear.
 REGISTRY: tuple[AnyAlertDef, ...] = (
@@ -62,3 +62,12 @@ def thresholds(settings: Alerts, key: str) -> list[dict[str, str]]:
         alias = f.alias or name
         rows.append({"key": alias, "value": str(getattr(section, name)), "description": f.description or ""})
     return rows
+
+
+def records(
+    settings: Alerts, catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
+    """(series name, expression) of the recording rules the alerts read (Prometheus pipelines; [] elsewhere)."""
+    if not settings.enabled:
+        return []
+    return Query(catalog, pipeline, scope or {}, settings).life.records

@@ -47,7 +47,7 @@ def _twice(span: str) -> str:
     return f"{int(span[:-1]) * 2}{span[-1]}"
 
 
-def case(lr: LoopRegressionAlert, alert: Alert, b: CaseBuilder) -> Case:
+def case(lr: LoopRegressionAlert, _alert: Alert, b: CaseBuilder) -> Case:
     end = 600
     for run in ("regressed", "steady"):
         b.trainer(run, end + 1)

@@ -45,7 +45,7 @@ def rule(ls: LossSpikeAlert, q: Query) -> Alert:
     )
 
 
-def case(ls: LossSpikeAlert, alert: Alert, b: CaseBuilder) -> Case:
+def case(ls: LossSpikeAlert, _alert: Alert, b: CaseBuilder) -> Case:
     end = 150
     for run in ("spiking", "nan", "steady"):
         b.trainer(run, end + 1)

@@ -29,7 +29,7 @@ def rule(mf: MfuLowAlert, q: Query) -> Alert:
     )
 
 
-def case(mf: MfuLowAlert, alert: Alert, b: CaseBuilder) -> Case:
+def case(mf: MfuLowAlert, _alert: Alert, b: CaseBuilder) -> Case:
     end = 90
     for run in ("starved", "busy"):
         b.trainer(run, end + 1)

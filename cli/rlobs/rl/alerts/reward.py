@@ -6,7 +6,7 @@ from rlobs.bundle.filters import number
 from rlobs.profile.model import RewardCollapseAlert
 from rlobs.rl.alerts.base import Alert, AlertDef, Query
 from rlobs.rl.alerts.cases import Case, CaseBuilder
-from rlobs.rl.alerts.lifecycle import coarse, dur, window
+from rlobs.rl.alerts.lifecycle import coarse, window
 
 
 def rule(r: RewardCollapseAlert, q: Query) -> Alert:
@@ -35,7 +35,8 @@ def rule(r: RewardCollapseAlert, q: Query) -> Alert:
         summary="RL run {run}: mean reward collapsed",
         description=f"The median mean reward of run {{run}} over its last iterations is {{value}} below its peak over "
         f"the baseline before (threshold: more than {number(round(r.drop * 100, 9))}% of the baseline range, more "
-        f"than {number(r.min_drop)}, and more than {number(r.noise)} times the reward's typical standard deviation within that many iterations).",
+        f"than {number(r.min_drop)}, and more than {number(r.noise)} times the reward's typical standard deviation "
+        "within that many iterations).",
         runbook="Mean reward fell far below its recent peak. Typical causes: policy collapse or reward hacking "
         "caught by a verifier change, a learning-rate or KL-coefficient spike, a broken reward sandbox "
         "returning default scores, or a data/environment change. Compare rl.reward spans (sandbox errors), "
@@ -49,7 +50,7 @@ def rule(r: RewardCollapseAlert, q: Query) -> Alert:
     )
 
 
-def case(r: RewardCollapseAlert, alert: Alert, b: CaseBuilder) -> Case:
+def case(_r: RewardCollapseAlert, _alert: Alert, b: CaseBuilder) -> Case:
     end = 180
     for run in ("collapsed", "steady"):
         b.trainer(run, end + 1)

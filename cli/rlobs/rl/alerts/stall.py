@@ -31,6 +31,7 @@ def rule(s: StallAlert, q: Query) -> Alert:
     if outage is not None:
         # A target that fails its scrapes says nothing about the run: RLTelemetryTargetDown warns instead.
         expr = f"({expr} unless on ({run}) {outage})"
+    expr = q.by("max", expr)  # one series per run, labelled with the run only (as every RL alert)
     return Alert(
         key="stall",
         name="RLTrainingStalled",
@@ -54,7 +55,7 @@ def rule(s: StallAlert, q: Query) -> Alert:
     )
 
 
-def case(s: StallAlert, alert: Alert, b: CaseBuilder) -> Case:
+def case(s: StallAlert, _alert: Alert, b: CaseBuilder) -> Case:
     """Minute samples from t=0 (Unix 0): a healthy trainer, one that stops stepping at minute 10, one stuck
     starting, one failed, one killed (series end), one finished."""
     limit = max(duration_seconds(s.window), 60) // 60 + 1

@@ -37,7 +37,7 @@ def rule(sl: SyncLatencyAlert, q: Query) -> Alert:
     )
 
 
-def case(sl: SyncLatencyAlert, alert: Alert, b: CaseBuilder) -> Case:
+def case(sl: SyncLatencyAlert, _alert: Alert, b: CaseBuilder) -> Case:
     end = 120
     for run in ("slow", "fast"):
         b.trainer(run, end + 1)

@@ -43,7 +43,8 @@ def _group(bundle: str, r: Receiver) -> list[list[str]]:
     this bundle's platform warnings), or all."""
     rl = [f'{BUNDLE_LABEL} = "{bundle}"', f'{ROUTE_LABEL} != "{PLATFORM}"']
     platform = [f'{BUNDLE_LABEL} = "{bundle}"', f'{ROUTE_LABEL} = "{PLATFORM}"']
-    return {"rl": [rl], "cluster": [[f'{BUNDLE_LABEL} = ""'], platform], "all": [[]]}[r.alerts]
+    groups: dict[str, list[list[str]]] = {"rl": [rl], "cluster": [[f'{BUNDLE_LABEL} = ""'], platform], "all": [[]]}
+    return groups[r.alerts]
 
 
 def inhibit_rules(bundle: str) -> list[dict[str, Any]]:
