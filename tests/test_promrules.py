@@ -168,3 +168,33 @@ def test_rule_tests_follow_custom_thresholds(tmp_path: Path) -> None:
     _write(tmp_path, groups, promrules.rule_tests(facts(p, "otel-collector")))
     run = subprocess.run([promtool, "test", "rules", "rl-alerts.test.yaml"], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.slow
+def test_alertmanager_config_inhibits_and_routes_the_platform_warning(tmp_path: Path) -> None:
+    """amtool reads the rendered config: 2 inhibit rules; the target-down warning never reaches the RL receiver."""
+    import json
+
+    from rlobs.targets.eks import alerting
+
+    amtool = tool("amtool", "checks the Alertmanager config")
+    p = profile("eks-jark")
+    config = json.loads(
+        json.dumps(alerting.alertmanager_config(p.metadata.name, p.eks.alertmanager_receivers)).replace(
+            alerting.AM_SECRETS, str(tmp_path)
+        )
+    )
+    for r in p.eks.alertmanager_receivers:
+        (tmp_path / r.secret_ref.name).mkdir(exist_ok=True)
+        (tmp_path / r.secret_ref.name / r.secret_ref.key).write_text("https://hooks.example.com/x\n", encoding="utf-8")
+    (tmp_path / "am.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    check = subprocess.run([amtool, "check-config", str(tmp_path / "am.yaml")], capture_output=True, text=True)
+    assert check.returncode == 0 and "2 inhibit rules" in check.stdout, check.stdout + check.stderr
+
+    def route(*labels: str) -> str:
+        args = [amtool, "config", "routes", "test", f"--config.file={tmp_path / 'am.yaml'}", *labels]
+        return subprocess.run(args, capture_output=True, text=True).stdout.strip()
+
+    bundle = f"rlobs_bundle={p.metadata.name}"
+    assert route(bundle, "severity=critical", "alertname=RLTrainingStalled") == "rl-oncall"
+    assert route(bundle, "rlobs_route=platform", "severity=warning", "alertname=RLTelemetryTargetDown") == "null"

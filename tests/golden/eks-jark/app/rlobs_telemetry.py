@@ -176,7 +176,21 @@ METRICS: dict[str, Metric] = {
         "rl.run.state",
         "gauge",
         "{state}",
-        "1 while the run trains, 0 once it finished cleanly (a crash leaves it at 1, then it disappears)",
+        "The run's state: 2 starting, 1 training, 3 paused, 0 finished cleanly, 4 failed",
+    ),
+    "state_since": Metric("rl.run.state.since", "gauge", "s", "Unix time (s) the current run state began"),
+    "progress_time": Metric("rl.progress.time", "gauge", "s", "Unix time (s) of the last completed optimizer step"),
+    "step_interval": Metric(
+        "rl.progress.interval",
+        "gauge",
+        "s",
+        "The run's normal time between completed steps: p95 of the last 20 intervals, pauses excluded",
+    ),
+    "run_restarts": Metric(
+        "rl.run.restarts",
+        "gauge",
+        "{restart}",
+        "Times this run was restarted: the same run id in a new process",
     ),
     "telemetry_dropped": Metric(
         "rl.telemetry.dropped",
