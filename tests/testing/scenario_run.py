@@ -19,7 +19,7 @@ from rlobs.targets import parse_profile
 from testing.bundles import facts
 from testing.helpers import all_profiles
 from testing.scenario_cases import scenarios
-from testing.scenarios import MINUTES, Proc, Scenario, export, values
+from testing.scenarios import MINUTES, Proc, Samples, Scenario, export, values
 
 # Scenario key -> catalog metric and part (histograms: their sum and count only; the rules read nothing else).
 _SERIES = {
@@ -58,12 +58,21 @@ def bundle(name: str, settings: dict[str, dict[str, str]]) -> RlFacts:
 
 
 def _input(rl: RlFacts, sc: Scenario) -> list[dict[str, str]]:
-    found = []
+    # Processes of one run in one pod (a container restart) write the same series: the newer one's points win.
+    merged: dict[tuple[str, str], dict[str, Samples]] = {}
     for i, p in enumerate(sc.procs):
-        instance = p.instance or f"{p.run}-{i}"
-        labels = {**rl.scope, rl.catalog.attribute("run_id").name: p.run}
+        key = (p.run, p.instance or f"{p.run}-{i}")
+        new = export(p, rl.pipeline, sc.outage)
+        old = merged.get(key)
+        merged[key] = (
+            new
+            if old is None
+            else {k: [b if b is not None else a for a, b in zip(old[k], new[k], strict=True)] for k in new}
+        )
+    found = []
+    for (run_id, instance), samples in merged.items():
+        labels = {**rl.scope, rl.catalog.attribute("run_id").name: run_id}
         plain = {naming.label(k, rl.pipeline): v for k, v in labels.items()}
-        samples = export(p, rl.pipeline, sc.outage)
         for key, (metric, part) in _SERIES.items():
             sel = naming.selector(rl.catalog.metric(metric), rl.pipeline, part, labels)  # type: ignore[arg-type]
             found.append({"series": sel[:-1] + f', instance="{instance}"}}', "values": values(samples[key])})

@@ -174,7 +174,7 @@ def _alive(p: Proc, t: int, done: list[float], rng: random.Random) -> dict[str, 
         row["progress_time"] = steps[-1] * 60
         row["step_interval"] = (p95(gaps[-20:]) if gaps else steps[0] - p.start) * 60
         at = steps[-1]
-        n = rng.uniform(-1, 1)
+        n = random.Random(p.seed * 100_003 + len(steps)).uniform(-1, 1)  # a gauge changes with a new batch only
         row["train_steps"] = float(len(steps))
         row["train_loss"], row["reward_mean"], row["train_mfu"] = p.loss(at, n), p.reward(at, n), p.mfu(at, n)
         loops = [

@@ -279,9 +279,9 @@ class StallAlert(Model):
 
 class RewardCollapseAlert(Model):
     smooth: Duration = Field(
-        "10m",
-        description="Floor of the recent window; the mean reward's median over max(smooth, 3 iterations) is what is "
-        "compared.",
+        "3m",
+        description="Floor of the recent window; the mean reward's median over max(smooth, 2.5 iterations) is what "
+        "is compared.",
     )
     noise: Positive = Field(
         3.0,
@@ -300,7 +300,7 @@ class RewardCollapseAlert(Model):
     )
     baseline: Duration = Field(
         "6h",
-        description="Floor of the baseline window (at least 20 iterations) before the recent one: its peak, low and "
+        description="Floor of the baseline window (at least 10 iterations) before the recent one: its peak, low and "
         "noise.",
     )
     for_: Duration = Field("15m", alias="for")
@@ -328,14 +328,16 @@ class LossSpikeAlert(Model):
         description="...and exceeds this absolute |loss|: a loss growing from ~0 during warm-up never fires. "
         "A NaN or infinite loss always fires.",
     )
-    baseline: Duration = Field("1h", description="Floor of the baseline window (at least 20 iterations).")
+    baseline: Duration = Field(
+        "6h", description="Floor of the baseline window (at least 10 iterations): a divergence fires until it fills it."
+    )
     for_: Duration = Field("5m", alias="for")
     keep_firing_for: Duration = Field("15m", description="Keep firing this long after the condition clears.")
     severity: Severity = "warning"
 
 
 class MfuLowAlert(Model):
-    threshold: Fraction = Field(0.2, description="MFU below this (0-1) in each of the last 3 iterations fires.")
+    threshold: Fraction = Field(0.2, description="MFU below this (0-1) in each of the last 2.5 iterations fires.")
     for_: Duration = Field("30m", alias="for")
     severity: Severity = "warning"
 

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 # Values of rl.run.state (the contract of the generated module).
 FINISHED, TRAINING, STARTING, PAUSED, FAILED = 0, 1, 2, 3, 4
 PRESENT = "5m"  # a series without a point for this long has vanished (Prometheus' own lookback)
-# Window ladder: a run whose iteration time I lies in (s/2, s] is judged on windows in multiples of s, so a window of
-# 3s holds 3 to 6 iterations whatever the run's pace (1 minute to 1 hour; slower runs use the top rung, whose
-# windows then hold fewer iterations).
+# Window ladder: a run whose iteration time I lies in (s/2, s] is judged on windows in multiples of s, so a window
+# of 2.5s holds 2.5 to 5 iterations (3s: 3 to 6) whatever the run's pace (1 minute to 1 hour; slower runs use the
+# top rung, whose windows then hold fewer iterations).
 RUNGS = tuple(60 * 2**k for k in range(7))
 # Where a pipeline's scrape health is seen: the direct scrape's own target (joined on instance), the collector's
 # exporter endpoint for pushed series (one target for every run). Push pipelines to Google have no `up`.

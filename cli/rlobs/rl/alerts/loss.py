@@ -13,9 +13,9 @@ def rule(ls: LossSpikeAlert, q: Query) -> Alert:
     loss = q.sel("train_loss")
 
     def diverged(s: int) -> str:
-        # The median |loss| of the last 3-6 iterations (a single bad batch is never the median) against the average
+        # The median |loss| of the last 2.5-5 iterations (a single bad batch is never the median) against the average
         # |loss| over the baseline before them. Policy-gradient losses can be negative: magnitudes.
-        recent, base, step = dur(3 * s), window(ls.baseline, 10 * s), coarse(ls.baseline, 10 * s)
+        recent, base, step = dur(5 * s // 2), window(ls.baseline, 10 * s), coarse(ls.baseline, 10 * s)
         now = f"abs(quantile_over_time(0.5, {loss}[{recent}]))"
         avg = f"avg_over_time(abs({loss})[{base}:{step}] offset {recent})"
         return f"(({now} > {number(ls.factor)} * {avg}) and ({now} > {number(ls.floor)}))"

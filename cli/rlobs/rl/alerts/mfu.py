@@ -11,7 +11,7 @@ from rlobs.rl.alerts.lifecycle import dur
 
 def rule(mf: MfuLowAlert, q: Query) -> Alert:
     mfu = q.sel("train_mfu")
-    expr = q.gated(q.life.ladder(lambda s: f"(max_over_time({mfu}[{dur(3 * s)}]) < {number(mf.threshold)})"))
+    expr = q.gated(q.life.ladder(lambda s: f"(max_over_time({mfu}[{dur(5 * s // 2)}]) < {number(mf.threshold)})"))
     return Alert(
         key="mfu_low",
         name="RLMfuLow",

@@ -13,10 +13,10 @@ def rule(r: RewardCollapseAlert, q: Query) -> Alert:
     reward = q.sel("reward_mean")
 
     def collapsed(s: int) -> str:
-        # The median of the last 3-6 iterations (never one outlier) against the peak of that median over the baseline
+        # The median of the last 2.5-5 iterations (never one outlier) against the peak of that median over the baseline
         # before them. The noise is the reward's typical spread within such a window over the baseline (a window holds
         # several batches, and a collapse raises only the few windows that straddle it).
-        recent, base, step = window(r.smooth, 3 * s), window(r.baseline, 10 * s), coarse(r.baseline, 10 * s)
+        recent, base, step = window(r.smooth, 5 * s // 2), window(r.baseline, 10 * s), coarse(r.baseline, 10 * s)
         now = f"quantile_over_time(0.5, {reward}[{recent}])"
         peak = f"max_over_time({now}[{base}:{step}] offset {recent})"
         low = f"min_over_time({reward}[{base}] offset {recent})"

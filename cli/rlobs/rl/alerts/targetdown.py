@@ -4,8 +4,8 @@ stall page holds meanwhile: the data says nothing about the run)."""
 from __future__ import annotations
 
 from rlobs.profile.model import TargetDownAlert
-from rlobs.rl.alerts.base import Alert, AlertDef, Query
 from rlobs.rl import naming
+from rlobs.rl.alerts.base import Alert, AlertDef, Query
 from rlobs.rl.alerts.cases import Case, CaseBuilder
 
 # Alertmanager routes alerts with this label to the platform's receivers (targets/eks/alerting.py).
