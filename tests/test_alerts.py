@@ -50,7 +50,7 @@ def test_exprs_use_the_pipeline_names(pipeline: naming.Pipeline) -> None:
 def test_thresholds_come_from_the_profile() -> None:
     p = profile("gke-managed-otel")  # sets mfuLow.threshold 0.25
     mfu = next(a for a in alerts(p.alerts, CATALOG, "gke-telemetry-api") if a.key == "mfu_low")
-    assert '(max_over_time({"rl.train.mfu"}[3m]) < 0.25)' in mfu.expr
+    assert '(max_over_time({"rl.train.mfu"}[150s]) < 0.25)' in mfu.expr
     loop = next(a for a in alerts(p.alerts, CATALOG, "otel-collector") if a.key == "loop_regression")
     assert "[360m] offset 30m" in loop.expr and " > 1.5)" in loop.expr
     assert {a.severity for a in alerts(p.alerts, CATALOG, "otel-collector") if a.key == "stall"} == {"critical"}

@@ -126,11 +126,12 @@ def run(profile: str, rules: list[dict[str, Any]] | None = None) -> dict[str, di
             test = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests}
             (Path(tmp) / "s.test.yaml").write_text(yaml.safe_dump(test, width=1 << 20), encoding="utf-8")
             proc = subprocess.run(["promtool", "test", "rules", "s.test.yaml"], cwd=tmp, capture_output=True, text=True)
-        if "got:" not in proc.stdout and proc.returncode != 0:
-            raise RuntimeError(proc.stdout[-3000:] + proc.stderr[-3000:])
+        output = proc.stdout + proc.stderr  # promtool prints its failures (here: what fired) to stderr
+        if "got:" not in output and proc.returncode != 0:
+            raise RuntimeError(output[-3000:])
         owner = {p.run: n for n in members for p in cases[n].procs}
         kind = ""
-        for line in proc.stdout.splitlines():
+        for line in output.splitlines():
             if "expr:" in line:
                 kind = "episodes" if "sum_over_time" in line else "first"
             elif line.strip().startswith("got:"):

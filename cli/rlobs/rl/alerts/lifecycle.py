@@ -9,15 +9,26 @@ is decided separately (present, outage).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from rlobs.bundle.filters import number
 from rlobs.profile.fields import duration_seconds
 from rlobs.profile.model import StallAlert
+from rlobs.rl.naming import Part, Pipeline
 
-if TYPE_CHECKING:
-    from rlobs.rl.alerts.base import Query
+
+class Query(Protocol):
+    """What the lifecycle reads of rlobs.rl.alerts.base.Query (a protocol: base builds a Lifecycle)."""
+
+    pipeline: Pipeline
+    scope: Mapping[str, str]
+    run: str
+
+    def sel(self, key: str, part: Part = "") -> str: ...
+    def by(self, agg: str, inner: str, *extra: str) -> str: ...
+    def scope_value(self, label: str) -> str: ...
+
 
 # Values of rl.run.state (the contract of the generated module).
 FINISHED, TRAINING, STARTING, PAUSED, FAILED = 0, 1, 2, 3, 4
