@@ -49,7 +49,7 @@ def judge(profile: str, results: dict[str, dict[str, dict[str, Fired]]]) -> list
             fired = results[name].get(run_id, {})
             proc = next((p for p in sc.procs if p.run == run_id), None)
             for alert in sorted(set(expected) | set(fired)):
-                rows.append(Row(name, run_id, alert, alert in expected, fired.get(alert), bound(rl, sc, proc)))
+                rows.append(Row(name, run_id, alert, alert in expected, fired.get(alert), bound(rl, sc, proc, alert)))
             if not expected and not fired:
                 rows.append(Row(name, run_id, "(none)", False, None, None))
     return rows

@@ -146,7 +146,7 @@ def run(profile: str, rules: list[dict[str, Any]] | None = None) -> dict[str, di
     return found
 
 
-def bound(rl: RlFacts, sc: Scenario, proc: Proc | None) -> float | None:
+def bound(rl: RlFacts, sc: Scenario, proc: Proc | None, alert: str) -> float | None:
     """The time-to-fire bound (minutes from onset) the issue sets for the scenario's kind of fault."""
     a = rl.profile.alerts
     if sc.bound == "hang":
@@ -156,6 +156,7 @@ def bound(rl: RlFacts, sc: Scenario, proc: Proc | None) -> float | None:
     if sc.bound == "pause":
         return duration_seconds(a.stall.pause_limit) / 60 + 5
     if sc.bound == "quality":
-        f = max(duration_seconds(a.loss_spike.for_), duration_seconds(a.reward_collapse.for_)) / 60
+        rule = a.loss_spike if alert == "RLLossSpike" else a.reward_collapse
+        f = duration_seconds(rule.for_) / 60  # 3 iterations plus the rule's own `for`
         return 3 * (proc.interval if proc else 1.0) + f
     return None
