@@ -250,7 +250,7 @@ class Workload(Model):
 
 
 # Every alert but the stall judges the last few iterations, not a wall-clock window: the windows scale with the run's
-# own step interval (rl.progress.interval) or loop duration, and the durations below are their floors.
+# own step interval (the module's p95 of its last 20 steps), and the durations below are their floors.
 class StallAlert(Model):
     window: Duration = Field(
         "8m",
@@ -258,7 +258,7 @@ class StallAlert(Model):
         "interval) while training means the run stalled.",
     )
     factor: Positive = Field(
-        2.5, description="The stall limit in multiples of the run's own step interval (rl.progress.interval, a p95)."
+        2.5, description="The stall limit in multiples of the run's own step interval (a p95 of its last 20 steps)."
     )
     startup: Duration = Field(
         "30m",

@@ -1,5 +1,5 @@
-"""A run's lifecycle in PromQL, from what the module exports (rl.run.state, rl.run.state.since, rl.progress.time,
-rl.progress.interval): the newest process of each run, how long it made no progress, its own stall limit, and the
+"""A run's lifecycle in PromQL, from what the module exports (catalog keys run_state, state_since, progress_time,
+step_interval): the newest process of each run, how long it made no progress, its own stall limit, and the
 window ladder that scales every other alert with the run's own iteration time.
 
 Every value is read with last_over_time over `forgetAfter`, so a scrape outage or a series that vanished (SIGKILL,
@@ -30,7 +30,7 @@ class Query(Protocol):
     def scope_value(self, label: str) -> str: ...
 
 
-# Values of rl.run.state (the contract of the generated module).
+# Values of the run-state gauge (the contract of the generated module).
 FINISHED, TRAINING, STARTING, PAUSED, FAILED = 0, 1, 2, 3, 4
 PRESENT = "5m"  # a series without a point for this long has vanished (Prometheus' own lookback)
 # Window ladder: a run whose iteration time I lies in (s/2, s] is judged on windows in multiples of s, so a window
