@@ -7,7 +7,7 @@ OUT ?= out
 
 PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
 
-.PHONY: run install install-dev install-trl test test-fast lint golden helm-keys docs bench bench-trl wheel-check clean
+.PHONY: run install install-dev install-trl test test-fast lint golden scenarios helm-keys docs bench bench-trl wheel-check clean
 
 # The venv with rlobs's runtime dependencies; rebuilt when pyproject.toml changes.
 $(VENV)/.runtime: pyproject.toml
@@ -56,6 +56,11 @@ lint: install-dev
 
 golden: install-dev
 	RLOBS_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/test_golden.py
+
+# The alert scenario table (docs/scenarios.md): every scenario through promtool with the bundle's own rules on both EKS
+# pipelines; fails when any alert is a false positive, a false negative, flaps or fires late.
+scenarios: install-dev
+	cd tests && ../$(BIN)/python -m testing.scenario_report ../docs/scenarios.md
 
 # Rebuild cli/rlobs/data/helm_keys.json (the chart keys eks.helmValues is checked against) from ../shared's
 # pinned charts after a chart version changes; tests/test_helmvalues.py checks the two agree.

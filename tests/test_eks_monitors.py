@@ -127,7 +127,7 @@ def test_ai_on_eks_receivers_become_an_alertmanagerconfig_for_the_rl_alerts_only
     # The operator confines it to alerts labelled with its namespace (OnNamespace): every RL alert carries it.
     assert amc["metadata"]["namespace"] == p.workload.namespace
     (rule_file,) = of_kind(name, "PrometheusRule").values()
-    for rule in rule_file["spec"]["groups"][0]["rules"]:
+    for rule in (r for r in rule_file["spec"]["groups"][0]["rules"] if "alert" in r):
         assert rule["labels"]["namespace"] == p.workload.namespace
         assert rule["labels"]["rlobs_bundle"] == p.metadata.name
     assert amc["spec"]["route"]["matchers"] == [{"name": "rlobs_bundle", "value": p.metadata.name, "matchType": "="}]

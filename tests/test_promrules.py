@@ -28,8 +28,11 @@ def test_rule_group_shape() -> None:
     p = profile("eks-jark")
     [group] = promrules.rule_groups(facts(p, "otel-collector"))
     assert group["name"] == "rlobs-rl-eks.rl-alerts"
-    for rule in group["rules"]:
-        assert set(rule) == {"alert", "expr", "for", "labels", "annotations"}
+    records = [r for r in group["rules"] if "record" in r]
+    assert [r["record"] for r in records][:2] == ["rlobs:rl_run_state", "rlobs:rl_run_since"]
+    assert all(r["labels"] == {"job": "rl/grpo-trainer"} for r in records)  # two bundles never collide
+    for rule in group["rules"][len(records) :]:
+        assert set(rule) <= {"alert", "expr", "for", "keep_firing_for", "labels", "annotations"}
         assert rule["labels"]["severity"] in {"critical", "warning", "info"}
         assert set(rule["annotations"]) == {"summary", "description", "runbook_url"}
         assert "{{ $labels.rl_run_id }}" in rule["annotations"]["summary"]
@@ -55,10 +58,11 @@ def test_disabled_alerts_render_no_group() -> None:
 def test_rule_tests_cover_every_alert() -> None:
     p = profile("eks-jark")
     tests = promrules.rule_tests(facts(p, "otel-collector"))
-    names = [t["alert_rule_test"][0]["alertname"] for t in tests["tests"]]
-    assert names == [r["alert"] for r in promrules.rule_groups(facts(p, "otel-collector"))[0]["rules"]]
+    names = [t["promql_expr_test"][0]["expr"].split('"')[1] for t in tests["tests"]]
+    rules = promrules.rule_groups(facts(p, "otel-collector"))[0]["rules"]
+    assert names == [r["alert"] for r in rules if "alert" in r]
     for t in tests["tests"]:
-        assert t["alert_rule_test"][0]["exp_alerts"], t["name"]  # something must fire
+        assert t["promql_expr_test"][0]["exp_samples"], t["name"]  # something must fire
         assert "not for" in t["name"]
 
 
@@ -82,7 +86,7 @@ def test_promtool_check_rules(pipeline: naming.Pipeline, tmp_path: Path) -> None
     _write(tmp_path, promrules.rule_groups(facts(profile("eks-jark"), pipeline)))
     run = subprocess.run([promtool, "check", "rules", "rl-alerts.rules.yaml"], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "SUCCESS: 6 rules found" in run.stdout
+    assert "SUCCESS: 16 rules found" in run.stdout  # 9 records, 7 alerts
 
 
 @pytest.mark.slow
@@ -104,15 +108,17 @@ def test_promtool_catches_a_silent_alert_and_a_wrong_name(tmp_path: Path) -> Non
     p = profile("eks-jark")
     groups = promrules.rule_groups(facts(p, "otel-collector"))
     tests = promrules.rule_tests(facts(p, "otel-collector"))
-    for i, rule in enumerate(groups[0]["rules"]):
+    first = sum(1 for r in groups[0]["rules"] if "record" in r)
+    for i, rule in enumerate(groups[0]["rules"][first:]):
         broken = copy.deepcopy(groups)
         # A threshold nobody can cross: the bad run stays silent, so the test must fail.
-        broken[0]["rules"][i]["expr"] = f"({rule['expr']}) and on() vector(0) > 1"
+        broken[0]["rules"][first + i]["expr"] = f"({rule['expr']}) and on() vector(0) > 1"
         _write(tmp_path, broken, {**tests, "tests": [tests["tests"][i]]})  # this alert's case only: fast
         run = subprocess.run([promtool, "test", "rules", "rl-alerts.test.yaml"], capture_output=True, text=True)
         assert run.returncode != 0, f"{rule['alert']} still passed with an impossible condition"
     wrong = copy.deepcopy(groups)
-    wrong[0]["rules"][3]["expr"] = wrong[0]["rules"][3]["expr"].replace("rl_train_mfu_ratio", "rl_train_mfu")
+    mfu = first + 3
+    wrong[0]["rules"][mfu]["expr"] = wrong[0]["rules"][mfu]["expr"].replace("rl_train_mfu_ratio", "rl_train_mfu")
     _write(tmp_path, wrong, {**tests, "tests": [tests["tests"][3]]})
     run = subprocess.run([promtool, "test", "rules", "rl-alerts.test.yaml"], capture_output=True, text=True)
     assert run.returncode != 0 and "RLMfuLow" in run.stdout + run.stderr
@@ -157,7 +163,38 @@ def test_rule_tests_follow_custom_thresholds(tmp_path: Path) -> None:
     )
     p = parse_profile(text, "custom.yaml")
     groups = promrules.rule_groups(facts(p, "otel-collector"))
-    assert "< 0.5" in groups[0]["rules"][3]["expr"] and "> 5000" in groups[0]["rules"][5]["expr"]
+    by_name = {r["alert"]: r["expr"] for r in groups[0]["rules"] if "alert" in r}
+    assert "< 0.5" in by_name["RLMfuLow"] and "> 5000" in by_name["RLSyncLatencyHigh"]
     _write(tmp_path, groups, promrules.rule_tests(facts(p, "otel-collector")))
     run = subprocess.run([promtool, "test", "rules", "rl-alerts.test.yaml"], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.slow
+def test_alertmanager_config_inhibits_and_routes_the_platform_warning(tmp_path: Path) -> None:
+    """amtool reads the rendered config: 2 inhibit rules; the target-down warning never reaches the RL receiver."""
+    import json
+
+    from rlobs.targets.eks import alerting
+
+    amtool = tool("amtool", "checks the Alertmanager config")
+    p = profile("eks-jark")
+    config = json.loads(
+        json.dumps(alerting.alertmanager_config(p.metadata.name, p.eks.alertmanager_receivers)).replace(
+            alerting.AM_SECRETS, str(tmp_path)
+        )
+    )
+    for r in p.eks.alertmanager_receivers:
+        (tmp_path / r.secret_ref.name).mkdir(exist_ok=True)
+        (tmp_path / r.secret_ref.name / r.secret_ref.key).write_text("https://hooks.example.com/x\n", encoding="utf-8")
+    (tmp_path / "am.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    check = subprocess.run([amtool, "check-config", str(tmp_path / "am.yaml")], capture_output=True, text=True)
+    assert check.returncode == 0 and "2 inhibit rules" in check.stdout, check.stdout + check.stderr
+
+    def route(*labels: str) -> str:
+        args = [amtool, "config", "routes", "test", f"--config.file={tmp_path / 'am.yaml'}", *labels]
+        return subprocess.run(args, capture_output=True, text=True).stdout.strip()
+
+    bundle = f"rlobs_bundle={p.metadata.name}"
+    assert route(bundle, "severity=critical", "alertname=RLTrainingStalled") == "rl-oncall"
+    assert route(bundle, "rlobs_route=platform", "severity=warning", "alertname=RLTelemetryTargetDown") == "null"

@@ -1,162 +1,199 @@
-"""Realistic RL runs and faults as the generated module exports them, minute by minute, for promtool.
+"""RL runs as the generated module exports them (the issue-24 contract), sampled every minute, for promtool.
 
-A scenario is what one run's series look like over MINUTES minutes: the run state, the step counter, the loss gauge
-and the non-finite counter, reward, MFU, and one observation per loop iteration and per weight sync. Every alert of
-the bundle is evaluated on every scenario (tests/test_alert_scenarios.py): faults fire their own alert, healthy runs
-fire none.
+A process exports rl.run.state (2 starting, 1 training, 3 paused, 0 finished, 4 failed), rl.run.state.since,
+rl.progress.time and rl.progress.interval (p95 of the last 20 step intervals, pauses excluded), the step counter,
+loss and its non-finite counter, reward, MFU, and one loop and one sync duration per step (histogram sum and count).
+How its series end depends on the pipeline: scraped directly, they end at the process's last scrape (a final state
+is scraped first); pushed through the collector, the last values stay for the exporter's 10-minute expiry.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-MINUTES = 480  # 8 h: the loop-regression baseline (6 h) plus its window
-Samples = list[float | None]  # None: no point (the series ended: a staleness marker)
+MINUTES = 360
+EXPIRY = 10  # minutes the collector's prometheus exporter keeps a series nobody pushes (metric_expiration)
+Shape = Callable[[float, float], float]  # (minute, noise in [-1, 1]) -> value
 
 
-@dataclass
-class Run:
-    """One run's per-minute exports (counters cumulative, as the SDK exports them)."""
-
-    state: Samples = field(default_factory=list)
-    steps: Samples = field(default_factory=list)
-    loss: Samples = field(default_factory=list)
-    nonfinite: Samples = field(default_factory=list)
-    reward: Samples = field(default_factory=list)
-    mfu: Samples = field(default_factory=list)
-    loops: list[list[float]] = field(default_factory=list)  # loop durations (ms) completed in each minute
-    syncs: list[list[float]] = field(default_factory=list)  # weight-sync durations (ms) completed in each minute
+def steady(level: float, spread: float) -> Shape:
+    return lambda t, n: level + spread * n
 
 
-Noise = Callable[[], float]  # uniform in [-1, 1], one stream per run
-Shape = Callable[[int, Noise], float]  # minute, noise -> value
-
-
-def _steady(level: float, spread: float) -> Shape:
-    return lambda t, n: level + spread * n()
-
-
-def _constant(value: float) -> Shape:
-    return lambda t, n: value
-
-
-def _until(minute: int, before: Shape, after: Shape) -> Shape:
+def until(minute: float, before: Shape, after: Shape) -> Shape:
     return lambda t, n: before(t, n) if t < minute else after(t, n)
 
 
-def _warm_up_loss(t: int, n: Noise) -> float:
+def ramp(start: float, end: float, t0: float, t1: float, spread: float = 0.02) -> Shape:
+    return lambda t, n: start + (end - start) * min(1.0, max(0.0, (t - t0) / (t1 - t0))) + spread * n
+
+
+def warm_up_loss(t: float, n: float) -> float:
     # GRPO: ~0 while no sample of a group is rewarded, then several-fold growth as learning starts.
-    return 0.0 if t < 60 else min(0.35, 0.002 * 1.05 ** (t - 60)) + 0.005 * abs(n())
+    return 0.0 if t < 60 else min(0.35, 0.002 * 1.05 ** (t - 60)) + 0.005 * abs(n)
 
 
-def _rising_reward(t: int, n: Noise) -> float:
-    return 0.06 + 0.64 * (1 - math.exp(-t / 120)) + 0.05 * n()
+def rising_reward(t: float, n: float) -> float:
+    return 0.06 + 0.64 * (1 - math.exp(-t / 120)) + 0.05 * n
 
 
 # A healthy run's shapes, the defaults every scenario changes one of.
-STEADY_LOSS = _steady(0.2, 0.02)
-STEADY_REWARD = _steady(0.6, 0.03)
-STEADY_MFU = _steady(0.45, 0.02)
-LOOP_MS = _constant(55_000.0)
-SYNC_MS = _constant(4_000.0)
+STEADY_LOSS, STEADY_REWARD, STEADY_MFU, STEADY_SYNC = (
+    steady(0.2, 0.02),
+    steady(0.6, 0.03),
+    steady(0.45, 0.02),
+    steady(4000, 200),
+)
 
 
-def _run(
-    seed: int,
-    *,
-    end: int = MINUTES,
-    clean_end: bool = False,
-    stall_at: int | None = None,
-    nan_at: int | None = None,
-    loss: Shape = STEADY_LOSS,
-    reward: Shape = STEADY_REWARD,
-    mfu: Shape = STEADY_MFU,
-    loop_ms: Shape = LOOP_MS,
-    loop_every: int = 1,
-    sync_ms: Shape = SYNC_MS,
-) -> Run:
-    rng = random.Random(seed)
+@dataclass
+class Proc:
+    """One process of a run: from `start` (minutes) to `end`, how it ends, and what it reports."""
 
-    def noise() -> float:
-        return rng.uniform(-1.0, 1.0)
+    run: str
+    start: float = 0.0
+    interval: float = 1.0  # minutes between optimizer steps (one step is one loop iteration)
+    first: float | None = None  # minutes from start to the first step (default: one interval)
+    end: float | None = None
+    ending: str = "finished"  # finished (state 0), failed (state 4) or killed (no final state)
+    hang: float | None = None  # no step completes from this minute on
+    pauses: tuple[tuple[float, float], ...] = ()  # declared pauses (start, end) in minutes
+    slow: Callable[[int], float] = lambda k: 1.0  # duration multiplier of step k
+    loss: Shape = STEADY_LOSS
+    reward: Shape = STEADY_REWARD
+    mfu: Shape = STEADY_MFU
+    loop_ms: Shape = lambda t, n: 0.0  # 0: the step's own duration
+    sync_ms: Shape = STEADY_SYNC
+    nonfinite_at: tuple[float, ...] = ()
+    restarts: int = 0
+    instance: str = ""
+    seed: int = 0
 
-    run = Run()
-    steps = nonfinite = 0.0
+    def steps(self) -> list[float]:
+        """Completion times (minutes) of the steps, pauses pushing them back."""
+        rng, out = random.Random(self.seed), []
+        t = self.start + (self.first if self.first is not None else self.interval)
+        k = 0
+        stop = min(x for x in (self.end, self.hang, MINUTES + 1) if x is not None)
+        while t <= stop:
+            for a, b in self.pauses:
+                if out and out[-1] <= a < t:
+                    t += b - a
+            if t > stop:
+                break
+            out.append(t)
+            k += 1
+            t += self.interval * self.slow(k) * (1 + 0.05 * rng.uniform(-1, 1))
+        return out
+
+
+@dataclass
+class Scenario:
+    story: str
+    procs: list[Proc]
+    expected: dict[str, set[str]]  # run id -> the alerts that must fire (once each); every other must stay silent
+    onset: float | None = None  # minute the fault begins
+    bound: str = ""  # which time-to-fire bound applies: hang, startup, quality, pause (see test_alert_scenarios)
+    settings: dict[str, dict[str, str]] = field(default_factory=dict)  # profile `alerts:` overrides
+    outage: tuple[float, float] | None = None  # scrape outage (up == 0) in minutes
+
+
+def p95(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, math.ceil(0.95 * len(xs)) - 1)]
+
+
+Samples = list[float | None]
+
+
+def export(p: Proc, pipeline: str, outage: tuple[float, float] | None) -> dict[str, Samples]:
+    """Per-minute samples of every series of the process (key -> values; None: no point)."""
+    rng = random.Random(p.seed + 1)
+    done = p.steps()
+    keys = (
+        "run_state",
+        "state_since",
+        "progress_time",
+        "step_interval",
+        "run_restarts",
+        "train_steps",
+        "train_loss",
+        "loss_nonfinite",
+        "reward_mean",
+        "train_mfu",
+        "loop_sum",
+        "loop_count",
+        "sync_sum",
+        "sync_count",
+        "up",
+    )
+    out: dict[str, Samples] = {k: [] for k in keys}
+    last: dict[str, float | None] = {}
+    gone = p.end if p.end is not None else math.inf
+    linger = EXPIRY if pipeline == "otel-collector" else (1 if p.ending != "killed" else 0)
     for t in range(MINUTES + 1):
-        if t > end:
-            for series in (run.state, run.steps, run.loss, run.nonfinite, run.reward, run.mfu):
-                series.append(None)
-            run.loops.append([])
-            run.syncs.append([])
-            continue
-        finished = clean_end and t == end
-        iterating = t % loop_every == 0 and (stall_at is None or t < stall_at) and not finished
-        if iterating:
-            steps += 4
-        if nan_at is not None and t == nan_at:
-            nonfinite += 1
-        run.state.append(0.0 if finished else 1.0)
-        run.steps.append(steps)
-        run.loss.append(loss(t, noise))
-        run.nonfinite.append(nonfinite)
-        run.reward.append(reward(t, noise))
-        run.mfu.append(mfu(t, noise))
-        run.loops.append([loop_ms(t, noise)] if iterating else [])
-        run.syncs.append([sync_ms(t, noise)] if iterating else [])
-    return run
-
-
-def _noisy_rising(t: int, n: Noise) -> float:
-    return 0.3 + 0.0003 * t + 0.2 * n()
-
-
-def _collapse(t: int, n: Noise) -> float:
-    return _rising_reward(t, n) if t < 440 else 0.05 + 0.02 * n()
-
-
-# name -> (the run, the alerts that must fire at the end; every other alert must stay silent)
-SCENARIOS: dict[str, tuple[Run, set[str]]] = {
-    "healthy-grpo-cold-start": (_run(1, loss=_warm_up_loss, reward=_rising_reward), set()),
-    "converged-plateau": (_run(2), set()),
-    "noisy-rewards": (_run(3, reward=_noisy_rising), set()),
-    "long-iterations": (_run(4, loop_every=10, loop_ms=_constant(580_000.0)), set()),
-    "finished": (_run(5, end=300, clean_end=True), set()),
-    "stall": (_run(6, stall_at=400), {"RLTrainingStalled"}),
-    "crash": (_run(7, end=440), {"RLTrainingStalled"}),
-    "nan-loss": (_run(8, nan_at=450), {"RLLossSpike"}),
-    "divergence": (_run(9, loss=_until(440, _steady(0.3, 0.02), _constant(50.0))), {"RLLossSpike"}),
-    "reward-collapse": (_run(10, reward=_collapse), {"RLRewardCollapse"}),
-    "low-mfu": (_run(11, mfu=_until(420, _constant(0.45), _constant(0.05))), {"RLMfuLow"}),
-    "slow-loop": (_run(12, loop_ms=_until(430, _constant(55_000.0), _constant(290_000.0))), {"RLLoopRegression"}),
-    "slow-sync": (_run(13, sync_ms=_until(440, _constant(4_000.0), _constant(110_000.0))), {"RLSyncLatencyHigh"}),
-}
-
-
-def values(samples: Samples) -> str:
-    """promtool's input notation: one value per minute, `stale` where the series ended."""
-    out = []
-    for v in samples:
-        out.append("stale" if v is None else (str(int(v)) if float(v).is_integer() else f"{v:.6g}"))
-    return " ".join(out)
-
-
-def buckets(observations: list[list[float]], bounds: tuple[float, ...], alive: Samples) -> dict[str, Samples]:
-    """Cumulative bucket counts per minute (le -> samples) of a histogram with `bounds`, ending where `alive` does."""
-    edges = [*bounds, math.inf]
-    counts = dict.fromkeys(edges, 0.0)
-    out: dict[str, Samples] = {("+Inf" if math.isinf(e) else _le(e)): [] for e in edges}
-    for minute, observed in enumerate(observations):
-        for value in observed:
-            for e in edges:
-                if value <= e:
-                    counts[e] += 1
-        for e in edges:
-            out["+Inf" if math.isinf(e) else _le(e)].append(None if alive[minute] is None else counts[e])
+        row: dict[str, float | None]
+        if t < p.start:
+            row = dict.fromkeys(keys)
+        elif t >= gone:
+            # After the end: the final state (scraped once, or kept for the collector's expiry), then nothing.
+            if t < gone + linger and last:
+                row = dict(last)
+                if p.ending != "killed":
+                    row["run_state"], row["state_since"] = (0.0 if p.ending == "finished" else 4.0), gone * 60
+                row["up"] = 1.0
+            else:
+                row = dict.fromkeys(keys)
+        else:
+            row = _alive(p, t, done, rng)
+            last = row
+        if outage and outage[0] <= t < outage[1]:
+            row = {**dict.fromkeys(keys), "up": 0.0 if row.get("up") is not None else None}
+        for k in keys:
+            out[k].append(row.get(k))
     return out
 
 
-def _le(bound: float) -> str:
-    return str(int(bound)) if float(bound).is_integer() else repr(bound)
+def _alive(p: Proc, t: int, done: list[float], rng: random.Random) -> dict[str, float | None]:
+    steps = [s for s in done if s <= t]
+    pause = next(((a, b) for a, b in p.pauses if a <= t < b), None)
+    ended = [b for a, b in p.pauses if b <= t]
+    row: dict[str, float | None] = {"up": 1.0, "run_restarts": float(p.restarts)}
+    if pause:
+        row["run_state"], row["state_since"] = 3.0, pause[0] * 60
+    elif not steps:
+        row["run_state"], row["state_since"] = 2.0, p.start * 60
+    else:
+        row["run_state"], row["state_since"] = 1.0, max([steps[0], *ended]) * 60
+    if steps:
+        gaps = [b - a - sum(max(0.0, min(b, e) - max(a, s)) for s, e in p.pauses) for a, b in itertools.pairwise(steps)]
+        row["progress_time"] = steps[-1] * 60
+        row["step_interval"] = (p95(gaps[-20:]) if gaps else steps[0] - p.start) * 60
+        at = steps[-1]
+        n = random.Random(p.seed * 100_003 + len(steps)).uniform(-1, 1)  # a gauge changes with a new batch only
+        row["train_steps"] = float(len(steps))
+        row["train_loss"], row["reward_mean"], row["train_mfu"] = p.loss(at, n), p.reward(at, n), p.mfu(at, n)
+        loops = [
+            p.loop_ms(s, 0.0) or (b - a) * 60_000 for a, s, b in zip([p.start, *steps], steps, steps, strict=False)
+        ]
+        row["loop_sum"], row["loop_count"] = sum(loops), float(len(steps))
+        row["sync_sum"], row["sync_count"] = sum(p.sync_ms(s, 0.0) for s in steps), float(len(steps))
+    row["loss_nonfinite"] = float(sum(1 for x in p.nonfinite_at if x <= t))
+    return row
+
+
+def values(samples: Samples) -> str:
+    """promtool's input notation: one value per minute, `stale` where a series ends, `_` where it has no point."""
+    out, seen = [], False
+    for v in samples:
+        if v is None:
+            out.append("stale" if seen else "_")
+            seen = False
+        else:
+            out.append(str(int(v)) if float(v).is_integer() else f"{v:.10g}")
+            seen = True
+    return " ".join(out)

@@ -235,31 +235,64 @@ class Workload(Model):
         return duration_seconds(self.export_interval) * 1000
 
 
+# Every alert but the stall judges the last few iterations, not a wall-clock window: the windows scale with the run's
+# own step interval (the module's p95 of its last 20 steps), and the durations below are their floors.
 class StallAlert(Model):
-    window: Duration = Field("15m", description="No training step in this window means the run stalled.")
-    for_: Duration = Field("5m", alias="for")
+    window: Duration = Field(
+        "8m",
+        description="The floor of the stall limit: no completed step for max(window, factor x the run's own step "
+        "interval) while training means the run stalled.",
+    )
+    factor: Positive = Field(
+        2.5, description="The stall limit in multiples of the run's own step interval (a p95 of its last 20 steps)."
+    )
+    startup: Duration = Field(
+        "30m",
+        description="A run that makes no first step within this long of its start pages; raise it above the first "
+        "iteration when that is longer.",
+    )
+    pause_limit: Duration = Field(
+        "60m", description="A declared pause (checkpoint, evaluation, saving) longer than this pages as a stall."
+    )
+    for_: Duration = Field("1m", alias="for")
     severity: Severity = "critical"
     forget_after: Duration = Field(
         "6h",
-        description="A run whose telemetry vanished without a clean finish (crash, OOM kill, eviction) alerts "
-        "until this long after its last point.",
+        description="A failed run, or one whose telemetry vanished without a final state (SIGKILL, OOM kill, "
+        "eviction), pages until this long after its last point, unless a new process of the run id reports.",
     )
 
 
 class RewardCollapseAlert(Model):
-    smooth: Duration = Field("10m", description="Window the mean reward is averaged over before it is compared.")
+    smooth: Duration = Field(
+        "3m",
+        description="Floor of the recent window; the mean reward's median over max(smooth, 2.5 iterations) is what "
+        "is compared.",
+    )
     noise: Positive = Field(
-        3.0, description="The drop must also exceed this many standard deviations of the reward within `smooth`."
+        3.0,
+        description="The drop must also exceed this many times the reward's typical standard deviation within the "
+        "recent window, over the baseline.",
     )
     drop: float = Field(
         0.5,
         gt=0,
         lt=1,
-        description="Fire when mean reward falls below its baseline peak by this fraction of the baseline range "
+        description="Fire when the recent median falls below the baseline peak by this fraction of the baseline range "
         "(peak - low); range-based so negative rewards work.",
     )
-    baseline: Duration = Field("1h", description="Window of the baseline (peak and low of the mean reward).")
+    min_drop: Positive = Field(
+        0.1, description="...and by at least this much in the reward's own units: small dips never fire."
+    )
+    baseline: Duration = Field(
+        "6h",
+        description="Floor of the baseline window (at least 10 iterations) before the recent one: its peak, low and "
+        "noise.",
+    )
     for_: Duration = Field("15m", alias="for")
+    keep_firing_for: Duration = Field(
+        "30m", description="Keep firing this long after the condition clears (hysteresis; Prometheus keep_firing_for)."
+    )
     severity: Severity = "warning"
 
     @model_validator(mode="after")
@@ -272,20 +305,25 @@ class RewardCollapseAlert(Model):
 
 class LossSpikeAlert(Model):
     factor: Positive = Field(
-        3.0, description="Fire when |loss| exceeds this multiple of its largest |loss| over the baseline before."
+        3.0,
+        description="Fire when the recent median |loss| exceeds this multiple of its average |loss| over the "
+        "baseline window before.",
     )
     floor: Positive = Field(
         1.0,
         description="...and exceeds this absolute |loss|: a loss growing from ~0 during warm-up never fires. "
         "A NaN or infinite loss always fires.",
     )
-    baseline: Duration = Field("1h")
+    baseline: Duration = Field(
+        "6h", description="Floor of the baseline window (at least 10 iterations): a divergence fires until it fills it."
+    )
     for_: Duration = Field("5m", alias="for")
+    keep_firing_for: Duration = Field("15m", description="Keep firing this long after the condition clears.")
     severity: Severity = "warning"
 
 
 class MfuLowAlert(Model):
-    threshold: Fraction = Field(0.2, description="Model FLOPs utilisation below this (0-1) fires.")
+    threshold: Fraction = Field(0.2, description="MFU below this (0-1) in each of the last 2.5 iterations fires.")
     for_: Duration = Field("30m", alias="for")
     severity: Severity = "warning"
 
@@ -293,18 +331,32 @@ class MfuLowAlert(Model):
 class LoopRegressionAlert(Model):
     factor: Positive = Field(
         1.5,
-        description="Fire when loop p95 over `window` exceeds this multiple of the p95 of the `baseline` before it.",
+        description="Fire when the average loop duration in each of two consecutive recent windows exceeds this "
+        "multiple of its average over the baseline before them.",
     )
-    window: Duration = Field("30m")
-    baseline: Duration = Field("6h")
+    window: Duration = Field("15m", description="Floor of each recent window (at least 3 iterations).")
+    baseline: Duration = Field("6h", description="Floor of the baseline window (at least 20 iterations).")
     for_: Duration = Field("15m", alias="for")
     severity: Severity = "warning"
 
 
 class SyncLatencyAlert(Model):
-    threshold_ms: Positive = Field(60000, description="Weight-sync p95 above this many milliseconds fires.")
-    window: Duration = Field("15m")
+    threshold_ms: Positive = Field(
+        60000,
+        description="Fire when the average weight-sync duration in each of two consecutive recent windows is above "
+        "this many milliseconds.",
+    )
+    window: Duration = Field("15m", description="Floor of each recent window (at least 3 iterations).")
     for_: Duration = Field("10m", alias="for")
+    severity: Severity = "warning"
+
+
+class TargetDownAlert(Model):
+    for_: Duration = Field(
+        "5m",
+        alias="for",
+        description="A live run's scrape target failing this long warns the platform (the RL pages hold meanwhile).",
+    )
     severity: Severity = "warning"
 
 
@@ -318,6 +370,7 @@ class Alerts(Model):
     mfu_low: MfuLowAlert = MfuLowAlert()
     loop_regression: LoopRegressionAlert = LoopRegressionAlert()
     sync_latency: SyncLatencyAlert = SyncLatencyAlert()
+    target_down: TargetDownAlert = TargetDownAlert()
 
 
 class ProfileBase(Model):

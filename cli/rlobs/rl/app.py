@@ -11,7 +11,7 @@ from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
 from rlobs.profile.model import ProfileBase
 from rlobs.rl import naming, promrules
 from rlobs.rl.adapters import ONE_LINE, adapter_files, framework_of, mapping_rows
-from rlobs.rl.alerts import RUNBOOK_PATH
+from rlobs.rl.alerts import RUNBOOK_PATH, thresholds
 from rlobs.rl.catalog import Catalog, Metric
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.identity import identity_rows
@@ -132,6 +132,7 @@ def _docs_context(facts: RlFacts) -> dict[str, Any]:
                 "description": a.text(a.description, f"`<{run_label}>`"),
                 "runbook": a.runbook,
                 "expr": a.expr,
+                "thresholds": thresholds(profile.alerts, a.key),
             }
             for a in facts.alerts
         ],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlobs.rl import naming, tracker
-from rlobs.rl.alerts import Alert, cases
+from rlobs.rl.alerts import Alert, cases, records
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.naming import Pipeline
@@ -24,9 +24,10 @@ def run_template(catalog: Catalog, pipeline: Pipeline) -> str:
 
 
 def _annotations(facts: RlFacts, alert: Alert, run: str) -> dict[str, str]:
+    value = "{{ $value | " + alert.value_format + " }}"
     found = {
         "summary": alert.text(alert.summary, run),
-        "description": alert.text(alert.description, run),
+        "description": alert.text(alert.description, run, value),
         "runbook_url": facts.runbook_url(alert),
     }
     links = tracker.links(facts.profile.workload.tracker)
@@ -40,26 +41,27 @@ def _annotations(facts: RlFacts, alert: Alert, run: str) -> dict[str, str]:
 
 
 def _labels(facts: RlFacts, alert: Alert) -> dict[str, str]:
-    return {"severity": alert.severity, **facts.alert_labels}
+    return {"severity": alert.severity, **facts.alert_labels, **dict(alert.labels)}
 
 
-def expected_alert(facts: RlFacts, alert: Alert, run: str) -> dict[str, Any]:
-    """A promtool `exp_alerts` entry: the labels and annotations the alert has for run id `run`."""
+def firing_labels(facts: RlFacts, alert: Alert, run: str) -> dict[str, str]:
+    """The labels of the alert's firing `ALERTS` series for run id `run` (what promtool tests compare: the
+    descriptions carry the measured value, which a test cannot know in advance)."""
     run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
     return {
-        "exp_labels": {**_labels(facts, alert), run_label: run},
-        "exp_annotations": _annotations(facts, alert, run),
+        "__name__": "ALERTS",
+        "alertname": alert.name,
+        "alertstate": "firing",
+        **_labels(facts, alert),
+        run_label: run,
     }
 
 
 def _rule(facts: RlFacts, alert: Alert, run: str) -> dict[str, Any]:
-    return {
-        "alert": alert.name,
-        "expr": alert.expr,
-        "for": alert.for_,
-        "labels": _labels(facts, alert),
-        "annotations": _annotations(facts, alert, run),
-    }
+    rule = {"alert": alert.name, "expr": alert.expr, "for": alert.for_}
+    if alert.keep_firing_for:
+        rule["keep_firing_for"] = alert.keep_firing_for  # Prometheus >= 2.42
+    return {**rule, "labels": _labels(facts, alert), "annotations": _annotations(facts, alert, run)}
 
 
 def rule_groups(facts: RlFacts) -> list[dict[str, Any]]:
@@ -67,8 +69,19 @@ def rule_groups(facts: RlFacts) -> list[dict[str, Any]]:
     if not facts.alerts:
         return []
     run = run_template(facts.catalog, facts.pipeline)
-    # The dashboards read the raw series directly, so no recording rules: nothing to keep in sync.
-    return [{"name": group_name(facts), "rules": [_rule(facts, a, run) for a in facts.alerts]}]
+    # The run's lifecycle values, once per evaluation and before the alerts that read them (a group evaluates its
+    # rules in order); labelled with the bundle's scope, so two bundles' records never collide.
+    scope = {naming.label(k, facts.pipeline): v for k, v in facts.scope.items()}
+    recorded = [
+        {"record": name, "expr": expr, **({"labels": scope} if scope else {})}
+        for name, expr in records(facts.profile.alerts, facts.catalog, facts.pipeline, facts.scope)
+    ]
+    return [{"name": group_name(facts), "rules": [*recorded, *(_rule(facts, a, run) for a in facts.alerts)]}]
+
+
+def _series(labels: dict[str, str]) -> str:
+    name = labels["__name__"]
+    return name + "{" + ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(labels.items()) if k != "__name__") + "}"
 
 
 def rule_tests(facts: RlFacts, rule_file: str = "rl-alerts.rules.yaml") -> dict[str, Any]:
@@ -81,15 +94,19 @@ def rule_tests(facts: RlFacts, rule_file: str = "rl-alerts.rules.yaml") -> dict[
         raise ValueError(f"{facts.pipeline}: promtool rule tests are generated for classic (underscored) names only")
     tests = []
     for alert, case in cases(facts.profile.alerts, facts.alerts, facts.catalog, facts.pipeline, facts.scope):
-        exp = [expected_alert(facts, alert, run) for run in case.firing]
+        exp = [{"labels": _series(firing_labels(facts, alert, run)), "value": 1} for run in case.firing]
         tests.append(
             {
                 "name": f"{alert.name} fires for {', '.join(case.firing) or 'no run'}, not for "
                 f"{', '.join(case.silent) or 'no run'}",
                 "interval": case.interval,
                 "input_series": [{"series": s, "values": v} for s, v in case.series],
-                "alert_rule_test": [
-                    {"eval_time": case.eval_time, "alertname": alert.name, "exp_alerts": exp},
+                "promql_expr_test": [
+                    {
+                        "expr": f'ALERTS{{alertname="{alert.name}", alertstate="firing"}}',
+                        "eval_time": case.eval_time,
+                        "exp_samples": exp,
+                    }
                 ],
             }
         )

@@ -9,31 +9,65 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rlobs.profile.model import Alerts
-from rlobs.rl.alerts import loop, loss, mfu, reward, stall, sync
+from rlobs.rl.alerts import loop, loss, mfu, reward, stall, sync, targetdown
 from rlobs.rl.alerts.base import RUNBOOK_PATH, Alert, AnyAlertDef, Query
 from rlobs.rl.alerts.cases import Case
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.naming import Pipeline
 
-__all__ = ["REGISTRY", "RUNBOOK_PATH", "Alert", "Case", "alerts", "cases"]
+__all__ = ["REGISTRY", "RUNBOOK_PATH", "Alert", "Case", "alerts", "cases", "records", "thresholds"]
 
 # In the order rules, runbook sections and policies appear.
-REGISTRY: tuple[AnyAlertDef, ...] = (stall.ALERT, reward.ALERT, loss.ALERT, mfu.ALERT, loop.ALERT, sync.ALERT)
+REGISTRY: tuple[AnyAlertDef, ...] = (
+    stall.ALERT,
+    reward.ALERT,
+    loss.ALERT,
+    mfu.ALERT,
+    loop.ALERT,
+    sync.ALERT,
+    targetdown.ALERT,
+)
 
 
 def alerts(
     settings: Alerts, catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str] | None = None
 ) -> tuple[Alert, ...]:
-    """Every enabled RL alert, in REGISTRY order; `scope` (label -> value) confines them to one workload."""
+    """Every enabled RL alert the pipeline has, in REGISTRY order; `scope` (label -> value) confines them to one
+    workload."""
     if not settings.enabled:
         return ()
-    query = Query(catalog, pipeline, scope or {})
-    return tuple(d.build(settings, query) for d in REGISTRY)
+    query = Query(catalog, pipeline, scope or {}, settings)
+    return tuple(a for d in REGISTRY if (a := d.build(settings, query)) is not None)
 
 
 def cases(
     settings: Alerts, built: tuple[Alert, ...], catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str]
 ) -> tuple[tuple[Alert, Case], ...]:
     """Each alert `alerts()` built, with the promtool case that proves it."""
-    query = Query(catalog, pipeline, scope)
-    return tuple((a, d.prove(settings, a, query)) for d, a in zip(REGISTRY, built, strict=True))
+    query = Query(catalog, pipeline, scope, settings)
+    by_key = {a.key: a for a in built}
+    found = []
+    for d in REGISTRY:
+        a = d.build(settings, query)
+        if a is not None and a.key in by_key:
+            found.append((by_key[a.key], d.prove(settings, by_key[a.key], query)))
+    return tuple(found)
+
+
+def thresholds(settings: Alerts, key: str) -> list[dict[str, str]]:
+    """The profile settings of one alert (`alerts.<key>`): camelCase key, value and what it means, for the runbook."""
+    section = getattr(settings, key)
+    rows = []
+    for name, f in type(section).model_fields.items():
+        alias = f.alias or name
+        rows.append({"key": alias, "value": str(getattr(section, name)), "description": f.description or ""})
+    return rows
+
+
+def records(
+    settings: Alerts, catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
+    """(series name, expression) of the recording rules the alerts read (Prometheus pipelines; [] elsewhere)."""
+    if not settings.enabled:
+        return []
+    return Query(catalog, pipeline, scope or {}, settings).life.records

@@ -10,6 +10,7 @@ from rlobs.profile.fields import Severity
 from rlobs.profile.model import Alerts
 from rlobs.rl import naming
 from rlobs.rl.alerts.cases import Case, CaseBuilder
+from rlobs.rl.alerts.lifecycle import Lifecycle
 from rlobs.rl.catalog import Catalog, Metric
 from rlobs.rl.naming import Pipeline
 
@@ -22,7 +23,7 @@ class Alert:
     name: str  # CamelCase alert name, e.g. RLLossSpike
     severity: Severity
     summary: str  # one line; `{run}` stands for the run id (see text())
-    description: str  # `{run}` likewise
+    description: str  # `{run}` likewise, and `{value}` for the measured value (the expression's)
     runbook: str  # Markdown: what it means, what to do
     expr: str  # PromQL; returns one series per run while the condition holds
     for_: str  # Prometheus duration
@@ -30,10 +31,14 @@ class Alert:
     # Sub-expressions that must return data whenever the metrics exist, healthy or not; tests evaluate them against
     # a real Prometheus so a wrong series or label name cannot hide behind a threshold that is simply never met.
     probes: tuple[str, ...]
+    keep_firing_for: str = ""  # Prometheus keep_firing_for (hysteresis); "" for none
+    value_format: str = "humanize"  # the Go template function that prints the value in the description
+    labels: tuple[tuple[str, str], ...] = ()  # extra alert labels (routing)
 
-    def text(self, template: str, run: str) -> str:
-        """summary or description with `{run}` replaced by the backend's reference to the run label."""
-        return template.replace("{run}", run)
+    def text(self, template: str, run: str, value: str = "the measured value") -> str:
+        """summary or description with `{run}` replaced by the backend's reference to the run label, and `{value}`
+        by its reference to the measured value."""
+        return template.replace("{run}", run).replace("{value}", value)
 
     @property
     def anchor(self) -> str:
@@ -44,11 +49,15 @@ class Alert:
 class Query:
     """PromQL building blocks for one pipeline, grouped per run."""
 
-    def __init__(self, catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str]) -> None:
+    def __init__(self, catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str], settings: Alerts) -> None:
         self.catalog = catalog
         self.pipeline = pipeline
         self.scope = scope  # label -> value every selector matches: the bundle's own workload only
         self.run = naming.label_token(catalog.attribute("run_id").name, pipeline)
+        self.life = Lifecycle(self, settings.stall)
+
+    def scope_value(self, label: str) -> str:
+        return naming.quote(self.scope[label])
 
     def m(self, key: str) -> Metric:
         return self.catalog.metric(key)
@@ -59,10 +68,9 @@ class Query:
     def by(self, agg: str, inner: str, *extra: str) -> str:
         return f"{agg} by ({', '.join([self.run, *extra])}) ({inner})"
 
-    def p95(self, key: str, window: str, offset: str = "") -> str:
-        shift = f" offset {offset}" if offset else ""
-        rate = f"rate({self.sel(key, 'bucket')}[{window}]{shift})"
-        return f"histogram_quantile(0.95, {self.by('sum', rate, 'le')})"
+    def gated(self, per_series: str) -> str:
+        """A per-series condition as one series per run, for runs that train and progress only."""
+        return f"({self.by('max', per_series)} and on ({self.run}) {self.life.training_ok()})"
 
 
 Config = TypeVar("Config")
@@ -77,10 +85,10 @@ class AlertDef(Generic[Config]):
     """
 
     config: Callable[[Alerts], Config]
-    rule: Callable[[Config, Query], Alert]
+    rule: Callable[[Config, Query], Alert | None]  # None: the alert does not apply to the pipeline
     case: Callable[[Config, Alert, CaseBuilder], Case]
 
-    def build(self, settings: Alerts, query: Query) -> Alert:
+    def build(self, settings: Alerts, query: Query) -> Alert | None:
         return self.rule(self.config(settings), query)
 
     def prove(self, settings: Alerts, alert: Alert, query: Query) -> Case:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -50,6 +49,13 @@ class CaseBuilder:
         matchers = {**(self.scope if scope is None else scope), self.run_attr: run}
         self.series.append((naming.selector(m, self.pipeline, "", matchers), values))
 
+    def trainer(self, run: str, end: int) -> None:
+        """The lifecycle series of a run that trains and completes a step every minute (t=0 is Unix time 0)."""
+        self.add(run, f"2 1+0x{end - 1}", "run_state")
+        self.add(run, f"0 60+0x{end - 1}", "state_since")
+        self.add(run, f"_ 60+60x{end - 1}", "progress_time")
+        self.add(run, f"_ 60+0x{end - 1}", "step_interval")
+
     def histogram(self, run: str, phases: list[tuple[int, float, int]]) -> None:
         """phases: (minutes, observed value, observations per minute), one after another, cumulative buckets."""
         bounds = [*self.metric.buckets, math.inf]
@@ -78,9 +84,15 @@ class CaseBuilder:
         )
 
 
-def bucket_above(buckets: tuple[float, ...], threshold: float) -> float | None:
-    """An observation value whose bucket lies wholly above the threshold (so any quantile exceeds it)."""
-    for lower, upper in itertools.pairwise(buckets):
-        if lower > threshold:
-            return upper
-    return None
+def durations(b: CaseBuilder, run: str, metric: str, phases: list[tuple[int, float]]) -> None:
+    """A duration histogram's _sum and _count: (minutes, duration per observation), one observation a minute."""
+    total, count, sums, counts = 0.0, 0, [], []
+    for minutes_, value in phases:
+        for _ in range(minutes_):
+            total, count = total + value, count + 1
+            sums.append(number(total))
+            counts.append(str(count))
+    m = b.catalog.metric(metric)
+    matchers = {**b.scope, b.run_attr: run}
+    b.series.append((naming.selector(m, b.pipeline, "sum", matchers), " ".join(sums)))
+    b.series.append((naming.selector(m, b.pipeline, "count", matchers), " ".join(counts)))

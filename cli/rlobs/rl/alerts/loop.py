@@ -1,49 +1,59 @@
-"""RLLoopRegression: loop iterations got slower than their own recent past."""
+"""RLLoopRegression: iterations got slower than their own recent past, from the recorded durations (sum/count)."""
 
 from __future__ import annotations
 
 from rlobs.bundle.filters import number
 from rlobs.profile.model import LoopRegressionAlert
 from rlobs.rl.alerts.base import Alert, AlertDef, Query
-from rlobs.rl.alerts.cases import Case, CaseBuilder, bucket_above, minutes
+from rlobs.rl.alerts.cases import Case, CaseBuilder, durations
+from rlobs.rl.alerts.lifecycle import window
+
+
+def average(q: Query, key: str, span: str, offset: str = "") -> str:
+    """The average recorded duration over `span` (ms): sum over count, never a bucket boundary."""
+    shift = f" offset {offset}" if offset else ""
+    return f"(increase({q.sel(key, 'sum')}[{span}]{shift}) / increase({q.sel(key, 'count')}[{span}]{shift}))"
 
 
 def rule(lr: LoopRegressionAlert, q: Query) -> Alert:
-    recent = q.p95("loop_duration", lr.window)
-    # The baseline ends where the recent window starts, so a regression does not raise its own baseline.
-    base = q.p95("loop_duration", lr.baseline, offset=lr.window)
+    f = number(lr.factor)
+
+    def slower(s: int) -> str:
+        # Two consecutive windows of at least 3 iterations must both be slow: one slow iteration lies in one only.
+        half = window(lr.window, 3 * s)
+        base = average(q, "loop_duration", window(lr.baseline, 10 * s), _twice(half))
+        now, before = average(q, "loop_duration", half), average(q, "loop_duration", half, half)
+        return f"(({now} / {base} > {f}) and ({before} / {base} > {f}))"
+
     return Alert(
         key="loop_regression",
         name="RLLoopRegression",
         severity=lr.severity,
-        summary="RL run {run}: loop p95 regressed",
-        description=f"p95 loop duration of run {{run}} over the last {lr.window} exceeds {number(lr.factor)}x its "
-        f"p95 over the {lr.baseline} before.",
-        runbook="Iterations got slower. The phase durations (sample, reward, train, sync p95 panels) show which "
+        summary="RL run {run}: loop iterations got slower",
+        description=f"The average loop duration of run {{run}} is {{value}}x its average over the baseline before, "
+        f"in each of two consecutive recent windows (threshold {f}x).",
+        runbook="Iterations got slower. The phase durations (sample, reward, train, sync panels) show which "
         "phase regressed: longer generations, a slow reward sandbox, stragglers or preempted nodes, or "
         "weight sync contention. Look at the slowest rl.loop traces.",
-        expr=f"{recent} > {number(lr.factor)} * {base}",
+        expr=q.gated(q.life.ladder(slower)),
         for_=lr.for_,
         metrics=("loop_duration",),
-        probes=(recent, base),
+        probes=(average(q, "loop_duration", lr.baseline),),
     )
 
 
-def case(lr: LoopRegressionAlert, alert: Alert, b: CaseBuilder) -> Case:
-    f, w, base = minutes(alert.for_), minutes(lr.window), minutes(lr.baseline)
-    fast = b.metric.buckets[min(5, len(b.metric.buckets) - 1)]
-    slow = bucket_above(b.metric.buckets, lr.factor * fast)
-    fast_minutes, tail = base + 5, w + f + 5
-    firing = []
-    # The baseline window still holds `for` minutes of slow loops when the alert fires; they must stay well
-    # under 5% of its loops, or the baseline p95 itself turns slow and nothing can fire.
-    room = 100 * (base - f - 2) * 0.04 > f + 2
-    if slow is not None and room:
-        # Slow loops complete less often, as in real runs: 1 per minute against 100.
-        b.histogram("regressed", [(fast_minutes, fast, 100), (tail, slow, 1)])
-        firing.append("regressed")
-    b.histogram("steady", [(fast_minutes + tail, fast, 100)])
-    return b.case(fast_minutes + w + f + 2, firing, ["steady"])
+def _twice(span: str) -> str:
+    """Two consecutive spans back, as one duration."""
+    return f"{int(span[:-1]) * 2}{span[-1]}"
+
+
+def case(lr: LoopRegressionAlert, _alert: Alert, b: CaseBuilder) -> Case:
+    end = 600
+    for run in ("regressed", "steady"):
+        b.trainer(run, end + 1)
+    durations(b, "regressed", "loop_duration", [(460, 50_000.0), (end + 1 - 460, 50_000.0 * (lr.factor + 1))])
+    durations(b, "steady", "loop_duration", [(end + 1, 50_000.0)])
+    return b.case(end, ["regressed"], ["steady"])
 
 
 ALERT = AlertDef(lambda a: a.loop_regression, rule, case)

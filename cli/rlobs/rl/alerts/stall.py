@@ -1,62 +1,83 @@
-"""RLTrainingStalled: the run stopped making optimizer steps while it trains, or its telemetry vanished without a
-clean finish (crash, OOM kill, eviction or preemption without a restart)."""
+"""RLTrainingStalled: the run makes no progress for longer than its own normal (with a floor), is stuck starting
+or paused past its budget, failed, or vanished without a final state; one page per run, ended by a restart."""
 
 from __future__ import annotations
 
+from rlobs.bundle.filters import number
+from rlobs.profile.fields import duration_seconds
 from rlobs.profile.model import StallAlert
 from rlobs.rl.alerts.base import Alert, AlertDef, Query
-from rlobs.rl.alerts.cases import Case, CaseBuilder, minutes
-
-# The value the run-state gauge takes while the run trains (the generated module's RUNNING).
-RUNNING = 1
+from rlobs.rl.alerts.cases import Case, CaseBuilder
+from rlobs.rl.alerts.lifecycle import FAILED, PAUSED, STARTING, TRAINING
 
 
 def rule(s: StallAlert, q: Query) -> Alert:
-    steps = f"increase({q.sel('train_steps')}[{s.window}])"
-    state = q.sel("run_state")
-    training = q.by("max", state)
-    # Hung: the step counter did not move while the run says it trains (a clean finish sets the state to 0).
-    hung = f"({q.by('sum', steps)} < 1 and on ({q.run}) ({training} == {RUNNING}))"
-    # Lost: the last state seen in `forget_after` was "training" and no point is current any more: the process
-    # died without finishing (the scraped target or the collector's expired series is gone; the Telemetry API gets
-    # no new points). last_over_time: Prometheus >= 2.26.
-    last = q.by("max", f"last_over_time({state}[{s.forget_after}])")
-    lost = f"(({last} == {RUNNING}) unless on ({q.run}) {training})"
+    life, run = q.life, q.run
+    held = f"(time() - {life.since})"  # how long the current state has lasted
+
+    def when(value: str, state: int) -> str:
+        return f"({value} and on ({run}) ({life.state} == {state}))"
+
+    branches = [
+        when(f"({life.idle} > {life.limit})", TRAINING),
+        when(f"({held} > {duration_seconds(s.pause_limit)})", PAUSED),
+        when(f"({held} > {duration_seconds(s.startup)})", STARTING),
+        when(held, FAILED),
+        # Lost: the newest process said starting, training or paused, and its series are gone (killed, evicted).
+        f"(({life.idle} and on ({run}) {life.live()}) unless on ({run}) {life.present()})",
+    ]
+    expr = "(" + " or ".join(branches) + ")"
+    outage = life.outage()
+    if outage is not None:
+        # A target that fails its scrapes says nothing about the run: RLTelemetryTargetDown warns instead.
+        expr = f"({expr} unless on ({run}) {outage})"
+    expr = q.by("max", expr)  # one series per run, labelled with the run only (as every RL alert)
     return Alert(
         key="stall",
         name="RLTrainingStalled",
         severity=s.severity,
-        summary=f"RL run {{run}} made no training step in {s.window}, or its telemetry stopped",
-        description=f"Run {{run}} trains but its optimizer step counter did not increase for {s.window} (hung, or "
-        "waiting on rollouts), or its telemetry stopped without a clean finish (crashed, OOM-killed, evicted or "
-        "preempted and not restarted).",
-        runbook="The run is not making progress. If its telemetry stopped: check whether the trainer pod still "
-        "exists and why it ended (`kubectl get pods`, `kubectl describe pod` for OOMKilled or Evicted, node "
-        "preemption events) and restart from the last checkpoint. If it is alive: its logs, the rl.loop spans of "
-        "the last iterations (which phase never finished), rollout workers and reward sandboxes, and GPU health "
-        "(XID errors, NCCL timeouts). A run that ends normally marks itself finished and does not fire.",
-        expr=f"{hung} or {lost}",
+        summary="RL run {run} stalled, failed or vanished",
+        description=f"Run {{run}}: no progress for {{value}} (limit while training: max({s.window}, "
+        f"{number(s.factor)} x its own step interval); start-up budget {s.startup}; pause limit {s.pause_limit}), "
+        "or it failed (exit status other than 0) or its telemetry vanished without a final state.",
+        runbook="The run is not making progress. If it failed or its telemetry stopped: check whether the trainer "
+        "pod still exists and why it ended (`kubectl get pods`, `kubectl describe pod` for OOMKilled or Evicted, node "
+        "preemption events) and restart from the last checkpoint; a new process of the same run id ends the page. If "
+        "it is alive: its logs, the rl.loop spans of the last iterations (which phase never finished), rollout workers "
+        "and reward sandboxes, and GPU health (XID errors, NCCL timeouts). Stuck starting: NCCL rendezvous, vLLM or "
+        "model loading; a run whose first iteration is longer than the start-up budget raises `alerts.stall.startup`. "
+        "A long pause: the checkpoint or evaluation inside `telemetry.pause()` hangs. A clean finish never pages.",
+        expr=expr,
         for_=s.for_,
-        metrics=("train_steps", "run_state"),
-        probes=(q.by("sum", steps), training, last),
+        metrics=("run_state", "state_since", "progress_time", "step_interval"),
+        probes=(life.state, life.since, life.limit),
+        value_format="humanizeDuration",
     )
 
 
-def case(s: StallAlert, alert: Alert, b: CaseBuilder) -> Case:
-    f, w = minutes(alert.for_), minutes(s.window)
-    end = 10 + w + f + 10
-    running = f"1+0x{end}"
-    b.add("stalled", f"0+1x10 10+0x{end - 10}")
-    b.add("stalled", running, "run_state")
-    b.add("healthy", f"0+1x{end}")
-    b.add("healthy", running, "run_state")
-    # Dies at minute 10: every series ends (a staleness marker ends the run's points).
-    b.add("crashed", "0+1x10 stale")
-    b.add("crashed", "1+0x10 stale", "run_state")
-    # Finishes cleanly at minute 10: its state goes to 0, then its series end too.
-    b.add("finished", "0+1x10 10 stale")
-    b.add("finished", "1+0x10 0 stale", "run_state")
-    return b.case(10 + w + f + 3, ["crashed", "stalled"], ["finished", "healthy"])
+def case(s: StallAlert, _alert: Alert, b: CaseBuilder) -> Case:
+    """Minute samples from t=0 (Unix 0): a healthy trainer, one that stops stepping at minute 10, one stuck
+    starting, one failed, one killed (series end), one finished."""
+    limit = max(duration_seconds(s.window), 60) // 60 + 1
+    end = 10 + max(limit, duration_seconds(s.startup) // 60 + 1) + 10
+
+    def trainer(run: str, last_step: int, state: str = "", series_end: int | None = None) -> None:
+        n = end if series_end is None else series_end
+        tail = "" if series_end is None else " stale"
+        b.add(run, state or f"2 1+0x{n - 1}" + tail, "run_state")
+        b.add(run, f"0 60+0x{n - 1}" + tail, "state_since")
+        steps = " ".join(str(60 * min(t, last_step)) for t in range(1, n + 1))
+        b.add(run, "_ " + steps + tail, "progress_time")
+        b.add(run, f"_ 60+0x{n - 1}" + tail, "step_interval")
+
+    trainer("healthy", end)
+    trainer("stalled", 10)
+    trainer("failed", 10, f"2 1+0x9 4+0x{end - 11}")
+    trainer("killed", 10, series_end=11)
+    b.add("stuck-starting", f"2+0x{end}", "run_state")
+    b.add("stuck-starting", f"0+0x{end}", "state_since")
+    trainer("finished", 10, f"2 1+0x9 0+0x{end - 11}")
+    return b.case(end, ["failed", "killed", "stalled", "stuck-starting"], ["finished", "healthy"])
 
 
 ALERT = AlertDef(lambda a: a.stall, rule, case)

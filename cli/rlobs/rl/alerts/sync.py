@@ -1,45 +1,49 @@
-"""RLSyncLatencyHigh: moving weights from trainer to rollout workers is slow."""
+"""RLSyncLatencyHigh: moving weights from trainer to rollout workers is slow, sync after sync."""
 
 from __future__ import annotations
 
 from rlobs.bundle.filters import number
 from rlobs.profile.model import SyncLatencyAlert
 from rlobs.rl.alerts.base import Alert, AlertDef, Query
-from rlobs.rl.alerts.cases import Case, CaseBuilder, bucket_above, minutes
+from rlobs.rl.alerts.cases import Case, CaseBuilder, durations
+from rlobs.rl.alerts.lifecycle import window
+from rlobs.rl.alerts.loop import average
 
 
 def rule(sl: SyncLatencyAlert, q: Query) -> Alert:
     if q.m("sync_duration").unit != "ms":  # the threshold is in ms; catalog units never change for a name
         raise ValueError("the sync duration histogram must be in ms")
-    sync = q.p95("sync_duration", sl.window)
+    t = number(sl.threshold_ms)
+
+    def slow(s: int) -> str:
+        half = window(sl.window, 3 * s)  # two consecutive windows: one slow sync lies in one only
+        now, before = average(q, "sync_duration", half), average(q, "sync_duration", half, half)
+        return f"(({now} > {t}) and ({before} > {t}))"
+
     return Alert(
         key="sync_latency",
         name="RLSyncLatencyHigh",
         severity=sl.severity,
-        summary=f"RL run {{run}}: weight sync p95 above {number(sl.threshold_ms / 1000)}s",
-        description=f"p95 weight-sync duration of run {{run}} over {sl.window} exceeds {number(sl.threshold_ms)} ms.",
+        summary=f"RL run {{run}}: weight sync slower than {number(sl.threshold_ms / 1000)}s",
+        description=f"The average weight-sync duration of run {{run}} is {{value}} ms in each of two consecutive "
+        f"recent windows (threshold {t} ms).",
         runbook="Moving weights from trainer to rollout workers is slow. Check the rl.sync spans "
         "(rl.sync.bytes, source, destination), network bandwidth between node pools, whether NCCL/RDMA "
         "is used or it falls back to TCP or object storage, and contention with checkpoint writes.",
-        expr=f"{sync} > {number(sl.threshold_ms)}",
+        expr=q.gated(q.life.ladder(slow)),
         for_=sl.for_,
         metrics=("sync_duration",),
-        probes=(sync,),
+        probes=(average(q, "sync_duration", sl.window),),
     )
 
 
-def case(sl: SyncLatencyAlert, alert: Alert, b: CaseBuilder) -> Case:
-    f, w = minutes(alert.for_), minutes(sl.window)
-    too_slow = bucket_above(b.metric.buckets, sl.threshold_ms)
-    quick = max([x for x in b.metric.buckets if x <= sl.threshold_ms / 2], default=None)
-    firing, silent = [], []
-    if too_slow is not None:
-        b.histogram("slow", [(w + f + 5, too_slow, 1)])
-        firing.append("slow")
-    if quick is not None:
-        b.histogram("fast", [(w + f + 5, quick, 1)])
-        silent.append("fast")
-    return b.case(w + f + 3, firing, silent)
+def case(sl: SyncLatencyAlert, _alert: Alert, b: CaseBuilder) -> Case:
+    end = 120
+    for run in ("slow", "fast"):
+        b.trainer(run, end + 1)
+    durations(b, "slow", "sync_duration", [(end + 1, sl.threshold_ms * 2)])
+    durations(b, "fast", "sync_duration", [(end + 1, sl.threshold_ms / 4)])
+    return b.case(end, ["slow"], ["fast"])
 
 
 ALERT = AlertDef(lambda a: a.sync_latency, rule, case)

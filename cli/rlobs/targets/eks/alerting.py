@@ -29,9 +29,38 @@ _KINDS = {
 }
 
 
-def _group(bundle: str, r: Receiver) -> list[str]:
-    """Matchers for the alerts a receiver gets: this bundle's RL alerts, the others (cluster), or all."""
-    return {"rl": [f'{BUNDLE_LABEL} = "{bundle}"'], "cluster": [f'{BUNDLE_LABEL} = ""'], "all": []}[r.alerts]
+# RLTelemetryTargetDown carries this label: a scrape problem is the platform's, so it goes where the cluster's own
+# alerts go, never to the RL receivers (rlobs.rl.alerts.targetdown.ROUTE).
+ROUTE_LABEL, PLATFORM = "rlobs_route", "platform"
+# One fault, one page: while a run is stalled, failed or gone, the alerts that follow from it are silent. The rules
+# already hold them (rlobs.rl.alerts.lifecycle.training_ok); the inhibition keeps it so across evaluation delays.
+DEPENDENT = ("RLRewardCollapse", "RLLossSpike", "RLMfuLow", "RLLoopRegression", "RLSyncLatencyHigh")
+RUN_LABEL = "rl_run_id"
+
+
+def _group(bundle: str, r: Receiver) -> list[list[str]]:
+    """Matcher sets (any of them) for the alerts a receiver gets: this bundle's RL alerts, the others (cluster, and
+    this bundle's platform warnings), or all."""
+    rl = [f'{BUNDLE_LABEL} = "{bundle}"', f'{ROUTE_LABEL} != "{PLATFORM}"']
+    platform = [f'{BUNDLE_LABEL} = "{bundle}"', f'{ROUTE_LABEL} = "{PLATFORM}"']
+    groups: dict[str, list[list[str]]] = {"rl": [rl], "cluster": [[f'{BUNDLE_LABEL} = ""'], platform], "all": [[]]}
+    return groups[r.alerts]
+
+
+def inhibit_rules(bundle: str) -> list[dict[str, Any]]:
+    """The stall page of a run silences that run's dependent alerts (Alertmanager inhibit_rules)."""
+    return [
+        {
+            "source_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', 'alertname = "RLTrainingStalled"'],
+            "target_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', f'alertname =~ "{"|".join(DEPENDENT)}"'],
+            "equal": [BUNDLE_LABEL, RUN_LABEL],
+        },
+        {
+            "source_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', 'alertname = "RLTelemetryTargetDown"'],
+            "target_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', f'alertname =~ "{"|".join(DEPENDENT)}"'],
+            "equal": [BUNDLE_LABEL, RUN_LABEL],
+        },
+    ]
 
 
 def _severities(r: Receiver) -> str:
@@ -42,7 +71,9 @@ def alertmanager_config(bundle: str, receivers: tuple[Receiver, ...]) -> dict[st
     """rlobs mode: routes and receivers of the stack's Alertmanager (`alertmanager.config` of the chart)."""
     routes: list[dict[str, Any]] = [{"receiver": "null", "matchers": ['alertname = "Watchdog"']}]
     routes += [
-        {"receiver": r.name, "matchers": [*_group(bundle, r), _severities(r)], "continue": True} for r in receivers
+        {"receiver": r.name, "matchers": [*group, _severities(r)], "continue": True}
+        for r in receivers
+        for group in _group(bundle, r)
     ]
     return {
         "route": {
@@ -54,6 +85,7 @@ def alertmanager_config(bundle: str, receivers: tuple[Receiver, ...]) -> dict[st
             "routes": routes,
         },
         "receivers": [{"name": "null"}, *(_receiver(r) for r in receivers)],
+        "inhibit_rules": inhibit_rules(bundle),
     }
 
 
@@ -88,15 +120,33 @@ def alertmanager_config_cr(profile: EksProfile) -> dict[str, Any]:
                 "routes": [
                     {
                         "receiver": r.name,
-                        "matchers": [{"name": "severity", "value": "|".join(r.routed_severities), "matchType": "=~"}],
+                        "matchers": [
+                            {"name": "severity", "value": "|".join(r.routed_severities), "matchType": "=~"},
+                            *_cr_route(r),
+                        ],
                         "continue": True,
                     }
                     for r in receivers
                 ],
             },
             "receivers": [{"name": "null"}, *(_cr_receiver(r) for r in receivers)],
+            # The operator adds a matcher on the namespace to both sides of each inhibition rule.
+            "inhibitRules": [
+                {
+                    "sourceMatch": [{"name": "alertname", "value": source, "matchType": "="}],
+                    "targetMatch": [{"name": "alertname", "value": "|".join(DEPENDENT), "matchType": "=~"}],
+                    "equal": [BUNDLE_LABEL, RUN_LABEL],
+                }
+                for source in ("RLTrainingStalled", "RLTelemetryTargetDown")
+            ],
         },
     }
+
+
+def _cr_route(r: Receiver) -> list[dict[str, str]]:
+    """RL receivers get no platform warnings; the others get every alert of the namespace, as before."""
+    op = {"rl": "!=", "cluster": "", "all": ""}[r.alerts]
+    return [{"name": ROUTE_LABEL, "value": PLATFORM, "matchType": op}] if op else []
 
 
 def _cr_receiver(r: Receiver) -> dict[str, Any]:

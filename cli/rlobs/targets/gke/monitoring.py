@@ -34,6 +34,7 @@ FILTER_TYPES: dict[FilterType, str] = {
 RATE_WINDOW = "5m"  # fixed: Cloud Monitoring charts step at >= 60s, so rate() always sees several samples
 EVALUATION_INTERVAL = "60s"  # a positive multiple of 30s (AlertPolicy PrometheusQueryLanguageCondition)
 AUTO_CLOSE = "1800s"
+DOC_LIMIT = 8192  # AlertPolicy.Documentation.content, characters
 # model.Severity -> AlertPolicy.Severity (which has no INFO).
 SEVERITIES = {"critical": "CRITICAL", "warning": "WARNING", "info": "WARNING"}
 # User label on every dashboard and alert policy of a bundle (value: metadata.name, a DNS label, so a valid label
@@ -172,6 +173,10 @@ def alert_policies(
                 "```",
             ]
         )
+        if len(content) > DOC_LIMIT:
+            # The documentation holds at most 8192 characters (AlertPolicy.Documentation.content); the query is
+            # the condition's own, and the runbook shows it too.
+            content = content[: content.rindex("Query:")] + "The query is the condition's (and the runbook's)."
         # Cloud Monitoring cannot template a dotted PromQL label into the subject; name the workload instead, with
         # the cluster and namespace it runs in (the query is scoped to exactly that workload).
         where = facts.alert_labels

@@ -1,0 +1,174 @@
+"""A run's lifecycle in PromQL, from what the module exports (catalog keys run_state, state_since, progress_time,
+step_interval): the newest process of each run, how long it made no progress, its own stall limit, and the
+window ladder that scales every other alert with the run's own iteration time.
+
+Every value is read with last_over_time over `forgetAfter`, so a scrape outage or a series that vanished (SIGKILL,
+OOM kill, the collector's expiry) keeps the last state and progress time it had; whether that data is still current
+is decided separately (present, outage).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from rlobs.bundle.filters import number
+from rlobs.profile.fields import duration_seconds
+from rlobs.profile.model import StallAlert
+from rlobs.rl.naming import Part, Pipeline
+
+
+class Query(Protocol):
+    """What the lifecycle reads of rlobs.rl.alerts.base.Query (a protocol: base builds a Lifecycle)."""
+
+    pipeline: Pipeline
+    scope: Mapping[str, str]
+    run: str
+
+    def sel(self, key: str, part: Part = "") -> str: ...
+    def by(self, agg: str, inner: str, *extra: str) -> str: ...
+    def scope_value(self, label: str) -> str: ...
+
+
+# Values of the run-state gauge (the contract of the generated module).
+FINISHED, TRAINING, STARTING, PAUSED, FAILED = 0, 1, 2, 3, 4
+PRESENT = "5m"  # a series without a point for this long has vanished (Prometheus' own lookback)
+# Window ladder: a run whose iteration time I lies in (s/2, s] is judged on windows in multiples of s, so a window
+# of 2.5s holds 2.5 to 5 iterations (3s: 3 to 6) whatever the run's pace (1 minute to 1 hour; slower runs use the
+# top rung, whose windows then hold fewer iterations).
+RUNGS = tuple(60 * 2**k for k in range(7))
+# Where a pipeline's scrape health is seen: the direct scrape's own target (joined on instance), the collector's
+# exporter endpoint for pushed series (one target for every run). Push pipelines to Google have no `up`.
+_OUTAGE = {
+    "python-prometheus": ("instance", None),
+    "otel-collector": ("", 'up{namespace="monitoring", endpoint="prom-exporter"}'),
+}
+
+
+RECORDED = ("otel-collector", "python-prometheus")  # pipelines whose rules run in a Prometheus (recording rules)
+
+
+def dur(seconds: int) -> str:
+    """A Prometheus duration of whole minutes (or seconds)."""
+    return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
+
+
+class Lifecycle:
+    def __init__(self, q: Query, s: StallAlert) -> None:
+        self.q, self.s = q, s
+        self.forget = s.forget_after
+        since = f"last_over_time({q.sel('state_since')}[{self.forget}])"
+        # The newest process of each run has the latest state-since (a restart begins after the old attempt's end).
+        self.latest = f"({since} == on ({q.run}) group_left () {q.by('max', since)})"
+        self.state = self.last("run_state")
+        self.since = q.by("max", since)
+        self.progress = self.last("progress_time")
+        self.interval = self.last("step_interval")
+        # No progress since the last completed step, or since the state began (a pause's end restarts the clock).
+        self.idle = f"(time() - (({self.progress} > {self.since}) or {self.since}))"
+        floor = duration_seconds(s.window)
+        self.limit = f"(clamp_min({number(s.factor)} * {self.interval}, {floor}) or (0 * {self.since} + {floor}))"
+        self.records: list[tuple[str, str]] = []
+        self.recorded: dict[str, str] = {}  # piece -> the recorded series that holds it
+        if q.pipeline in RECORDED:
+            self._record()
+
+    def _record(self) -> None:
+        """Prometheus pipelines: each per-run value once per evaluation (a recording rule), read by every alert;
+        Cloud Monitoring policies cannot read recording rules, so they keep the expressions inline."""
+        pieces = {
+            "state": self.state,
+            "since": self.since,
+            "interval": self.interval,
+            "idle": self.idle,
+            "limit": self.limit,
+            "pace": self.pace(),
+            "present": self.present(),
+            "training_ok": self.training_ok(),
+        }
+        outage = self.outage()
+        if outage is not None:
+            pieces["outage"] = outage
+        matchers = ", ".join(f"{k}={self.q.scope_value(k)}" for k in sorted(self.q.scope))
+        for key, expr in pieces.items():
+            name = f"rlobs:rl_run_{key}"
+            self.records.append((name, expr))
+            self.recorded[key] = f"{name}{{{matchers}}}" if matchers else name
+        r = self.recorded
+        self.state, self.since, self.interval, self.idle, self.limit = (
+            r["state"],
+            r["since"],
+            r["interval"],
+            r["idle"],
+            r["limit"],
+        )
+
+    def newest(self, per_series: str) -> str:
+        """A per-series expression kept for each run's newest process only."""
+        return f"({per_series} and {self.latest})"
+
+    def last(self, key: str) -> str:
+        return self.q.by("max", self.newest(f"last_over_time({self.q.sel(key)}[{self.forget}])"))
+
+    def present(self) -> str:
+        """Runs whose newest process still has current points."""
+        if "present" in self.recorded:
+            return self.recorded["present"]
+        return self.q.by("max", self.newest(f"last_over_time({self.q.sel('run_state')}[{PRESENT}])"))
+
+    def outage(self) -> str | None:
+        """Runs whose data stopped because their scrape target fails (up == 0), not because the run ended."""
+        found = _OUTAGE.get(self.q.pipeline)
+        if found is None:
+            return None
+        if "outage" in self.recorded:
+            return self.recorded["outage"]
+        join, target = found
+        state = self.newest(f"last_over_time({self.q.sel('run_state')}[{self.forget}])")
+        if join:
+            up = f"up{{job={self.q.scope_value('job')}}}" if "job" in self.q.scope else "up"
+            return self.q.by("max", f"{state} and on ({join}) ({up} == 0)")
+        return self.q.by("max", f"{state} and on () ({target} == 0)")
+
+    def live(self) -> str:
+        """Runs whose newest process last said starting, training or paused."""
+        return f"(({self.state} > {FINISHED}) < {FAILED})"
+
+    def training_ok(self) -> str:
+        """Runs that train and make progress: the only state in which the quality and latency alerts may fire, so a
+        stalled, paused, finished or failed run pages once (RLTrainingStalled) or not at all."""
+        if "training_ok" in self.recorded:
+            return self.recorded["training_ok"]
+        return f"(({self.state} == {TRAINING}) unless on ({self.q.run}) ({self.idle} > {self.limit}))"
+
+    def pace(self) -> str:
+        """The run's iteration time (s): its step interval, over every process of the run (a restart keeps its
+        pace; this is read 13 times per alert, so it stays short)."""
+        if "pace" in self.recorded:
+            return self.recorded["pace"]
+        return self.q.by("max", f"last_over_time({self.q.sel('step_interval')}[{self.forget}])")
+
+    def ladder(self, build: Callable[[int], str]) -> str:
+        """`build(s)` on the rung whose (s/2, s] holds the run's iteration time, for every run at once."""
+        pace, parts = self.pace(), []
+        for i, s in enumerate(RUNGS):
+            if i == 0:
+                band = f"({pace} <= {s})"
+            elif i == len(RUNGS) - 1:
+                band = f"({pace} > {RUNGS[i - 1]})"
+            else:
+                band = f"(({pace} > {RUNGS[i - 1]}) <= {s})"
+            parts.append(f"(({build(s)}) and on ({self.q.run}) {band})")
+        return "(" + " or ".join(parts) + ")"
+
+
+def window(floor: str, seconds: int) -> str:
+    """max(floor, seconds) as a Prometheus duration."""
+    return dur(max(duration_seconds(floor), seconds))
+
+
+def coarse(floor: str, seconds: int) -> str:
+    """The step of a subquery over window(floor, seconds): 12 points per window, whole minutes (the rules are
+    evaluated for every rung at once, so their cost must not grow with the window)."""
+    span = max(duration_seconds(floor), seconds)
+    return dur(max(60, span // 12 // 60 * 60))

@@ -1,0 +1,237 @@
+"""The behavioural suite's scenarios: how RL teams really run, each with the alerts it must fire written down first.
+
+Expected results follow the runbook and what an on-call engineer wants: a fault pages once, with its own alert; a
+healthy run, a declared pause within its limit, a clean finish or a quick restart pages nothing; a scrape outage is
+the platform's warning, not the RL page.
+"""
+
+from __future__ import annotations
+
+from testing.scenarios import Proc, Scenario, ramp, rising_reward, steady, until, warm_up_loss
+
+STALL, LOSS, REWARD, MFU, LOOP, SYNC, TARGET = (
+    "RLTrainingStalled",
+    "RLLossSpike",
+    "RLRewardCollapse",
+    "RLMfuLow",
+    "RLLoopRegression",
+    "RLSyncLatencyHigh",
+    "RLTelemetryTargetDown",
+)
+LONG_START = {"stall": {"startup": "90m"}}  # a team whose first iteration takes up to an hour says so
+
+
+def _one(
+    name: str, story: str, expected: set[str], onset: float | None = None, bound: str = "", **kw: object
+) -> Scenario:
+    settings = kw.pop("settings", {})
+    outage = kw.pop("outage", None)
+    proc = Proc(run=name, seed=len(name) * 7 + sum(map(ord, name)), **kw)  # type: ignore[arg-type]
+    return Scenario(story, [proc], {name: expected}, onset, bound, settings, outage)  # type: ignore[arg-type]
+
+
+def _sparse(t: float, n: float) -> float:
+    # Sparse rewards: most batches score 0, the rewarded fraction grows slowly.
+    return 1.0 if (n + 1) / 2 < 0.05 + t / 2000 else 0.0
+
+
+def scenarios() -> dict[str, Scenario]:
+    h = 240  # faults begin at minute 240, after a baseline of 4 hours
+    found = {
+        # The 13 scenarios the suite started with.
+        "healthy-grpo-cold-start": _one(
+            "healthy-grpo-cold-start",
+            "GRPO from scratch: loss ~0 then rising, reward rising",
+            set(),
+            loss=warm_up_loss,
+            reward=rising_reward,
+        ),
+        "converged-plateau": _one("converged-plateau", "a converged run on a plateau", set()),
+        "noisy-rewards": _one(
+            "noisy-rewards",
+            "rewards noisy by +-0.2 around a slow rise",
+            set(),
+            reward=lambda t, n: 0.3 + 0.0003 * t + 0.2 * n,
+        ),
+        "long-iterations": _one("long-iterations", "10-minute iterations", set(), interval=10.0),
+        "finished": _one("finished", "a clean finish at minute 200", set(), end=200),
+        "stall": _one("stall", "the trainer hangs in a step (NCCL)", {STALL}, h, "hang", hang=h),
+        "crash": _one(
+            "crash", "SIGKILL / OOM kill: series vanish, no final state", {STALL}, h, "hang", end=h, ending="killed"
+        ),
+        "nan-loss": _one("nan-loss", "one NaN loss (counted by the module)", {LOSS}, h, "quality", nonfinite_at=(h,)),
+        "divergence": _one(
+            "divergence",
+            "the loss diverges to 50",
+            {LOSS},
+            h,
+            "quality",
+            loss=until(h, steady(0.3, 0.02), steady(50, 1)),
+        ),
+        "reward-collapse": _one(
+            "reward-collapse",
+            "sudden reward collapse to 0.05",
+            {REWARD},
+            h,
+            "quality",
+            reward=until(h, rising_reward, steady(0.05, 0.02)),
+        ),
+        "low-mfu": _one(
+            "low-mfu", "MFU drops to 5% for good", {MFU}, h, "", mfu=until(h, steady(0.45, 0.02), steady(0.05, 0.01))
+        ),
+        "slow-loop": _one(
+            "slow-loop", "iterations 2.1x slower for good", {LOOP}, h, "", slow=lambda k: 2.1 if k > h else 1.0
+        ),
+        "slow-sync": _one(
+            "slow-sync",
+            "weight sync from 4 s to 110 s for good",
+            {SYNC},
+            h,
+            "",
+            sync_ms=until(h, steady(4000, 200), steady(110_000, 2000)),
+        ),
+        # Lifecycle: pauses, start-up, restarts, failures.
+        "checkpoint-pause": _one(
+            "checkpoint-pause", "a declared 35-minute checkpoint + validation pause", set(), pauses=((200, 235),)
+        ),
+        "eval-pauses": _one(
+            "eval-pauses",
+            "a declared 20-minute evaluation every 90 minutes",
+            set(),
+            pauses=((90, 110), (180, 200), (270, 290)),
+        ),
+        "pause-hangs": _one(
+            "pause-hangs",
+            "a checkpoint that never returns (paused for good)",
+            {STALL},
+            200,
+            "pause",
+            pauses=((200, 10_000),),
+        ),
+        "finishing-save": _one(
+            "finishing-save",
+            "45 minutes saving and pushing after train() returns, then a clean exit",
+            set(),
+            pauses=((250, 295),),
+            end=295,
+        ),
+        "slow-start": _one("slow-start", "a 20-minute first rollout (vLLM start-up)", set(), first=20.0),
+        "hang-before-first-step": _one(
+            "hang-before-first-step",
+            "stuck in NCCL rendezvous: never a first step",
+            {STALL},
+            0,
+            "startup",
+            first=10_000.0,
+        ),
+        "sys-exit-1": _one(
+            "sys-exit-1", "an exception ends through sys.exit(1): state 4", {STALL}, h, "hang", end=h, ending="failed"
+        ),
+        "hydra-crash": _one(
+            "hydra-crash",
+            "Hydra's main turns the exception into sys.exit(1): state 4",
+            {STALL},
+            h,
+            "hang",
+            end=h,
+            ending="failed",
+        ),
+        "preemption": _one(
+            "preemption", "SIGTERM (spot preemption), not resumed: state 4", {STALL}, h, "hang", end=h, ending="failed"
+        ),
+        "eight-ranks": _one(
+            "eight-ranks",
+            "8 data-parallel ranks: rank 0 reports, finishes at 300, the others are torn down",
+            set(),
+            end=300,
+        ),
+        "scrape-outage": _one(
+            "scrape-outage", "the scrape target fails for 15 minutes (platform)", {TARGET}, 200, "", outage=(200, 215)
+        ),
+        # Iteration pace.
+        "iterations-30m": _one(
+            "iterations-30m", "30-minute iterations; startup raised to 90m", set(), interval=30.0, settings=LONG_START
+        ),
+        "iterations-60m": _one(
+            "iterations-60m", "60-minute iterations; startup raised to 90m", set(), interval=60.0, settings=LONG_START
+        ),
+        "trl-slow-steps": _one(
+            "trl-slow-steps", "TRL, 2.4-minute steps, progress at every step (logging_steps=10)", set(), interval=2.4
+        ),
+        # Quality signals.
+        "grpo-negative-loss": _one(
+            "grpo-negative-loss", "GRPO loss negative and near zero", set(), loss=steady(-0.05, 0.05)
+        ),
+        "single-loss-outlier": _one(
+            "single-loss-outlier",
+            "one batch with loss 5 among 0.2",
+            set(),
+            loss=lambda t, n: 5.0 if 240 <= t < 241 else 0.2 + 0.02 * n,
+        ),
+        "sparse-rewards": _one("sparse-rewards", "sparse 0/1 rewards, slowly more often 1", set(), reward=_sparse),
+        "slow-drift": _one(
+            "slow-drift", "reward drifts from 0.70 to 0.64 over 5 hours", set(), reward=ramp(0.70, 0.64, 60, 360)
+        ),
+        "slow-decline": _one(
+            "slow-decline",
+            "reward declines 42% (0.70 to 0.40) over 2 hours",
+            {REWARD},
+            200,
+            "",
+            reward=ramp(0.70, 0.40, 200, 320),
+        ),
+        "single-slow-iteration": _one(
+            "single-slow-iteration",
+            "one 5x iteration and one 90 s sync",
+            set(),
+            slow=lambda k: 5.0 if k == 240 else 1.0,
+            sync_ms=lambda t, n: 90_000.0 if 240 <= t < 241 else 4000.0,
+        ),
+        "gradual-growth": _one(
+            "gradual-growth",
+            "iterations grow 35% over 6 hours (longer sequences)",
+            set(),
+            slow=lambda k: 1 + 0.35 * min(k, 330) / 330,
+        ),
+    }
+    found["restart-same-pod"] = Scenario(
+        "killed at 200, the container restarts in the same pod at 202 and resumes",
+        [
+            Proc(run="restart-same-pod", end=200, ending="killed", seed=3, instance="p"),
+            Proc(run="restart-same-pod", start=202, restarts=1, seed=4, instance="p"),
+        ],
+        {"restart-same-pod": set()},
+    )
+    found["restart-new-pod"] = Scenario(
+        "fails (state 4) at 200, resumed in a new pod at 215: one page, ended by the restart",
+        [
+            Proc(run="restart-new-pod", end=200, ending="failed", seed=5, instance="a"),
+            Proc(run="restart-new-pod", start=215, restarts=1, seed=6, instance="b"),
+        ],
+        {"restart-new-pod": {STALL}},
+        200,
+        "hang",
+    )
+    found["two-runs-one-namespace"] = Scenario(
+        "two runs in one namespace; one hangs at 240",
+        [Proc(run="two-runs-a", hang=h, seed=7), Proc(run="two-runs-b", seed=8)],
+        {"two-runs-a": {STALL}, "two-runs-b": set()},
+        h,
+        "hang",
+    )
+    found["reused-run-id"] = Scenario(
+        "an experiment finishes at 150 at reward 0.8; the next reuses its run id from 160, starting at 0.1",
+        [
+            Proc(run="reused-run-id", end=150, reward=steady(0.8, 0.02), seed=9, instance="a"),
+            Proc(run="reused-run-id", start=160, reward=rising_reward, seed=10, instance="b"),
+        ],
+        {"reused-run-id": set()},
+    )
+    found["new-run-id"] = Scenario(
+        "attempt x fails at 150; the job resumes under a new run id y: x's failure pages (bounded), y runs",
+        [Proc(run="new-run-id-x", end=150, ending="failed", seed=11), Proc(run="new-run-id-y", start=160, seed=12)],
+        {"new-run-id-x": {STALL}, "new-run-id-y": set()},
+        150,
+        "hang",
+    )
+    return found

@@ -1,0 +1,162 @@
+"""Runs the scenarios through promtool with a bundle's own rules and reads back, per run and alert, how often it began
+firing and when first: the scenario table (docs/scenarios.md, `make scenarios`)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rlobs.profile.fields import duration_seconds
+from rlobs.rl import naming, promrules
+from rlobs.rl.facts import RlFacts
+from rlobs.targets import parse_profile
+from testing.bundles import facts
+from testing.helpers import all_profiles
+from testing.scenario_cases import scenarios
+from testing.scenarios import MINUTES, Proc, Samples, Scenario, export, values
+
+# Scenario key -> catalog metric and part (histograms: their sum and count only; the rules read nothing else).
+_SERIES = {
+    "run_state": ("run_state", ""),
+    "state_since": ("state_since", ""),
+    "progress_time": ("progress_time", ""),
+    "step_interval": ("step_interval", ""),
+    "run_restarts": ("run_restarts", ""),
+    "train_steps": ("train_steps", ""),
+    "train_loss": ("train_loss", ""),
+    "loss_nonfinite": ("loss_nonfinite", ""),
+    "reward_mean": ("reward_mean", ""),
+    "train_mfu": ("train_mfu", ""),
+    "loop_sum": ("loop_duration", "sum"),
+    "loop_count": ("loop_duration", "count"),
+    "sync_sum": ("sync_duration", "sum"),
+    "sync_count": ("sync_duration", "count"),
+}
+COLLECTOR_UP = 'up{namespace="monitoring", endpoint="prom-exporter"}'
+
+
+@dataclass(frozen=True)
+class Fired:
+    episodes: int
+    first: float  # minute it first fired
+
+
+def bundle(name: str, settings: dict[str, dict[str, str]]) -> RlFacts:
+    """A shipped profile's facts, its `alerts:` replaced by the scenario's overrides (defaults otherwise)."""
+    text = re.sub(r"(?ms)^alerts:\n(?:[ #].*\n?)*", "", all_profiles()[name])
+    if settings:
+        text += "alerts:\n" + "".join(
+            f"  {k}: {{{', '.join(f'{a}: {v}' for a, v in s.items())}}}\n" for k, s in settings.items()
+        )
+    return facts(parse_profile(text, f"{name}.yaml"))
+
+
+def _input(rl: RlFacts, sc: Scenario) -> list[dict[str, str]]:
+    # Processes of one run in one pod (a container restart) write the same series: the newer one's points win.
+    merged: dict[tuple[str, str], dict[str, Samples]] = {}
+    for i, p in enumerate(sc.procs):
+        key = (p.run, p.instance or f"{p.run}-{i}")
+        new = export(p, rl.pipeline, sc.outage)
+        old = merged.get(key)
+        merged[key] = (
+            new
+            if old is None
+            else {k: [b if b is not None else a for a, b in zip(old[k], new[k], strict=True)] for k in new}
+        )
+    found = []
+    for (run_id, instance), samples in merged.items():
+        labels = {**rl.scope, rl.catalog.attribute("run_id").name: run_id}
+        plain = {naming.label(k, rl.pipeline): v for k, v in labels.items()}
+        for key, (metric, part) in _SERIES.items():
+            sel = naming.selector(rl.catalog.metric(metric), rl.pipeline, part, labels)  # type: ignore[arg-type]
+            found.append({"series": sel[:-1] + f', instance="{instance}"}}', "values": values(samples[key])})
+        if rl.pipeline == "python-prometheus":
+            found.append(
+                {"series": f'up{{job="{plain["job"]}", instance="{instance}"}}', "values": values(samples["up"])}
+            )
+    if rl.pipeline == "otel-collector":
+        up = [0.0 if sc.outage and sc.outage[0] <= t < sc.outage[1] else 1.0 for t in range(MINUTES + 1)]
+        found.append({"series": COLLECTOR_UP, "values": values(up)})  # type: ignore[arg-type]
+    return found
+
+
+def _queries(run_label: str) -> list[dict[str, Any]]:
+    firing = 'ALERTS{alertstate="firing"}'
+    began = f"({firing} unless {firing} offset 1m)"  # the minutes an alert began firing: its episodes
+    return [
+        {
+            "expr": f"sum by (alertname, {run_label}) (sum_over_time({began}[{MINUTES}m:1m]))",
+            "eval_time": f"{MINUTES}m",
+            "exp_samples": [],
+        },
+        {
+            "expr": f"min by (alertname, {run_label}) (min_over_time(timestamp({firing})[{MINUTES}m:1m]))",
+            "eval_time": f"{MINUTES}m",
+            "exp_samples": [],
+        },
+    ]
+
+
+_GOT = re.compile(r"\{([^}]*)\} ([-+0-9.eE]+)")
+
+
+def run(profile: str, rules: list[dict[str, Any]] | None = None) -> dict[str, dict[str, dict[str, Fired]]]:
+    """scenario -> run id -> alert -> Fired, evaluated by promtool with the profile's rules (or `rules`)."""
+    cases = scenarios()
+    groups: dict[str, list[str]] = {}
+    for name, sc in cases.items():
+        groups.setdefault(repr(sorted(sc.settings.items())), []).append(name)
+    found: dict[str, dict[str, dict[str, Fired]]] = {name: {} for name in cases}
+    for members in groups.values():
+        rl = bundle(profile, cases[members[0]].settings)
+        run_label = naming.label(rl.catalog.attribute("run_id").name, rl.pipeline)
+        tests = [
+            {"name": n, "interval": "1m", "input_series": _input(rl, cases[n]), "promql_expr_test": _queries(run_label)}
+            for n in members
+        ]
+        with tempfile.TemporaryDirectory() as tmp:
+            group = {"groups": rules if rules is not None else promrules.rule_groups(rl)}
+            (Path(tmp) / "rules.yaml").write_text(yaml.safe_dump(group), encoding="utf-8")
+            test = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests}
+            (Path(tmp) / "s.test.yaml").write_text(yaml.safe_dump(test, width=1 << 20), encoding="utf-8")
+            proc = subprocess.run(["promtool", "test", "rules", "s.test.yaml"], cwd=tmp, capture_output=True, text=True)
+        output = proc.stdout + proc.stderr  # promtool prints its failures (here: what fired) to stderr
+        if "got:" not in output and proc.returncode != 0:
+            raise RuntimeError(output[-3000:])
+        owner = {p.run: n for n in members for p in cases[n].procs}
+        kind = ""
+        for line in output.splitlines():
+            if "expr:" in line:
+                kind = "episodes" if "sum_over_time" in line else "first"
+            elif line.strip().startswith("got:"):
+                for labels, value in _GOT.findall(line):
+                    d = dict(re.findall(r'([\w.]+)="([^"]*)"', labels))
+                    r, alert = d[run_label], d["alertname"]
+                    prev = found[owner[r]].setdefault(r, {}).get(alert, Fired(0, -1))
+                    v = float(value)
+                    found[owner[r]][r][alert] = (
+                        Fired(int(v), prev.first) if kind == "episodes" else Fired(prev.episodes, v / 60)
+                    )
+    return found
+
+
+def bound(rl: RlFacts, sc: Scenario, proc: Proc | None, alert: str) -> float | None:
+    """The time-to-fire bound (minutes from onset) the issue sets for the scenario's kind of fault."""
+    a = rl.profile.alerts
+    if sc.bound == "hang":
+        return max(10.0, 3 * (proc.interval if proc else 1.0))
+    if sc.bound == "startup":
+        return duration_seconds(a.stall.startup) / 60 + 5
+    if sc.bound == "pause":
+        return duration_seconds(a.stall.pause_limit) / 60 + 5
+    if sc.bound == "quality":
+        rule = a.loss_spike if alert == "RLLossSpike" else a.reward_collapse
+        f = duration_seconds(rule.for_) / 60  # 3 iterations plus the rule's own `for`
+        return 3 * (proc.interval if proc else 1.0) + f
+    return None
