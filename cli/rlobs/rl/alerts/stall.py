@@ -22,7 +22,6 @@ def rule(s: StallAlert, q: Query) -> Alert:
         when(f"({life.idle} > {life.limit})", TRAINING),
         when(f"({held} > {duration_seconds(s.pause_limit)})", PAUSED),
         when(f"({held} > {duration_seconds(s.startup)})", STARTING),
-        when(held, FAILED),
         # Lost: the newest process said starting, training or paused, and its series are gone (killed, evicted).
         f"(({life.idle} and on ({run}) {life.live()}) unless on ({run}) {life.present()})",
     ]
@@ -31,6 +30,8 @@ def rule(s: StallAlert, q: Query) -> Alert:
     if outage is not None:
         # A target that fails its scrapes says nothing about the run: RLTelemetryTargetDown warns instead.
         expr = f"({expr} unless on ({run}) {outage})"
+    # A failure the run reported is known whatever its target does now (a failed pod's target may linger as down).
+    expr = f"({expr} or {when(held, FAILED)})"
     expr = q.by("max", expr)  # one series per run, labelled with the run only (as every RL alert)
     return Alert(
         key="stall",
