@@ -1,7 +1,7 @@
 """Real runs of the generated module, scraped by a real Prometheus evaluating the bundle's own rules (windows in
-seconds): a NaN loss fires the loss alert, a trainer ending in sys.exit(1) fires the stall alert (a SIGKILLed one
-vanishes: the lost path waits out Prometheus' 5-minute lookback, so tests/test_alert_scenarios.py proves it), a clean finish and a healthy
-run fire nothing."""
+seconds): a NaN loss fires the loss alert, a trainer ending in sys.exit(1) fires the stall alert, a clean finish and
+a healthy run fire nothing. A SIGKILLed trainer vanishes, and the lost path waits out Prometheus' 5-minute lookback:
+tests/test_alert_scenarios.py proves that one."""
 
 from __future__ import annotations
 
