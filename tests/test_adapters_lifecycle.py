@@ -69,6 +69,7 @@ def test_trl_reports_progress_at_every_optimizer_step(tmp_path: Path, monkeypatc
     assert _gauge(app, "run_state") == PAUSED
 
 
+@pytest.mark.slow  # needs torch (`make install-trl`), which the lowest-versions run does not install
 def test_trl_counts_a_nan_loss_behind_the_default_nan_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """transformers' logging_nan_inf_filter logs a finite loss for a NaN step; the parameters the NaN step left
     behind are counted at that step, and a NaN grad_norm at the log when nothing was counted before it."""
