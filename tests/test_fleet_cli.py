@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -251,21 +252,18 @@ def test_a_fleet_render_failing_midway_leaves_the_old_bundle_or_nothing(
     fleets.render(path, RenderRequest(out))
     before = snapshot(out)
     path.write_text(path.read_text().replace("threshold: 0.25", "threshold: 0.3"))  # every cluster's rules change
-    real, arrived = plan._cluster_files, []
+    third = fleets.load_fleet(path).members[2].profile.metadata.name
+    real = plan.render
 
-    def failing(
-        member: plan.Member, single: tuple[plan.Rendered, ...], replaced: tuple[str, ...]
-    ) -> list[plan.Rendered]:
-        arrived.append(member.name)
-        if len(arrived) == 3:  # two clusters already built
+    def failing(built: plan.Plan, env: Any = None) -> tuple[plan.Rendered, ...]:
+        if built.name == third:  # two clusters already built (by name: the clusters build in forked workers)
             raise RlobsError("planted")
-        return real(member, single, replaced)
+        return real(built, env)
 
-    monkeypatch.setattr(plan, "_cluster_files", failing)
+    monkeypatch.setattr(plan, "render", failing)
     with pytest.raises(RlobsError, match="planted"):
         fleets.render(path, RenderRequest(out))
     assert snapshot(out) == before  # no staging folder, no journal, the old bundle byte for byte
-    arrived.clear()
     with pytest.raises(RlobsError, match="planted"):
         fleets.render(path, RenderRequest(tmp_path / "new" / "out"))
     assert not (tmp_path / "new").exists()  # the folders the render created are gone again

@@ -16,6 +16,7 @@ from rlobs.profile.model import ProfileBase as Profile
 from rlobs.profile.model import Tracker
 from rlobs.rl import promrules, tracker
 from rlobs.rl.catalog import load_catalog
+from testing import expansion
 from testing.bundles import build, facts
 from testing.helpers import module, profile, tool
 
@@ -136,15 +137,14 @@ def test_prometheus_expands_the_tracker_annotation(spec: dict[str, Any], tmp_pat
     promtool = tool("promtool", "expands the alert annotations as Prometheus does")
     p = _with_tracker("eks-jark", spec)
     f = facts(p, "otel-collector")
-    tests = promrules.rule_tests(f)
-    expected = [
-        a["tracker_url"]
-        for t in tests["tests"]
-        for c in t["alert_rule_test"]
-        for a in [e["exp_annotations"] for e in c["exp_alerts"]]
-    ]
+    rules, tests = expansion.one_annotation(
+        {"groups": promrules.rule_groups(f)}, promrules.rule_tests(f), "tracker_url"
+    )
+    expected = expansion.expected(tests, "tracker_url")
     assert expected and not any("{{" in u or "${" in u for u in expected)
-    (tmp_path / "rl-alerts.rules.yaml").write_text(yaml.safe_dump({"groups": promrules.rule_groups(f)}))
+    if spec["kind"] == "wandb":
+        assert "https://wandb.ai/rl-team/grpo/runs/failed" in expected
+    (tmp_path / "rl-alerts.rules.yaml").write_text(yaml.safe_dump(rules))
     (tmp_path / "rl-alerts.test.yaml").write_text(yaml.safe_dump(tests, sort_keys=False))
     run = subprocess.run(
         [promtool, "test", "rules", "rl-alerts.test.yaml"], capture_output=True, text=True, cwd=tmp_path
