@@ -149,11 +149,6 @@ def test_bundled_rule_tests_pass_promtool(name: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect: with loopRegression {factor: 3, window: 10m, baseline: 1h} the bundled promtool case of "
-    "RLLoopRegression builds series its per-iteration rule does not fire on (the default thresholds pass)",
-)
 def test_rule_tests_follow_custom_thresholds(tmp_path: Path) -> None:
     """The synthetic series adapt to the profile's thresholds and windows, so users' own settings stay tested."""
     from rlobs.targets import parse_profile

@@ -99,18 +99,18 @@ def test_no_links_without_a_tracker() -> None:
     assert "WANDB_" not in files["workload/otel-env-patch.yaml"]
 
 
+@pytest.mark.parametrize("name", ["gke-managed-otel", "gke-autopilot-jobset"])
 @pytest.mark.parametrize("spec", [WANDB, MLFLOW])
-def test_gke_policies_link_the_run_within_the_api_limits(spec: dict[str, Any]) -> None:
-    p = _with_tracker("gke-managed-otel", spec)
+def test_gke_policies_link_the_run_within_the_api_limits(spec: dict[str, Any], name: str) -> None:
+    """The run is linked only when the profile names it: a run id picked at run time is not in the policy."""
+    p = _with_tracker(name, spec)
     files = _files(p)
     policies = [json.loads(t) for path, t in files.items() if path.startswith("monitoring/alert-policies/")]
     assert policies
-    run_id = p.workload.run_id
+    run_id = p.workload.run.id
+    run = [{"displayName": f"W&B run {run_id}", "url": f"https://wandb.ai/rl-team/grpo/runs/{run_id}"}]
     expected = (
-        [
-            {"displayName": f"W&B run {run_id}", "url": f"https://wandb.ai/rl-team/grpo/runs/{run_id}"},
-            {"displayName": "W&B project grpo", "url": "https://wandb.ai/rl-team/grpo"},
-        ]
+        [*(run if run_id else []), {"displayName": "W&B project grpo", "url": "https://wandb.ai/rl-team/grpo"}]
         if spec["kind"] == "wandb"
         else [{"displayName": "MLflow experiment 42", "url": "https://mlflow.example.com/#/experiments/42"}]
     )

@@ -44,7 +44,9 @@ class RunIdentity(Model):
     environment: AttrValue = Field(description="rl.environment.name, e.g. gsm8k.")
     model: AttrValue = Field(description="rl.model.name, e.g. Qwen2.5-7B.")
     id: AttrValue | None = Field(
-        None, description="rl.run.id; defaults to the workload name. The app's RL_RUN_ID env overrides it."
+        None,
+        description="rl.run.id for every run of the workload (the app's RL_RUN_ID env overrides it). Unset, the app "
+        "picks one per run: the framework's run name, the tracker's run id, the Job's uid, else host, time and pid.",
     )
 
 

@@ -78,12 +78,14 @@ def go_template_literal(text: str) -> str:
 
 
 def policy_links(profile: ProfileBase) -> list[dict[str, str]]:
-    """Cloud Monitoring documentation.links: the run (the profile's rl.run.id: Cloud Monitoring cannot template a
-    dotted PromQL label) and the project or experiment; at most MAX_POLICY_LINKS, each within the API's limits."""
+    """Cloud Monitoring documentation.links: the run when the profile names it (Cloud Monitoring cannot template a
+    dotted PromQL label, so a run id picked at run time cannot be linked) and the project or experiment; at most
+    MAX_POLICY_LINKS, each within the API's limits."""
     found = links(profile.workload.tracker)
     if found is None:
         return []
-    pairs = dict([found.run(profile.workload.run_id), found.home])
+    run_id = profile.workload.run.id
+    pairs = dict([*([found.run(run_id)] if run_id else []), found.home])
     out = [{"displayName": title[:MAX_LINK_NAME], "url": url} for title, url in pairs.items()]
     assert len(out) <= MAX_POLICY_LINKS and all(len(link["url"]) <= MAX_URL for link in out)
     return out

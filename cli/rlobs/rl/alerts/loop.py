@@ -5,7 +5,7 @@ from __future__ import annotations
 from rlobs.bundle.filters import number
 from rlobs.profile.model import LoopRegressionAlert
 from rlobs.rl.alerts.base import Alert, AlertDef, Query
-from rlobs.rl.alerts.cases import Case, CaseBuilder, durations
+from rlobs.rl.alerts.cases import Case, CaseBuilder, durations, minutes
 from rlobs.rl.alerts.lifecycle import window
 
 
@@ -48,10 +48,16 @@ def _twice(span: str) -> str:
 
 
 def case(lr: LoopRegressionAlert, _alert: Alert, b: CaseBuilder) -> Case:
-    end = 600
+    # One iteration a minute (the first rung): each recent window spans `half`, the baseline `base` minutes.
+    half, base, hold = minutes(window(lr.window, 180)), minutes(window(lr.baseline, 600)), minutes(lr.for_)
+    onset = base + 10  # a full baseline of steady iterations before the regression
+    end = onset + 2 * half + hold + 2  # both windows slow, then held for `for`
+    # While the alert holds, slow iterations enter the baseline (hold + 2 of its minutes at the end); a jump of
+    # 10x the factor keeps the ratio above the factor through it for any baseline longer than `for`.
+    slow = 10 * lr.factor + 1
     for run in ("regressed", "steady"):
         b.trainer(run, end + 1)
-    durations(b, "regressed", "loop_duration", [(460, 50_000.0), (end + 1 - 460, 50_000.0 * (lr.factor + 1))])
+    durations(b, "regressed", "loop_duration", [(onset, 50_000.0), (end + 1 - onset, 50_000.0 * slow)])
     durations(b, "steady", "loop_duration", [(end + 1, 50_000.0)])
     return b.case(end, ["regressed"], ["steady"])
 

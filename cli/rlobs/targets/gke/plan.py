@@ -268,7 +268,9 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
 
 
 def _run_loops(rl: RlFacts) -> str:
-    """The run's loop-duration count series. 05-verify.sh counts them: pushed OTLP metrics have no `up` series (only
-    scraped targets do), so the check asks for one of the run's own histograms."""
-    run = {rl.catalog.attribute("run_id").name: rl.profile.workload.run_id}
-    return naming.selector(rl.catalog.metric("loop_duration"), rl.pipeline, "count", run)
+    """The loop-duration count series of the profile's run, or of every run of the workload when the run id is
+    picked at run time. 05-verify.sh counts them: pushed OTLP metrics have no `up` series (only scraped targets
+    do), so the check asks for one of the runs' own histograms."""
+    run_id = rl.profile.workload.run.id
+    run = {rl.catalog.attribute("run_id").name: run_id} if run_id else {}
+    return naming.selector(rl.catalog.metric("loop_duration"), rl.pipeline, "count", {**rl.scope, **run})

@@ -9,7 +9,7 @@ Usage: 05-verify.sh [--dry-run]
 
 Fetch credentials for cluster rl-cluster, wait until the managed collector in namespace
 gke-managed-otel has pods and they are Ready, list what the workload needs, then ask Cloud Monitoring
-whether run grpo-trainer has sent metrics yet. Needs roles/container.viewer and
+whether the runs of workload grpo-trainer have sent metrics yet. Needs roles/container.viewer and
 roles/monitoring.viewer.
 
 Environment:
@@ -96,9 +96,9 @@ NAMESPACE=rl
 COLLECTOR_NAMESPACE=gke-managed-otel
 COLLECTOR_SERVICE=opentelemetry-collector
 SERVICE_NAME=grpo-trainer
-EXAMPLE_QUERY='sum(rate({"rl.loop.duration_count", "rl.run.id"="grpo-trainer"}[5m]))'
-DATA_QUERY='count({"rl.loop.duration_count", "rl.run.id"="grpo-trainer"})'
-RUN_ID=grpo-trainer
+EXAMPLE_QUERY='sum(rate({"rl.loop.duration_count", cluster="rl-cluster", job="rl/grpo-trainer", namespace="rl"}[5m]))'
+DATA_QUERY='count({"rl.loop.duration_count", cluster="rl-cluster", job="rl/grpo-trainer", namespace="rl"})'
+RUNS='the runs of workload grpo-trainer'
 EXPORT_INTERVAL=30s
 # Cloud Monitoring's Prometheus HTTP API (https://cloud.google.com/stackdriver/docs/managed-prometheus/query-api-ui).
 QUERY_API="https://monitoring.googleapis.com/v1/projects/$PROJECT/location/global/prometheus/api/v1/query"
@@ -143,9 +143,9 @@ fi
 if ((DRY_RUN)); then
   :
 elif [[ $ANSWER =~ \"value\"[[:space:]]*:[[:space:]]*\[[^]]*\"([0-9]+)\" ]]; then
-  note "Cloud Monitoring has ${BASH_REMATCH[1]} loop-duration series of run $RUN_ID"
+  note "Cloud Monitoring has ${BASH_REMATCH[1]} loop-duration series of $RUNS"
 elif [[ $ANSWER =~ \"result\"[[:space:]]*:[[:space:]]*\[[[:space:]]*\] ]]; then
-  note "warning: no metrics of run $RUN_ID yet; deploy the workload (workload/), then run this again after one export interval ($EXPORT_INTERVAL)"
+  note "warning: no metrics of $RUNS yet; deploy the workload (workload/), then run this again after one export interval ($EXPORT_INTERVAL)"
 else
   note "warning: could not query Cloud Monitoring (needs roles/monitoring.viewer): ${ANSWER:-no answer}"
 fi
