@@ -41,13 +41,15 @@ run: install
 # Bytecode on for the test runs even where the environment turns it off: pytest caches its rewritten test modules
 # as bytecode, which saves a few seconds of every run.
 PYTEST := env PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
+# One worker per core; worksteal lets an idle worker take tests queued behind a long promtool table.
+PARALLEL := -n auto --dist worksteal
 
 # Ends with the suite's wall time (and keeps pytest's exit status).
 test: install-dev
-	@start=$$(date +%s); status=0; $(PYTEST) || status=$$?; echo "make test: $$(( $$(date +%s) - start )) s wall time"; exit $$status
+	@start=$$(date +%s); status=0; $(PYTEST) $(PARALLEL) || status=$$?; echo "make test: $$(( $$(date +%s) - start )) s wall time"; exit $$status
 
 test-fast: install-dev
-	$(PYTEST) -m "not slow"
+	$(PYTEST) $(PARALLEL) -m "not slow"
 
 lint: install-dev
 	$(BIN)/ruff check cli tests tools

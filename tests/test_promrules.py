@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,11 @@ def test_rule_group_shape() -> None:
     [group] = promrules.rule_groups(facts(p, "otel-collector"))
     assert group["name"] == "rlobs-rl-eks.rl-alerts"
     records = [r for r in group["rules"] if "record" in r]
-    assert [r["record"] for r in records][:2] == ["rlobs:rl_run_state", "rlobs:rl_run_since"]
+    assert [r["record"] for r in records][:3] == ["rlobs:rl_run_newest", "rlobs:rl_run_state", "rlobs:rl_run_since"]
+    # Prometheus evaluates a group's rules in order at one timestamp: a rule may read only the records before it.
+    for i, rule in enumerate(group["rules"]):
+        before = {r["record"] for r in records[:i]}
+        assert set(re.findall(r"rlobs:\w+", rule["expr"])) <= before, rule.get("record") or rule["alert"]
     assert all(r["labels"] == {"job": "rl/grpo-trainer"} for r in records)  # two bundles never collide
     for rule in group["rules"][len(records) :]:
         assert set(rule) <= {"alert", "expr", "for", "keep_firing_for", "labels", "annotations"}
@@ -87,8 +92,8 @@ def test_promtool_check_rules(pipeline: naming.Pipeline, tmp_path: Path) -> None
     _write(tmp_path, groups)
     run = subprocess.run([promtool, "check", "rules", "rl-alerts.rules.yaml"], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    # The Prometheus pipelines: 9 recording rules and 7 alerts; GKE's collector: the 6 RL alerts inline.
-    expected = 6 if pipeline == "gke-gmp-collector" else 16
+    # The Prometheus pipelines: 11 recording rules and 7 alerts; GKE's collector: the 6 RL alerts inline.
+    expected = 6 if pipeline == "gke-gmp-collector" else 18
     assert f"SUCCESS: {expected} rules found" in run.stdout
 
 

@@ -57,51 +57,39 @@ class Lifecycle:
     def __init__(self, q: Query, s: StallAlert) -> None:
         self.q, self.s = q, s
         self.forget = s.forget_after
-        since = f"last_over_time({q.sel('state_since')}[{self.forget}])"
-        # The newest process of each run has the latest state-since (a restart begins after the old attempt's end).
-        self.latest = f"({since} == on ({q.run}) group_left () {q.by('max', since)})"
-        self.state = self.last("run_state")
-        self.since = q.by("max", since)
-        self.progress = self.last("progress_time")
-        self.interval = self.last("step_interval")
-        # No progress since the last completed step, or since the state began (a pause's end restarts the clock).
-        self.idle = f"(time() - (({self.progress} > {self.since}) or {self.since}))"
-        floor = duration_seconds(s.window)
-        self.limit = f"(clamp_min({number(s.factor)} * {self.interval}, {floor}) or (0 * {self.since} + {floor}))"
         self.records: list[tuple[str, str]] = []
         self.recorded: dict[str, str] = {}  # piece -> the recorded series that holds it
-        if q.pipeline in RECORDED:
-            self._record()
-
-    def _record(self) -> None:
-        """Prometheus pipelines: each per-run value once per evaluation (a recording rule), read by every alert;
-        Cloud Monitoring policies cannot read recording rules, so they keep the expressions inline."""
-        pieces = {
-            "state": self.state,
-            "since": self.since,
-            "interval": self.interval,
-            "idle": self.idle,
-            "limit": self.limit,
-            "pace": self.pace(),
-            "present": self.present(),
-            "training_ok": self.training_ok(),
-        }
+        matchers = ", ".join(f"{k}={q.scope_value(k)}" for k in sorted(q.scope))
+        self._matchers = f"{{{matchers}}}" if matchers else ""
+        since = f"last_over_time({q.sel('state_since')}[{self.forget}])"
+        # The newest process of each run has the latest state-since (a restart begins after the old attempt's end).
+        self.latest = self._piece("newest", f"({since} == on ({q.run}) group_left () {q.by('max', since)})")
+        self.state = self._piece("state", self.last("run_state"))
+        self.since = self._piece("since", q.by("max", since))
+        self.interval = self._piece("interval", self.last("step_interval"))
+        self.progress = self._piece("progress", self.last("progress_time"))
+        # No progress since the last completed step, or since the state began (a pause's end restarts the clock).
+        self.idle = self._piece("idle", f"(time() - (({self.progress} > {self.since}) or {self.since}))")
+        floor = duration_seconds(s.window)
+        limit = f"(clamp_min({number(s.factor)} * {self.interval}, {floor}) or (0 * {self.since} + {floor}))"
+        self.limit = self._piece("limit", limit)
+        for key, build in (("pace", self.pace), ("present", self.present), ("training_ok", self.training_ok)):
+            self._piece(key, build())
         outage = self.outage()
         if outage is not None:
-            pieces["outage"] = outage
-        matchers = ", ".join(f"{k}={self.q.scope_value(k)}" for k in sorted(self.q.scope))
-        for key, expr in pieces.items():
-            name = f"rlobs:rl_run_{key}"
-            self.records.append((name, expr))
-            self.recorded[key] = f"{name}{{{matchers}}}" if matchers else name
-        r = self.recorded
-        self.state, self.since, self.interval, self.idle, self.limit = (
-            r["state"],
-            r["since"],
-            r["interval"],
-            r["idle"],
-            r["limit"],
-        )
+            self._piece("outage", outage)
+
+    def _piece(self, key: str, expr: str) -> str:
+        """Prometheus pipelines: each per-run value once per evaluation (a recording rule, read by the rules after
+        it in the group, which Prometheus evaluates in order at one timestamp); Cloud Monitoring policies cannot read
+        recording rules, so they keep the expressions inline. `newest` keeps one series per process; the others carry
+        the bundle's scope labels, so a piece is compared only with other pieces (or joined `on` the run)."""
+        if self.q.pipeline not in RECORDED:
+            return expr
+        name = f"rlobs:rl_run_{key}"
+        self.records.append((name, expr))
+        self.recorded[key] = name + self._matchers
+        return self.recorded[key]
 
     def newest(self, per_series: str) -> str:
         """A per-series expression kept for each run's newest process only."""
