@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rlobs.kube_versions import TODAY_ENV
+from rlobs.profile.kube_versions import TODAY_ENV
 from testing.otlp import Receiver, serve_otlp
 
 FIXED_TODAY = "2026-06-15"

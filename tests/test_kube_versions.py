@@ -13,8 +13,8 @@ from types import ModuleType
 import pytest
 from typer.testing import CliRunner
 
-from rlobs.kube_versions import TODAY_ENV
 from rlobs.main import app
+from rlobs.profile.kube_versions import TODAY_ENV
 from rlobs.resources import read_text
 from testing.helpers import REPO, SHARED, all_profiles
 

@@ -8,7 +8,6 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from rlobs import kube_versions
 from rlobs.profile.fields import (
     DEFAULT_SEVERITIES,
     AlertGroup,
@@ -19,6 +18,7 @@ from rlobs.profile.fields import (
     matching,
 )
 from rlobs.profile.git import GitRevision, GitUrl, RepoPath
+from rlobs.profile.kube_versions import today, unsupported
 from rlobs.profile.model import ProfileBase
 from rlobs.profile.problems import ProblemAt, raise_all
 from rlobs.targets.eks.helmvalues import override_problems
@@ -32,7 +32,7 @@ EksClusterName = Annotated[str, AfterValidator(matching(r"[0-9A-Za-z][A-Za-z0-9_
 
 def _supported(version: str) -> str:
     # Past extended support EKS upgrades the cluster by itself; an unreleased version makes `terraform apply` fail.
-    if (problem := kube_versions.unsupported("eks", version, kube_versions.today())) is not None:
+    if (problem := unsupported("eks", version, today())) is not None:
         raise ValueError(problem)
     return version
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from rlobs import kube_versions
 from rlobs.profile.gitweb import link_problem
+from rlobs.profile.kube_versions import past_standard, today
 from rlobs.profile.yamlsource import Path, get_at
 from rlobs.targets.eks.profile import DEFAULT_KUBERNETES_VERSION
 
@@ -19,7 +19,7 @@ def warnings(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
     unset = version is None
     if unset:
         version, path = DEFAULT_KUBERNETES_VERSION, path[:2]
-    if isinstance(version, str) and (late := kube_versions.past_standard("eks", version, kube_versions.today())):
+    if isinstance(version, str) and (late := past_standard("eks", version, today())):
         yield path, late + (" (kubernetesVersion is unset: that is its default)" if unset else "")
     # Alerts that fire but notify nobody: no receiver gets the RL alerts.
     if get_at(data, ("alerts", "enabled")) is not False:
