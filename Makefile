@@ -7,7 +7,7 @@ OUT ?= out
 
 PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
 
-.PHONY: run install install-dev install-trl test test-fast lint golden scenarios helm-keys docs bench bench-trl wheel-check clean
+.PHONY: run install install-dev install-trl test test-fast lint golden scenarios helm-keys upstream-facts docs bench bench-trl wheel-check clean
 
 # The venv with rlobs's runtime dependencies; rebuilt when pyproject.toml changes.
 $(VENV)/.runtime: pyproject.toml
@@ -68,6 +68,16 @@ scenarios: install-dev
 # pinned charts after a chart version changes; tests/test_helmvalues.py checks the two agree.
 helm-keys: install-dev
 	$(BIN)/python tools/helm_keys.py
+
+# Rebuild the other upstream facts, each from its pinned source (the commit is in the tool and in the data file):
+# cli/rlobs/data/ai_on_eks_variables.json from ../shared's extract of ai-on-eks variables.tf, and
+# cli/rlobs/data/kubernetes_versions.json from endoflife.date's EKS and GKE calendars (ENDOFLIFE: a checkout of
+# endoflife-date/endoflife.date at tools/kube_versions.py's COMMIT). tests/test_eks_tfvars.py and
+# tests/test_kube_versions.py check the data files against them.
+ENDOFLIFE ?= ../shared/upstream/endoflife.date
+upstream-facts: install-dev
+	$(BIN)/python tools/ai_on_eks_variables.py
+	$(BIN)/python tools/kube_versions.py $(ENDOFLIFE)
 
 # Regenerate docs/profile.md (every profile and fleet file key) from the installed rlobs's JSON Schemas after a model
 # change; tests/test_docs.py checks the two agree.

@@ -5,14 +5,20 @@ from pathlib import Path
 
 import pytest
 
+from rlobs.profile.kube_versions import TODAY_ENV
 from testing.otlp import Receiver, serve_otlp
+
+FIXED_TODAY = "2026-06-15"
 
 
 @pytest.fixture(autouse=True)
 def _in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test runs in its own empty directory, so none can lean on the repository's files by accident."""
+    """Every test runs in its own empty directory, so none can lean on the repository's files by accident, and on
+    one fixed day (every test profile's Kubernetes version in standard support), so no result changes with the
+    calendar; tests about support windows set their own day."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv(TODAY_ENV, FIXED_TODAY)
 
 
 @pytest.fixture

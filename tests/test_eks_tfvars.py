@@ -4,6 +4,7 @@ declared variables of the declared types, and the profile rejects undeclared, se
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import os
 import shutil
@@ -14,20 +15,26 @@ from typing import Any
 import pytest
 
 from rlobs.errors import ProfileError, RlobsError
+from rlobs.resources import read_text
 from rlobs.targets import parse_profile
+from rlobs.targets.eks.profile import EksProfile
 from rlobs.targets.eks.tfvars import check_tfvars, declared, tfvars, type_problem
+from testing.bundles import build
 from testing.eks import EKS_PROFILES, bundle
-from testing.helpers import all_profiles, eks_profile, profile, shared
+from testing.helpers import REPO, all_profiles, eks_profile, profile, shared
 from testing.readback import hcl_values
 
 
-def test_packaged_variables_match_upstream_variables_tf() -> None:
-    upstream = json.loads(shared("upstream/ai-on-eks/base-terraform-variables.json").read_text())["variables"]
-    ours = declared()
-    assert sorted(ours) == sorted(upstream)
-    for name, var in upstream.items():
-        assert ours[name] == {"type": var["type"], "sensitive": var["sensitive"]}, name
-    assert "enable_argocd" not in ours  # removed upstream; the bundle must not set it
+def test_packaged_variables_are_built_from_the_pinned_upstream_variables() -> None:
+    spec = importlib.util.spec_from_file_location("ai_on_eks_variables", REPO / "tools" / "ai_on_eks_variables.py")
+    assert spec and spec.loader
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    built = tool.build(shared(tool.EXTRACT).parent.parent.parent)
+    assert built == json.loads(read_text("data", "ai_on_eks_variables.json"))
+    assert built["source"]["commit"] and built["source"]["repository"] == "awslabs/ai-on-eks"
+    assert built["variables"] == declared()
+    assert "enable_argocd" not in declared()  # removed upstream; the bundle must not set it
 
 
 def _parsed(name: str) -> dict[str, Any]:
@@ -118,6 +125,7 @@ def _with_vars(block: str) -> str:
         ("ami_family: ubuntu", "bottlerocket or al2023"),
         ("dranet_driver_image: {repository: x, tag: y}", "not supported"),
         ('enable_cluster_addons: {"metrics-server": false}', "metrics-server to stay true"),
+        ('enable_cluster_addons: {"amazon-cloudwatch-observability": true}', "from eks.cloudwatch"),
         ('enable_cluster_addons: {"coredns": "yes"}', "Terraform type map(bool)"),
     ],
 )
@@ -131,10 +139,32 @@ def test_profile_rejects_bad_terraform_variables(block: str, expected: str) -> N
 
 
 def test_cluster_addon_entries_override_the_default_map() -> None:
-    prof = parse_profile(_with_vars('enable_cluster_addons: {"amazon-cloudwatch-observability": false}'))
-    (addons,) = [v.value for v in tfvars(prof) if v.name == "enable_cluster_addons"]
-    assert addons["amazon-cloudwatch-observability"] is False and addons["metrics-server"] is True
-    assert len(addons) == 7
+    prof = parse_profile(_with_vars('enable_cluster_addons: {"eks-node-monitoring-agent": false}'))
+    (addons,) = [v for v in tfvars(prof) if v.name == "enable_cluster_addons"]
+    assert addons.value["eks-node-monitoring-agent"] is False and addons.value["metrics-server"] is True
+    assert len(addons.value) == 7
+    assert "eks-node-monitoring-agent = false (eks.terraformVariables)" in addons.comment
+
+
+@pytest.mark.parametrize("name", EKS_PROFILES)
+def test_cloudwatch_is_off_unless_asked_and_the_comment_names_what_differs_from_upstream(name: str) -> None:
+    default = declared()["enable_cluster_addons"]["default"]
+    (addons,) = [v for v in tfvars(eks_profile(name)) if v.name == "enable_cluster_addons"]
+    assert addons.value["amazon-cloudwatch-observability"] is eks_profile(name).eks.cloudwatch
+    differs = sorted(k for k, v in addons.value.items() if default.get(k) != v)
+    assert sorted(k for k in addons.value if f"{k} = " in addons.comment) == differs
+    assert bundle(name)["README.md"].count("amazon-cloudwatch-observability") == 1
+
+
+def test_cloudwatch_on_adds_the_add_on_and_says_what_it_costs() -> None:
+    text = all_profiles()["eks-jark"].replace("  metricsPipeline:", "  cloudwatch: true\n  metricsPipeline:")
+    prof = parse_profile(text)
+    assert isinstance(prof, EksProfile) and prof.eks.cloudwatch
+    (addons,) = [v for v in tfvars(prof) if v.name == "enable_cluster_addons"]
+    assert addons.value["amazon-cloudwatch-observability"] is True
+    readme = {r.path: r.text for r in build(prof)}["README.md"]
+    assert "`eks.cloudwatch: true` turns on the `amazon-cloudwatch-observability` EKS add-on" in readme
+    assert "collected twice" in readme and "CloudWatch bills" in readme
 
 
 def test_profile_accepts_declared_variables() -> None:

@@ -206,3 +206,41 @@ def test_jobset_containers_without_env_or_ports_get_them(tmp_path: Path) -> None
         rl = container(template, prof.workload.container)
         assert rl["env"] == expected
         assert rl["ports"] == [{"name": "rl-metrics", "containerPort": 9464, "protocol": "TCP"}]
+
+
+def _head_ports(ports: list[dict[str, Any]] | None, tmp_path: Path) -> list[dict[str, Any]]:
+    """The Ray head container's ports after the prometheus-exporter patch, on a RayJob whose head has `ports`."""
+    prof, files = _variant("RayJob", "prometheus-exporter")
+    base = sample(prof.workload)
+    (template,) = targeted(base, prof.workload)
+    head = container(template, prof.workload.container)
+    if ports is None:
+        del head["ports"]
+    else:
+        head["ports"] = ports
+    out = _kustomize(files, base, tmp_path)
+    (template,) = targeted(next(d for d in out if d["kind"] == "RayJob"), prof.workload)
+    return list(container(template, prof.workload.container)["ports"])
+
+
+@pytest.mark.slow
+def test_a_ray_head_without_ports_keeps_kuberays_default_service_ports(tmp_path: Path) -> None:
+    # KubeRay builds the head Service from the head's ports once it declares any: rl-metrics alone would drop these.
+    ports = {p["name"]: p["containerPort"] for p in _head_ports(None, tmp_path)}
+    assert ports == {"rl-metrics": 9464, "gcs-server": 6379, "dashboard": 8265, "client": 10001, "metrics": 8080}
+
+
+@pytest.mark.slow
+def test_a_ray_head_that_declares_its_own_ports_keeps_them_and_gets_only_the_missing_defaults(tmp_path: Path) -> None:
+    own = [{"name": "gcs", "containerPort": 6379}, {"name": "dash", "containerPort": 8265}]
+    own += [{"name": "as-metrics", "containerPort": 44217}]
+    ports = _head_ports(own, tmp_path)
+    assert all(p in ports for p in own)  # the head's own entries, names and all
+    assert sorted(p["containerPort"] for p in ports) == [6379, 8080, 8265, 9464, 10001, 44217]  # each port once
+    assert {p["name"] for p in ports} == {"gcs", "dash", "as-metrics", "client", "metrics", "rl-metrics"}
+    module("kubernetes_validate", "validates the patched head pod against the Kubernetes schema")
+    import kubernetes_validate
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}}
+    pod["spec"] = {"containers": [{"name": "ray-head", "image": "rayproject/ray", "ports": ports}]}
+    kubernetes_validate.validate(pod, K8S_VERSION, strict=True)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from rlobs.bundle.appsets import strings
 from rlobs.errors import RlobsError
 from rlobs.fleet import preview
 from rlobs.fleet.commands import pairs
@@ -133,6 +134,31 @@ def test_a_key_the_secret_lacks_fails_the_preview_as_missingkey_error_would() ->
     broken["metadata"]["name"] = "{{ .name "
     with pytest.raises(RlobsError, match="failed to render"):
         preview.expand([preview.Pair(pair.appset, pair.cluster, broken, pair.params)])
+
+
+def test_a_missing_annotation_reads_as_empty_as_in_the_controller() -> None:
+    # The controller's index of a key its map[string]string lacks is "", even with missingkey=error.
+    _helm()
+    pair = pairs(example_build())[0]
+    wrong = copy.deepcopy(pair.template)
+    wrong["metadata"]["name"] = '{{ index .metadata.annotations "owner" }}-app'
+    (app,) = preview.expand([preview.Pair(pair.appset, pair.cluster, wrong, pair.params)])
+    assert app["metadata"]["name"] == "-app"
+
+
+@pytest.mark.parametrize("key", ["rlobs.io/revision", "rlobs.io/cluster", "rlobs.io/environment"])
+def test_a_secret_without_an_annotation_the_templates_read_fails_them_never_syncs_head(key: str) -> None:
+    _helm()
+    found = [p for p in pairs(example_build()) if any(key in text for text in strings(p.template))]
+    assert found
+    for pair in found:
+        # Every read of the key is guarded in the template itself, not only by the preview's contract check.
+        reads = [t for t in strings(pair.template) if f'"{key}"' in t]
+        assert all(t.count("index .metadata") == t.count('(fail "expected the cluster Secret') for t in reads)
+        annotations = {k: v for k, v in pair.params["metadata"]["annotations"].items() if k != key}
+        params = {**pair.params, "metadata": {**pair.params["metadata"], "annotations": annotations}}
+        with pytest.raises(RlobsError, match=f"expected the cluster Secret to carry annotation {key}"):
+            preview.expand([preview.Pair(pair.appset, pair.cluster, pair.template, params)])
 
 
 def test_render_preview_prints_every_application(tmp_path: Path) -> None:

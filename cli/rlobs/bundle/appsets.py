@@ -48,7 +48,7 @@ class SecretMetadata:
 
 # The keys a template reads: `index .metadata.annotations "k"`, `index .metadata.labels "k"` and the dotted form
 # `.metadata.labels.k` (only keys without '/', '.' or '-' can be written that way).
-_INDEXED = re.compile(r'index\s+\.metadata\.(labels|annotations)\s+"([^"]+)"')
+INDEXED = re.compile(r'index\s+\.metadata\.(labels|annotations)\s+"([^"]+)"')
 _DOTTED = re.compile(r"\.metadata\.(labels|annotations)\.([A-Za-z0-9_]+)")
 
 
@@ -63,7 +63,7 @@ def references(name: str, appset: dict[str, Any]) -> list[Reference]:
     """Every label and annotation an ApplicationSet reads: in its template's strings and its cluster selectors."""
     found: list[Reference] = []
     for text in strings(appset["spec"]["template"]):
-        found += [Reference(kind, key, name) for kind, key in _INDEXED.findall(text)]
+        found += [Reference(kind, key, name) for kind, key in INDEXED.findall(text)]
         found += [Reference(kind, key, name) for kind, key in _DOTTED.findall(text)]
     for generator in appset["spec"]["generators"]:
         selector = generator.get("clusters", {}).get("selector", {})

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlobs.bundle.appsets import SecretMetadata, strings
+from rlobs.bundle.appsets import INDEXED, SecretMetadata, strings
 from rlobs.bundle.filters import to_yaml
 from rlobs.errors import RlobsError
 from rlobs.profile.yamlsource import load_yaml
@@ -66,8 +66,8 @@ def expand(pairs: list[Pair]) -> list[dict[str, Any]]:
     helm = helm_binary()
     counts, values, defines, uses = [], {}, [], list[str]()
     for n, pair in enumerate(pairs):
-        values[f"c{n}"] = pair.params
         texts = list(strings(pair.template))
+        values[f"c{n}"] = _as_the_controller_reads(pair.params, texts)
         for text in texts:
             # Each field is its own template, executed with the cluster's parameters as `.`; base64 keeps any
             # rendered text valid YAML for helm, which parses what it renders.
@@ -81,13 +81,23 @@ def expand(pairs: list[Pair]) -> list[dict[str, Any]]:
         {pair.cluster for pair, texts in zip(pairs, fields, strict=True) if "<no value>" in "".join(texts)}
     )
     if missing:
-        # helm runs templates with missingkey=zero, which prints <no value>; the controller's missingkey=error
-        # fails the whole ApplicationSet instead.
+        # helm runs templates with missingkey=zero, which prints <no value> for a field read of a missing key; the
+        # controller's missingkey=error fails the whole ApplicationSet instead.
         raise RlobsError(f"a template reads a key the cluster Secret lacks (clusters {', '.join(missing)})")
     return [
         {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", **_rebuild(pair.template, iter(texts))}
         for pair, texts in zip(pairs, fields, strict=True)
     ]
+
+
+def _as_the_controller_reads(params: dict[str, Any], texts: list[str]) -> dict[str, Any]:
+    """`params` with "" for each label or annotation a template reads with `index` that the Secret lacks: the
+    controller's maps are map[string]string, whose index is "" for a missing key; helm's values would give nil,
+    printed <no value>. A missing key read any other way stays missing (<no value> here, missingkey=error there)."""
+    meta = {kind: dict(values) for kind, values in params["metadata"].items()}
+    for kind, key in {found for text in texts for found in INDEXED.findall(text)}:
+        meta[kind].setdefault(key, "")
+    return {**params, "metadata": meta}
 
 
 def _helm(helm: str, values: dict[str, Any], defines: str, uses: str) -> dict[str, str]:

@@ -29,9 +29,12 @@ STACK_COMPONENTS = ("kube-prometheus-stack", "opensearch-operator", "fluent-oper
 
 
 def _go(kind: str, key: str) -> str:
-    # `index`, since these keys hold '/' and '.'; it yields "" for a missing key even with missingkey=error
-    # (text/template's index returns the zero value), which is why contract.referential_problems exists.
-    return f'{{{{ index .metadata.{kind} "{key}" }}}}'
+    # `index`, since these keys hold '/' and '.'. The controller's index of a missing key is "" even with
+    # missingkey=error (text/template returns the zero value of the Secret's map[string]string), so a Secret without
+    # the key would sync HEAD or a path without a cluster: Sprig's `fail` stops the template instead (`or` stops at
+    # the first non-empty argument, so it runs only then). Argo CD has Sprig's functions, not Helm's `required`.
+    refusal = f'(fail "expected the cluster Secret to carry {kind.removesuffix("s")} {key}")'
+    return f'{{{{ or (index .metadata.{kind} "{key}") {refusal} }}}}'
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from rlobs.profile.fields import (
     matching,
 )
 from rlobs.profile.git import GitRevision, GitUrl, RepoPath
+from rlobs.profile.kube_versions import today, unsupported
 from rlobs.profile.model import ProfileBase
 from rlobs.profile.problems import ProblemAt, raise_all
 from rlobs.targets.eks.helmvalues import override_problems
@@ -27,7 +28,22 @@ AWS_REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]"
 AwsRegion = Annotated[str, AfterValidator(matching(AWS_REGION, "an AWS region like us-west-2"))]
 _CLUSTER_EXPECTED = "an EKS cluster name (1-100 letters, digits, '-' and '_', starting with a letter or digit)"
 EksClusterName = Annotated[str, AfterValidator(matching(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}", _CLUSTER_EXPECTED))]
-KubernetesVersion = Annotated[str, AfterValidator(matching(r"1\.[0-9]{2}", "a Kubernetes minor version like 1.34"))]
+
+
+def _supported(version: str) -> str:
+    # Past extended support EKS upgrades the cluster by itself; an unreleased version makes `terraform apply` fail.
+    if (problem := unsupported("eks", version, today())) is not None:
+        raise ValueError(problem)
+    return version
+
+
+# Standard support ended, extended support still on: a warning (targets/eks/warnings.py), not a refusal.
+KubernetesVersion = Annotated[
+    str,
+    AfterValidator(matching(r"1\.[0-9]{2}", "a Kubernetes minor version like 1.34")),
+    AfterValidator(_supported),
+]
+DEFAULT_KUBERNETES_VERSION = "1.34"
 
 
 Quantity = Annotated[
@@ -75,7 +91,7 @@ class SecretRef(Model):
 class EksCluster(Model):
     name: EksClusterName = Field(description="EKS cluster name (`name` in blueprint.tfvars).")
     region: AwsRegion
-    kubernetes_version: KubernetesVersion = "1.34"
+    kubernetes_version: KubernetesVersion = DEFAULT_KUBERNETES_VERSION
 
 
 class GitOps(Model):
@@ -211,6 +227,11 @@ class EksSpec(Model):
     alertmanager_receivers: tuple[Receiver, ...] = ()
     dcgm_exporter: bool = True
     kuberay_operator: bool = True
+    cloudwatch: bool = Field(
+        default=False,
+        description="Keep ai-on-eks's amazon-cloudwatch-observability EKS add-on (CloudWatch agent and its own Fluent "
+        "Bit: Container Insights, billed by CloudWatch, and every container log collected a second time).",
+    )
     ray_logs: bool = Field(
         default=True, description="Ship Ray session logs with a FluentBit sidecar (Ray workload kinds)."
     )

@@ -25,6 +25,9 @@ _OWNED = {
     "enable_ai_ml_observability_stack": "eks.mode",
 }
 
+# The paid add-on of enable_cluster_addons: rlobs turns it on only for eks.cloudwatch.
+CLOUDWATCH_ADDON = "amazon-cloudwatch-observability"
+
 ARGOCD_NOTE = (
     "enable_argocd is no longer declared by infra/base/terraform/variables.tf (removed in ai-on-eks PR #202); "
     "argocd.tf installs Argo CD unconditionally"
@@ -38,10 +41,21 @@ _VALIDATIONS: dict[str, tuple[set[Any], str]] = {
 
 
 @cache
+def _table() -> dict[str, Any]:
+    table: dict[str, Any] = json.loads(read_text("data", "ai_on_eks_variables.json"))
+    return table
+
+
 def declared() -> dict[str, dict[str, Any]]:
-    """name -> {type, sensitive} of every variable infra/base/terraform/variables.tf declares."""
-    variables: dict[str, dict[str, Any]] = json.loads(read_text("data", "ai_on_eks_variables.json"))["variables"]
+    """name -> {type, sensitive, default} of every variable infra/base/terraform/variables.tf declares."""
+    variables: dict[str, dict[str, Any]] = _table()["variables"]
     return variables
+
+
+def declared_source() -> dict[str, str]:
+    """Where the table was read: repository, path, commit and date (tools/ai_on_eks_variables.py)."""
+    source: dict[str, str] = _table()["source"]
+    return source
 
 
 # Each Terraform type a profile may set: what it looks like in YAML, and whether a value is one.
@@ -110,6 +124,8 @@ def _variable_problem(known: dict[str, dict[str, Any]], key: str, value: Any) ->
         return f"expected no {key}: rlobs sets it from {_OWNED[key]}"
     if key == "enable_cluster_addons" and isinstance(value, dict) and value.get("metrics-server") is False:
         return "expected metrics-server to stay true (it is the stack's Metrics Server)"
+    if key == "enable_cluster_addons" and isinstance(value, dict) and CLOUDWATCH_ADDON in value:
+        return f"expected no {CLOUDWATCH_ADDON} entry: rlobs sets it from eks.cloudwatch"
     if (problem := type_problem(known[key]["type"], value)) is not None:
         return problem
     if key in _VALIDATIONS and value not in _VALIDATIONS[key][0]:

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from rlobs.bundle.spec import DataFile
 from rlobs.errors import RlobsError
-from rlobs.targets.eks.terraform import ARGOCD_NOTE, declared, flag_problems, type_problem
+from rlobs.targets.eks.terraform import (
+    ARGOCD_NOTE,
+    CLOUDWATCH_ADDON,
+    declared,
+    declared_source,
+    flag_problems,
+    type_problem,
+)
 
 if TYPE_CHECKING:
     from rlobs.targets.eks.profile import EksProfile
@@ -28,17 +35,19 @@ _JARK = (
     TfVar("enable_argo_events", value=True),
 )
 
-# The variable's default (infra/base/terraform/variables.tf); eks.terraformVariables may override entries, except
-# that metrics-server stays on: it is JARK's Metrics Server (an EKS add-on, not a chart in the stack).
-_CLUSTER_ADDONS = {
-    "coredns": True,
-    "kube-proxy": True,
-    "vpc-cni": True,
-    "eks-pod-identity-agent": True,
-    "metrics-server": True,
-    "eks-node-monitoring-agent": True,
-    "amazon-cloudwatch-observability": True,
-}
+
+def _cluster_addons(entries: Any, *, cloudwatch: bool) -> TfVar:
+    """enable_cluster_addons: the variable's upstream default, CloudWatch as eks.cloudwatch says, then the
+    eks.terraformVariables entries (never metrics-server off: it is JARK's Metrics Server); the comment names each
+    entry that differs from the default, so it never calls a changed map the default."""
+    default = declared()["enable_cluster_addons"]["default"]
+    given = entries if isinstance(entries, dict) else {}
+    value = {**default, CLOUDWATCH_ADDON: cloudwatch, **given}
+    why = {CLOUDWATCH_ADDON: "eks.cloudwatch", **dict.fromkeys(given, "eks.terraformVariables")}
+    changed = [f"{k} = {str(v).lower()} ({why[k]})" for k, v in value.items() if default.get(k) != v]
+    commit = declared_source()["commit"]
+    comment = f"ai-on-eks's default map (variables.tf @ {commit})"
+    return TfVar("enable_cluster_addons", value, comment + (", except " + ", ".join(changed) if changed else ""))
 
 
 PATH = "terraform/blueprint.tfvars"
@@ -73,7 +82,6 @@ def tfvars(profile: EksProfile) -> tuple[TfVar, ...]:
         if eks.mode == "ai-on-eks"
         else "false: rlobs renders and pins the stack's ArgoCD Applications itself (eks.mode: rlobs)"
     )
-    addons = eks.terraform_variables.get("enable_cluster_addons")
     head = (
         TfVar("name", eks.cluster.name, "EKS cluster and VPC name"),
         TfVar("region", eks.cluster.region),
@@ -92,11 +100,7 @@ def tfvars(profile: EksProfile) -> tuple[TfVar, ...]:
             value=False,
             comment="never with the observability stack (two operators, same CRDs)",
         ),
-        TfVar(
-            "enable_cluster_addons",
-            {**_CLUSTER_ADDONS, **(addons if isinstance(addons, dict) else {})},
-            "the variable's default map (and eks.terraformVariables' entries): metrics-server is the EKS add-on",
-        ),
+        _cluster_addons(eks.terraform_variables.get("enable_cluster_addons"), cloudwatch=eks.cloudwatch),
     )
     extra = tuple(
         TfVar(k, v, "from eks.terraformVariables")

@@ -1,5 +1,5 @@
-"""What an eks profile is warned about (rlobs.profile.warnings locates and prints it): RL alerts no receiver gets,
-and a GitOps repository whose web links rlobs does not know."""
+"""What an eks profile is warned about (rlobs.profile.warnings locates and prints it): a Kubernetes version past
+standard support, RL alerts no receiver gets, and a GitOps repository whose web links rlobs does not know."""
 
 from __future__ import annotations
 
@@ -7,10 +7,20 @@ from collections.abc import Iterator
 from typing import Any
 
 from rlobs.profile.gitweb import link_problem
+from rlobs.profile.kube_versions import past_standard, today
 from rlobs.profile.yamlsource import Path, get_at
+from rlobs.targets.eks.profile import DEFAULT_KUBERNETES_VERSION
 
 
 def warnings(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
+    # A Kubernetes version past standard support: extended support is billed per cluster hour on top.
+    path: Path = ("eks", "cluster", "kubernetesVersion")
+    version = get_at(data, path)
+    unset = version is None
+    if unset:
+        version, path = DEFAULT_KUBERNETES_VERSION, path[:2]
+    if isinstance(version, str) and (late := past_standard("eks", version, today())):
+        yield path, late + (" (kubernetesVersion is unset: that is its default)" if unset else "")
     # Alerts that fire but notify nobody: no receiver gets the RL alerts.
     if get_at(data, ("alerts", "enabled")) is not False:
         receivers = get_at(data, ("eks", "alertmanagerReceivers")) or []

@@ -21,6 +21,12 @@ LOG_CONFIGMAP = "fluentbit-config"  # the name the reference stack's Ray recipe 
 RAY_LOGS_INDEX = "ray-logs"
 LOGS_PATCH_FILE = "ray-logs-patch.yaml"
 LOG_CONFIG_FILE = "fluentbit-config.yaml"
+# KubeRay's head Service ports when the head container declares none (ray-operator utils/constant.go: name, port).
+# Up to KubeRay 1.5.x a head that declares any port gets only the ones it declares (kuberay#400, fixed by PR #4512):
+# adding rl-metrics alone would drop the dashboard, which RayJob submission and the head's monitor use. Kustomize
+# merges ports by containerPort: a default port the head declares stays one entry, and one it declares without a
+# protocol (as KubeRay's samples do) keeps its own name; one declared with protocol TCP takes KubeRay's name.
+RAY_HEAD_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001, "metrics": 8080}
 
 
 def env(profile: EksProfile, catalog: Catalog) -> list[dict[str, Any]]:
@@ -65,7 +71,8 @@ def env_patch(profile: EksProfile, catalog: Catalog) -> dict[str, Any]:
     def fragment(name: str) -> dict[str, Any]:
         container: dict[str, Any] = {"name": name, "env": env(profile, catalog)}
         if eks.metrics_pipeline == "prometheus-exporter":
-            container["ports"] = [{"name": APP_METRICS_PORT_NAME, "containerPort": w.metrics_port, "protocol": "TCP"}]
+            ports = {APP_METRICS_PORT_NAME: w.metrics_port, **(RAY_HEAD_PORTS if w.kind in workloads.RAY_KINDS else {})}
+            container["ports"] = [{"name": n, "containerPort": p, "protocol": "TCP"} for n, p in ports.items()]
         return {"metadata": {"labels": {WORKLOAD_LABEL: w.name}}, "spec": {"containers": [container]}}
 
     return workloads.patch(w, fragment)

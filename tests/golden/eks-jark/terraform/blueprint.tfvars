@@ -35,13 +35,13 @@ enable_ai_ml_observability_stack = false
 # never with the observability stack (two operators, same CRDs)
 enable_kube_prometheus_stack = false
 
-# the variable's default map (and eks.terraformVariables' entries): metrics-server is the EKS add-on
+# ai-on-eks's default map (variables.tf @ c835f47a), except amazon-cloudwatch-observability = false (eks.cloudwatch)
 enable_cluster_addons = {
+  "amazon-cloudwatch-observability" = false
   "coredns"                         = true
-  "kube-proxy"                      = true
-  "vpc-cni"                         = true
-  "eks-pod-identity-agent"          = true
-  "metrics-server"                  = true
   "eks-node-monitoring-agent"       = true
-  "amazon-cloudwatch-observability" = true
+  "eks-pod-identity-agent"          = true
+  "kube-proxy"                      = true
+  "metrics-server"                  = true
+  "vpc-cni"                         = true
 }

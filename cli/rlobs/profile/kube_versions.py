@@ -1,0 +1,79 @@
+"""Where a Kubernetes minor version stands on a given day on EKS or GKE: in standard support, in extended support
+(a warning, with the dates), or unsupported (refused). The windows are the providers' published calendars
+(data/kubernetes_versions.json, written by tools/kube_versions.py with its source commit)."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import date
+from functools import cache
+from typing import Any
+
+from rlobs.resources import read_text
+
+# The day versions are judged on: today, or this ISO date (tests fix it; a user can ask about a future apply).
+TODAY_ENV = "RLOBS_TODAY"
+_NAMES = {"eks": "EKS", "gke": "GKE"}
+# Whether a version without an end of extended support stays supported past standard support: the GKE schedule
+# publishes no such date (the Extended channel keeps a version longer); an EKS version without one had none.
+_OPEN_ENDED = {"eks": False, "gke": True}
+
+
+def today() -> date:
+    fixed = os.environ.get(TODAY_ENV)
+    return date.fromisoformat(fixed) if fixed else date.today()
+
+
+@cache
+def _table() -> dict[str, Any]:
+    table: dict[str, Any] = json.loads(read_text("data", "kubernetes_versions.json"))
+    return table
+
+
+def unsupported(provider: str, version: str, on: date) -> str | None:
+    """Why `version` cannot be used on `provider` on day `on` (not released, or past all support), or None."""
+    table = _table()
+    window = table[provider]["versions"].get(version)
+    name, as_of = _NAMES[provider], table["source"]["date"]
+    if window is None or _day(window["released"]) > on:
+        versions = table[provider]["versions"].items()
+        offered = sorted((v for v, w in versions if _end(provider, w) >= on >= _day(w["released"])), key=_minor)
+        span = f"{offered[0]} to {offered[-1]}" if offered else "none"
+        return (
+            f"expected a Kubernetes version {name} offers on {on} ({span}, by its release calendar as of {as_of}), "
+            f"got {version}, which {name} has not released"
+        )
+    if _end(provider, window) < on:
+        end = _end(provider, window)
+        return f"expected a Kubernetes version {name} supports on {on}, got {version}: its support ended on {end}"
+    return None
+
+
+def past_standard(provider: str, version: str, on: date) -> str | None:
+    """The warning for a version past its end of standard support but still supported on `on`, or None."""
+    window = _table()[provider]["versions"].get(version)
+    if window is None or unsupported(provider, version, on) or _day(window["endOfStandardSupport"]) >= on:
+        return None
+    name = _NAMES[provider]
+    extended = window["endOfExtendedSupport"]
+    until = f"until {extended}" if extended else "for a limited time"
+    return (
+        f"expected a Kubernetes version in {name} standard support on {on}, got {version}: its standard support "
+        f"ended on {window['endOfStandardSupport']}; {name} extended support (billed extra) runs {until}"
+    )
+
+
+def _day(text: str) -> date:
+    return date.fromisoformat(text)
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def _end(provider: str, window: dict[str, str]) -> date:
+    """The last day of any support: extended support's end, else standard support's (or none known)."""
+    if window["endOfExtendedSupport"]:
+        return _day(window["endOfExtendedSupport"])
+    return date.max if _OPEN_ENDED[provider] else _day(window["endOfStandardSupport"])
