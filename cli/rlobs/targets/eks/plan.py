@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlobs.bundle.filters import to_json
+from rlobs.bundle.gitignore import gitignore
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
 from rlobs.profile.gitweb import file_link
 from rlobs.rl import adapters, app, workloads
@@ -179,6 +180,7 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
         *_workload_files(profile, catalog, ray_logs=ray_logs),
         *app.app_files(rl),
         verify_script(profile, rl, root, apps, layer),
+        gitignore(),
     ]
     files.append(
         TemplateFile(

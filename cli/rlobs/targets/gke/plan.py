@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rlobs.bundle.gitignore import gitignore
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
 from rlobs.rl import adapters, app, naming, workloads
 from rlobs.rl.catalog import Catalog
@@ -248,6 +249,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         *_workload(profile, catalog),
         *monitoring_files,
         *app.app_files(rl),
+        gitignore(),
     ]
     readme = {
         **context,
