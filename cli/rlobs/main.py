@@ -146,7 +146,7 @@ def _ask_profile(*, interactive: bool) -> tuple[str, str]:
         print(f"  {i}  {name}")
     target = None
     while target is None:
-        raw: str = typer.prompt("Target (name or number)")
+        raw: str = typer.prompt("Target (name or number)", default=targets[0])
         target = questions.choose(raw, targets)
         if target is None:
             output.error(f"expected one of {', '.join(targets)} or 1-{len(targets)}, got {raw!r}")
