@@ -697,3 +697,23 @@ def test_the_up_to_date_answer_never_covers_an_owner_or_layout_mismatch(tmp_path
 def test_ctrl_c_says_nothing_was_written(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_code(KeyboardInterrupt(), as_json=False) == 130
     assert capsys.readouterr().err == "error: interrupted, nothing written\n"
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ("init --target ", ["eks", "gke"]),
+        ("init --target g", ["gke"]),
+        ("init --blueprint eks", ["eks-jark"]),
+        ("signals --framework ve", ["verl"]),
+    ],
+)
+def test_tab_completes_choice_values(tmp_path: Path, words: str, expected: list[str]) -> None:
+    """The installed script answers bash's completion protocol (what `rlobs --install-completion` wires up)."""
+    line = f"rlobs {words}"
+    env = {**os.environ, "_RLOBS_COMPLETE": "complete_bash", "COMP_WORDS": line}
+    env["COMP_CWORD"] = str(len(line.split()) - (0 if line.endswith(" ") else 1))
+    script = Path(sys.executable).parent / "rlobs"
+    proc = subprocess.run([str(script)], capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == expected
