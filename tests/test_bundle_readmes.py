@@ -15,8 +15,14 @@ PROFILES = sorted(all_profiles())
 _FOLDERS = ("app", "docs", "workload", "scripts", "terraform", "monitoring", "argocd", "values", "stack", "rl-layer")
 _PATH = re.compile(rf"(?<![\w/.$-])((?:{'|'.join(_FOLDERS)})/[\w.*/-]*[\w*])")
 # Paths in the apply steps that are not the bundle's: ai-on-eks's own working copy (infra/jark-stack/terraform/...).
-# And the collector's namespace/Service as the EKS data-flow diagram writes it.
-_NOT_BUNDLE_PATHS = {"terraform/_LOCAL", "monitoring/otel-collector"}
+# And the collector's namespace/Service as the EKS data-flow diagram writes it; and the files the user's Terraform
+# run or the user makes beside the rendered ones (the lock file to commit, a backend override).
+_NOT_BUNDLE_PATHS = {
+    "terraform/_LOCAL",
+    "monitoring/otel-collector",
+    "terraform/.terraform.lock.hcl",
+    "terraform/backend_override.tf",
+}
 
 
 def _readme(name: str) -> tuple[str, set[str]]:

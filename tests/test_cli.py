@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import rlobs
+from rlobs.boundary import exit_code
 from rlobs.bundle.request import RenderRequest
 from rlobs.main import app
 from testing.helpers import GOOD, REPO, write_tree
@@ -93,6 +94,10 @@ def test_render_twice_then_check(tmp_path: Path) -> None:
     assert "0 changed" in second.stdout
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == stamps
     assert runner.invoke(app, ["render", str(profile), "-o", str(out), "--check"]).exit_code == 0
+    # A preview of a fresh folder says what a render would change, not that it changed it.
+    preview = runner.invoke(app, ["render", str(profile), "-o", str(tmp_path / "fresh"), "--dry-run"])
+    assert re.search(r": \d+ would change, 0 unchanged in ", preview.stdout), preview.stdout
+    assert " changed," not in preview.stdout and not (tmp_path / "fresh").exists()
 
     readme = out / "README.md"
     readme.write_text(readme.read_text() + "edited\n")
@@ -687,3 +692,28 @@ def test_the_up_to_date_answer_never_covers_an_owner_or_layout_mismatch(tmp_path
     manifest.write_text(json.dumps(data))
     assert commands.up_to_date([demo], out / "demo") is None
     assert _render(demo, "-o", out / "demo", "--check").exit_code == 2  # type: ignore[attr-defined]
+
+
+def test_ctrl_c_says_nothing_was_written(capsys: pytest.CaptureFixture[str]) -> None:
+    assert exit_code(KeyboardInterrupt(), as_json=False) == 130
+    assert capsys.readouterr().err == "error: interrupted, nothing written\n"
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ("init --target ", ["eks", "gke"]),
+        ("init --target g", ["gke"]),
+        ("init --blueprint eks", ["eks-jark"]),
+        ("signals --framework ve", ["verl"]),
+    ],
+)
+def test_tab_completes_choice_values(tmp_path: Path, words: str, expected: list[str]) -> None:
+    """The installed script answers bash's completion protocol (what `rlobs --install-completion` wires up)."""
+    line = f"rlobs {words}"
+    env = {**os.environ, "_RLOBS_COMPLETE": "complete_bash", "COMP_WORDS": line}
+    env["COMP_CWORD"] = str(len(line.split()) - (0 if line.endswith(" ") else 1))
+    script = Path(sys.executable).parent / "rlobs"
+    proc = subprocess.run([str(script)], capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == expected

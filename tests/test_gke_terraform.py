@@ -172,3 +172,23 @@ def test_terraform_fmt_rejects_unaligned_tfvars(tmp_path: Path) -> None:
     (tmp_path / "bad.tfvars").write_text('project_id = "p"\nnamespace = "rl"\n')
     proc = _fmt(terraform, tmp_path)
     assert proc.returncode != 0 and "bad.tfvars" in proc.stdout
+
+
+@pytest.mark.parametrize("name", sorted(TF))
+def test_git_ignores_the_state_and_cache_but_not_the_lock_file(tmp_path: Path, name: str) -> None:
+    """Real git on the rendered bundle: `git add` of the folder takes no Terraform state or cache."""
+    for r in build(_tf(name)):
+        (tmp_path / r.path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / r.path).write_text(r.text)
+    made = ["terraform/.terraform/providers/x", "terraform/terraform.tfstate", "terraform/terraform.tfstate.backup"]
+    made += ["terraform/.terraform.tfstate.lock.info", "terraform/.terraform.lock.hcl"]
+    for rel in made:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    proc = subprocess.run(
+        ["git", "-C", str(tmp_path), "check-ignore", *made], capture_output=True, text=True, check=False
+    )
+    assert proc.stdout.split() == made[:4], proc.stderr
+    # The main.tf backend takes its path at init, so the state can live outside the bundle.
+    assert 'backend "local" {}' in (tmp_path / "terraform/main.tf").read_text()

@@ -25,7 +25,8 @@ def _question(target: str, *path: str) -> Question:
 
 
 @pytest.mark.parametrize(
-    ("raw", "expected"), [("gke", "gke"), ("2", "gke"), (" 1 ", "eks"), ("3", None), ("aks", None)]
+    ("raw", "expected"),
+    [("gke", "gke"), ("2", "gke"), (" 1 ", "eks"), ("EKS", "eks"), ("Gke", "gke"), ("3", None), ("aks", None)],
 )
 def test_a_target_is_chosen_by_name_or_number(raw: str, expected: str | None) -> None:
     assert choose(raw, targets(load_blueprints())) == expected
@@ -107,8 +108,7 @@ def test_interactive_init_asks_again_until_each_answer_passes(tmp_path: Path) ->
         "RL",  # not a Kubernetes name
         "rl",
         "Pod",  # not a kind
-        "rayjob",  # kinds are case-sensitive, as in the profile
-        "5",  # RayJob
+        "rayjob",  # RayJob: a choice in any case
         "grpo",
         "https://user:pw@github.com/rl-team/gitops.git",  # credentials in the URL
         "git@github.com:rl-team/gitops.git",
@@ -120,7 +120,6 @@ def test_interactive_init_asks_again_until_each_answer_passes(tmp_path: Path) ->
         "expected one of eks, gke or 1-2, got 'aks'",
         "eks.cluster.name",
         "workload.namespace",
-        "workload.kind",
         "workload.kind",
         "eks.gitops.repoUrl",
     ]
@@ -137,15 +136,26 @@ def test_interactive_init_asks_again_until_each_answer_passes(tmp_path: Path) ->
 @pytest.mark.usefixtures("terminal")
 def test_interactive_init_takes_the_suggested_values_on_enter(tmp_path: Path) -> None:
     out = tmp_path / "p.yaml"
-    result = runner.invoke(app, ["init", "-o", str(out)], input="gke\nrl-prod-1\n\n\n\n\n")
+    result = runner.invoke(app, ["init", "-o", str(out)], input="gke\nrl-prod-1\n\n\n\n\n\n")
     assert result.exit_code == 0, result.output
+    assert "Region or zone of the GKE cluster [us-central1]:" in result.stdout
     profile = parse_profile(out.read_text(encoding="utf-8"))
     assert isinstance(profile, GkeProfile) and profile.gke.project == "rl-prod-1"
+    assert profile.gke.location == "us-central1"
     assert (profile.gke.cluster, profile.workload.kind, profile.workload.name) == (
         "rl-cluster",
         "Deployment",
         "grpo-trainer",
     )
+
+
+@pytest.mark.usefixtures("terminal")
+def test_interactive_init_suggests_the_first_target(tmp_path: Path) -> None:
+    out = tmp_path / "p.yaml"
+    result = runner.invoke(app, ["init", "-o", str(out)], input="\n" * 6 + "git@github.com:rl-team/gitops.git\n")
+    assert result.exit_code == 0, result.output
+    assert "Target (name or number) [eks]:" in result.stdout
+    assert isinstance(parse_profile(out.read_text(encoding="utf-8")), EksProfile)
 
 
 @pytest.mark.usefixtures("terminal")

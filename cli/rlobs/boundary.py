@@ -14,6 +14,7 @@ def exit_code(exc: BaseException, *, as_json: bool) -> int | None:
     caller re-raises it: a bug shows its traceback). One channel per format: `error: ...` lines on stderr, or with
     --format json only the problems as JSON on stdout."""
     if isinstance(exc, KeyboardInterrupt):
+        output.error("interrupted, nothing written")
         return 130
     if isinstance(exc, OSError):  # a user's path: unreadable, unwritable, a full disk, a name too long
         where = f"{exc.filename}: " if exc.filename is not None else ""

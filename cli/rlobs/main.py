@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -58,6 +58,33 @@ def _one_of(choices: type[Choice]) -> Callable[[str], Choice]:
     return parse
 
 
+def _completer(names: Callable[[], Iterable[str]]) -> Callable[[str], list[str]]:
+    """Shell completion of a choice option's values (`rlobs --install-completion` sets the shell up)."""
+
+    def complete(incomplete: str) -> list[str]:
+        return sorted(n for n in names() if n.startswith(incomplete))
+
+    return complete
+
+
+def _target_names() -> Iterable[str]:
+    from rlobs.targets import TARGETS
+
+    return TARGETS
+
+
+def _blueprint_names() -> Iterable[str]:
+    from rlobs.blueprints import load_blueprints
+
+    return load_blueprints()
+
+
+def _framework_names() -> Iterable[str]:
+    from rlobs.rl.catalog import load_catalog
+
+    return (f.name for f in load_catalog().frameworks)
+
+
 @contextmanager
 def _errors(fmt: Fmt = Fmt.text) -> Iterator[None]:
     """The error boundary (rlobs.boundary): a user error exits with its code, no traceback."""
@@ -90,7 +117,14 @@ def _root(
 @app.command()
 def init(
     blueprint: Annotated[
-        str | None, typer.Option("--blueprint", "-b", metavar="NAME", help="Start from this blueprint.")
+        str | None,
+        typer.Option(
+            "--blueprint",
+            "-b",
+            metavar="NAME",
+            help="Start from this blueprint.",
+            autocompletion=_completer(_blueprint_names),
+        ),
     ] = None,
     target: Annotated[
         str | None,
@@ -99,6 +133,7 @@ def init(
             "-t",
             metavar="TARGET",
             help="Start from this target's blueprint (`rlobs blueprints` lists them).",
+            autocompletion=_completer(_target_names),
         ),
     ] = None,
     out: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="Profile file to write.")] = Path(
@@ -146,7 +181,7 @@ def _ask_profile(*, interactive: bool) -> tuple[str, str]:
         print(f"  {i}  {name}")
     target = None
     while target is None:
-        raw: str = typer.prompt("Target (name or number)")
+        raw: str = typer.prompt("Target (name or number)", default=targets[0])
         target = questions.choose(raw, targets)
         if target is None:
             output.error(f"expected one of {', '.join(targets)} or 1-{len(targets)}, got {raw!r}")
@@ -331,6 +366,7 @@ def signals(
             "--framework",
             metavar="NAME",
             help="Print how this RL framework's logged keys map to the catalog instead.",
+            autocompletion=_completer(_framework_names),
         ),
     ] = None,
 ) -> None:

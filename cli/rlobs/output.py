@@ -142,7 +142,8 @@ def _report_text(r: RenderResult, request: RenderRequest) -> None:
     for refusal in c.refused:  # only a preview gets here with refusals: the same lines a render prints as errors
         say(f"would refuse: {refusal.line(r.out_dir)}", style="red")
     refused = f"would refuse ({_count(len(c.refused), 'problem')}), " if c.refused else ""
-    say(f"{r.name}: {refused}{len(c.changed)} changed, {len(c.unchanged)} unchanged in {r.out_dir}", style="bold")
+    changed = "changed" if request.writes else "would change"
+    say(f"{r.name}: {refused}{len(c.changed)} {changed}, {len(c.unchanged)} unchanged in {r.out_dir}", style="bold")
 
 
 def report_validate(results: list[Validated], warned: list[tuple[Problem, ...]], *, as_json: bool) -> int:

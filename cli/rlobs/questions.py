@@ -28,11 +28,11 @@ def targets(found: dict[str, Blueprint]) -> tuple[str, ...]:
 
 
 def choose(raw: str, choices: tuple[str, ...]) -> str | None:
-    """A choice by its name or its 1-based number; None when it is neither."""
+    """A choice by its name in any case (EKS, eks) or its 1-based number; None when it is neither."""
     text = raw.strip()
     if text.isdigit() and 1 <= int(text) <= len(choices):
         return choices[int(text) - 1]
-    return text if text in choices else None
+    return {c.casefold(): c for c in choices}.get(text.casefold())
 
 
 def start(found: dict[str, Blueprint], target: str) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rlobs.profile.model import ProfileBase
+from rlobs.rl import naming
 from rlobs.rl.alerts import RUNBOOK_PATH, Alert, alerts
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.naming import Pipeline
@@ -54,3 +55,12 @@ def workload_job(profile: ProfileBase) -> str:
     translation forms it (collector prometheusexporter, open-telemetry/opentelemetry-collector-contrib#9115) and as
     Cloud Monitoring's prometheus_target does; the scraped PodMonitor relabels to the same value."""
     return f"{profile.workload.namespace}/{profile.workload.otel_service_name}"
+
+
+def run_loops(rl: RlFacts) -> str:
+    """The loop-duration count series of the profile's run, or of every run of the workload when the run id is
+    picked at run time. The verify scripts count them: pushed OTLP metrics have no `up` series (only scraped
+    targets do), so the check asks for one of the runs' own histograms."""
+    run_id = rl.profile.workload.run.id
+    run = {rl.catalog.attribute("run_id").name: run_id} if run_id else {}
+    return naming.selector(rl.catalog.metric("loop_duration"), rl.pipeline, "count", {**rl.scope, **run})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlobs.bundle.filters import to_json
+from rlobs.bundle.gitignore import gitignore
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
 from rlobs.profile.gitweb import file_link
 from rlobs.rl import adapters, app, workloads
@@ -21,6 +22,7 @@ from rlobs.targets.eks import argocd, dashboards, monitors, security, stack, tfv
 from rlobs.targets.eks.profile import EksProfile, GitOps
 from rlobs.targets.eks.stack import GRAFANA_DASHBOARD_LABEL, MONITORING, PROM_EXPORTER_PORT, RELEASE_LABEL
 from rlobs.targets.eks.terraform import ARGOCD_NOTE
+from rlobs.targets.eks.verify import verify_script
 from rlobs.targets.eks.versions import (
     AI_ML_OBSERVABILITY_COMMIT,
     AI_ML_OBSERVABILITY_REPO,
@@ -91,8 +93,8 @@ def _rollout_readme(profile: EksProfile) -> dict[str, Any]:
     return {"title": title, "source": source, "serve_port": engine.key == "vllm" and rollout.metrics == "engine"}
 
 
-def _layer(profile: EksProfile, facts: RlFacts) -> list[FileSpec]:
-    """The RL layer Argo CD syncs into `monitoring`: monitors, the PrometheusRule, dashboard ConfigMaps."""
+def _layer(profile: EksProfile, facts: RlFacts, objs: dict[str, dict[str, Any]]) -> list[FileSpec]:
+    """The RL layer Argo CD syncs into `monitoring`: monitors and the PrometheusRule (`objs`), dashboard ConfigMaps."""
     board = board_links(facts)
     boards = {
         "rl": rl_dashboard(facts),
@@ -100,8 +102,7 @@ def _layer(profile: EksProfile, facts: RlFacts) -> list[FileSpec]:
         "inference": dashboards.inference_dashboard(profile, board),
     }
     files: list[FileSpec] = [
-        DataFile(f"rl-layer/{n}", "yaml", obj, monitors.DESCRIPTIONS[n])
-        for n, obj in monitors.monitors(profile, facts).items()
+        DataFile(f"rl-layer/{n}", "yaml", obj, monitors.DESCRIPTIONS[n]) for n, obj in objs.items()
     ]
     files += [
         DataFile(
@@ -125,12 +126,17 @@ _STACK = {
 }
 
 
-def _stack_files(profile: EksProfile, chart_values: dict[str, dict[str, Any]]) -> list[FileSpec]:
+def _stack_files(
+    profile: EksProfile,
+    chart_values: dict[str, dict[str, Any]],
+    root: dict[str, Any],
+    apps: dict[str, dict[str, Any]],
+) -> list[FileSpec]:
     files: list[FileSpec] = [
         DataFile(
             "argocd/root-app.yaml",
             "yaml",
-            argocd.root(profile),
+            root,
             "The app-of-apps root; the only object you apply by hand.",
             header="Apply once: kubectl apply -f argocd/root-app.yaml (Argo CD then syncs argocd/apps/).",
         )
@@ -142,7 +148,7 @@ def _stack_files(profile: EksProfile, chart_values: dict[str, dict[str, Any]]) -
             obj,
             "One Argo CD Application per component, pinned chart versions, sync waves.",
         )
-        for n, obj in sorted(argocd.applications(profile).items())
+        for n, obj in sorted(apps.items())
     ]
     files += [
         DataFile(
@@ -165,12 +171,16 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
     # Each fact once per plan: several files and the README read them.
     chart_values = values.values(profile)
     ray_logs = workload.ray_logs(profile)
+    root, apps = argocd.root(profile), argocd.applications(profile)
+    layer = monitors.monitors(profile, rl)
     files: list[FileSpec] = [
         tfvars.blueprint_tfvars(profile),
-        *_stack_files(profile, chart_values),
-        *_layer(profile, rl),
+        *_stack_files(profile, chart_values, root, apps),
+        *_layer(profile, rl, layer),
         *_workload_files(profile, catalog, ray_logs=ray_logs),
         *app.app_files(rl),
+        verify_script(profile, rl, root, apps, layer),
+        gitignore(),
     ]
     files.append(
         TemplateFile(

@@ -19,6 +19,9 @@ GRAFANA_DASHBOARD_LABEL = {"grafana_dashboard": "1"}
 FLUENTBIT_LABEL = {"fluentbit.fluent.io/enabled": "true"}
 # Put on the RL workload's pods by the Kustomize patch, so the PodMonitor can find them whatever their labels.
 WORKLOAD_LABEL = "rlobs.io/workload"
+# Prometheus's Service in both modes: kube-prometheus-stack's, named after its release (versions.CHARTS).
+PROMETHEUS_SERVICE = f"{CHARTS['kube-prometheus-stack'].release}-prometheus"
+PROMETHEUS_PORT = 9090
 OTLP_GRPC_PORT = 4317
 PROM_EXPORTER_PORT = 8889  # the collector's prometheus exporter (8888 is its own telemetry)
 OPENSEARCH_PORT = 9200

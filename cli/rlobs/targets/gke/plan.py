@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rlobs.bundle.gitignore import gitignore
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
 from rlobs.rl import adapters, app, naming, workloads
 from rlobs.rl.catalog import Catalog
-from rlobs.rl.facts import RlFacts, rl_facts, workload_job
+from rlobs.rl.facts import RlFacts, rl_facts, run_loops, workload_job
 from rlobs.rl.identity import run_identity
 from rlobs.rl.naming import Pipeline
 from rlobs.targets.gke import monitoring, project, tfpolicy, workload
@@ -236,8 +237,8 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "bundle_policies": equals(f"userLabels.{monitoring.BUNDLE_LABEL}", rl.name),
         "steps": steps(gke),
         "pipeline": rl.pipeline,
-        "example_query": f"sum(rate({_run_loops(rl)}[5m]))",
-        "data_query": f"count({_run_loops(rl)})",
+        "example_query": f"sum(rate({run_loops(rl)}[5m]))",
+        "data_query": f"count({run_loops(rl)})",
         "tf_policies": tfpolicy.FILE if policies and gke.manage == "terraform" else "",
         "env": workload.container_env(profile, catalog),
         "ray_kinds": sorted(workloads.RAY_KINDS),
@@ -248,6 +249,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         *_workload(profile, catalog),
         *monitoring_files,
         *app.app_files(rl),
+        gitignore(),
     ]
     readme = {
         **context,
@@ -265,12 +267,3 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
     }
     files.append(TemplateFile("README.md", "md", "gke/README.md.j2", "This file.", readme))
     return Plan(profile.metadata.name, tuple(files))
-
-
-def _run_loops(rl: RlFacts) -> str:
-    """The loop-duration count series of the profile's run, or of every run of the workload when the run id is
-    picked at run time. 05-verify.sh counts them: pushed OTLP metrics have no `up` series (only scraped targets
-    do), so the check asks for one of the runs' own histograms."""
-    run_id = rl.profile.workload.run.id
-    run = {rl.catalog.attribute("run_id").name: run_id} if run_id else {}
-    return naming.selector(rl.catalog.metric("loop_duration"), rl.pipeline, "count", {**rl.scope, **run})

@@ -45,6 +45,7 @@ FLEET_PATHS: tuple[str, ...] = (
 # What a user must answer; everything else keeps the blueprint's value (edit the file afterwards).
 QUESTIONS: tuple[Question, ...] = (
     Question(("gke", "project"), "GCP project ID"),
+    Question(("gke", "location"), "Region or zone of the GKE cluster"),
     Question(("gke", "cluster"), "GKE cluster name"),
     *WORKLOAD,
 )

@@ -71,14 +71,6 @@ probe() {
   if ((!DRY_RUN)); then __out=$("$@" 2>/dev/null) || __out=""; fi
   printf -v "$__var" '%s' "$__out"
 }
-# gcloud_version: print the installed gcloud's version ("" when gcloud is missing or does not answer).
-gcloud_version() {
-  if command -v gcloud >/dev/null 2>&1; then
-    gcloud version --project="$PROJECT" --format='value("Google Cloud SDK")' 2>/dev/null || true
-  fi
-}
-# version_ge A B: true when version A >= version B (GKE versions like 1.34.1-gke.2178000 sort with sort -V).
-version_ge() { [[ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1)" == "$2" ]]; }
 # need TOOL: stop unless TOOL is installed (a dry run only warns).
 need() {
   if command -v "$1" >/dev/null 2>&1; then return 0; fi
@@ -88,6 +80,14 @@ need() {
     die "$1 is not installed"
   fi
 }
+# gcloud_version: print the installed gcloud's version ("" when gcloud is missing or does not answer).
+gcloud_version() {
+  if command -v gcloud >/dev/null 2>&1; then
+    gcloud version --project="$PROJECT" --format='value("Google Cloud SDK")' 2>/dev/null || true
+  fi
+}
+# version_ge A B: true when version A >= version B (GKE versions like 1.34.1-gke.2178000 sort with sort -V).
+version_ge() { [[ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1)" == "$2" ]]; }
 
 PROJECT=my-rl-project
 LOCATION=us-central1
