@@ -12,7 +12,7 @@ from rlobs.targets.gke.profile import ChannelRoute, DashboardFilter, GkeProfile
 from testing.bundles import facts
 from testing.gke import GKE_PROFILES
 from testing.helpers import gke_profile, module, profile, shared
-from testing.promql import parse
+from testing.promql import parse, shape
 from testing.tfdiff import plan_is_empty
 
 CATALOG = load_catalog()
@@ -71,7 +71,7 @@ def test_dashboard_filters_match_googles_rl_dashboard() -> None:
 def test_gmp_collector_naming() -> None:
     dash = monitoring.dashboard(facts(_gmp(profile("gke-managed-otel"))))
     assert dash["dashboardFilters"][0]["labelKey"] == "rl_run_id"
-    assert any("rl_loop_duration_milliseconds_bucket[" in q for q in _queries(dash))
+    assert any("rl_loop_duration_milliseconds_bucket{" in q for q in _queries(dash))
 
 
 @pytest.mark.parametrize("gmp", [False, True])
@@ -217,7 +217,7 @@ def test_every_catalog_metric_is_charted() -> None:
     queries = _queries(monitoring.dashboard(facts(profile("gke-managed-otel"))))
     for m in CATALOG.metrics:
         part: naming.Part = "bucket" if m.kind == "histogram" else ""
-        quoted = "{" + naming.quote(naming.series(m, "gke-telemetry-api", part)) + "}"
+        quoted = "{" + naming.quote(naming.series(m, "gke-telemetry-api", part)) + ", "
         assert any(quoted in q for q in queries), m.name
 
 
@@ -237,10 +237,10 @@ def _with_filters(p: GkeProfile, *filters: DashboardFilter) -> GkeProfile:
 
 
 def test_profile_dashboard_filters_follow_rlobs_own_in_the_dashboard() -> None:
-    extra = (DashboardFilter(label="namespace", type="resource", value="rl"), DashboardFilter(label="team"))
+    extra = (DashboardFilter(label="location", type="resource", value="us-central1"), DashboardFilter(label="team"))
     dash = monitoring.dashboard(facts(_with_filters(profile("gke-managed-otel"), *extra)), extra=extra)
     assert dash["dashboardFilters"][6:] == [
-        {"filterType": "RESOURCE_LABEL", "labelKey": "namespace", "stringValue": "rl"},
+        {"filterType": "RESOURCE_LABEL", "labelKey": "location", "stringValue": "us-central1"},
         {"filterType": "METRIC_LABEL", "labelKey": "team"},
     ]
     assert [f["labelKey"] for f in dash["dashboardFilters"][:6]] == [
@@ -248,12 +248,75 @@ def test_profile_dashboard_filters_follow_rlobs_own_in_the_dashboard() -> None:
     ]
 
 
+@pytest.mark.parametrize("name", GKE_PROFILES)
+def test_every_query_of_the_rendered_dashboard_names_the_bundles_workload(name: str) -> None:
+    """Cloud Monitoring holds every bundle of the project: a chart reads only the workload the alert policies read."""
+    from rlobs.pipeline import plan_bundle
+
+    p = gke_profile(name)
+    plan = plan_bundle(p)
+    (dash,) = [f.data for f in plan.files if getattr(f, "path", "").startswith("monitoring/dashboards/")]
+    policies = [f.data for f in plan.files if getattr(f, "path", "").startswith("monitoring/alert-policies/")]
+    w = p.workload
+    scope = {
+        "cluster": "=" + p.gke.cluster,
+        "namespace": "=" + w.namespace,
+        "job": f"={w.namespace}/{w.otel_service_name}",
+    }
+    queries = _queries(dash)
+    assert len(queries) >= 30
+    for q in queries:
+        selectors, _ = shape(q)
+        assert selectors, q
+        for s in selectors:
+            assert scope.items() <= s.items(), q
+    for policy in policies:  # the same scope as the alert policies'
+        selectors, _ = shape(policy["conditions"][0]["conditionPrometheusQueryLanguage"]["query"])
+        assert any(scope.items() <= s.items() for s in selectors), policy["displayName"]
+
+
+@pytest.mark.parametrize("gmp", [False, True])
+def test_every_aggregation_keeps_the_labels_the_dashboard_filters_on(gmp: bool) -> None:
+    """A pinned filter narrows a chart only where its series carry the label, so no sum drops a filtered label."""
+    extra = (DashboardFilter(label="location", type="resource"), DashboardFilter(label="team"))
+    p = _with_filters(_gmp(profile("gke-managed-otel")) if gmp else profile("gke-managed-otel"), *extra)
+    dash = monitoring.dashboard(facts(p), extra=(*extra, DashboardFilter(label="team", type="user-metadata")))
+    filtered = {f["labelKey"] for f in dash["dashboardFilters"] if not f["filterType"].endswith("METADATA_LABEL")}
+    assert {"location", "team", naming.label("rl.algorithm", "gke-gmp-collector" if gmp else "gke-telemetry-api")} < (
+        filtered
+    )
+    for q in _queries(dash):
+        _, groupings = shape(q)
+        assert groupings, q
+        for labels in groupings:
+            assert filtered <= set(labels), q
+
+
+def test_the_project_dashboard_matches_its_clusters_and_keeps_the_cluster_label() -> None:
+    dash = monitoring.dashboard(facts(profile("gke-managed-otel")), clusters=["rl-b", "rl-a"])
+    assert dash["dashboardFilters"][0] == {"filterType": "METRIC_LABEL", "labelKey": "cluster"}
+    for q in _queries(dash):
+        selectors, groupings = shape(q)
+        assert all(s["cluster"] == "=~rl-a|rl-b" and s["namespace"].startswith("=") for s in selectors), q
+        assert all("cluster" in labels for labels in groupings), q
+
+
+def test_a_profile_filter_on_a_label_the_queries_fix_is_refused() -> None:
+    from rlobs.errors import RlobsError
+
+    for label, kind in (("namespace", "resource"), ("cluster", "metric"), ("job", "resource")):
+        extra = (DashboardFilter(label=label, type=kind),)  # type: ignore[arg-type]
+        with pytest.raises(RlobsError, match=rf"gke.dashboardFilters\[0\].label: .* workload .*got '{label}'"):
+            monitoring.dashboard(facts(profile("gke-managed-otel")), extra=extra)
+
+
 def test_the_rendered_dashboard_carries_the_profiles_filters() -> None:
     from rlobs.pipeline import plan_bundle
 
     plan = plan_bundle(gke_profile("gke-standard-rayjob"))
     (dash,) = [f.data for f in plan.files if getattr(f, "path", "").startswith("monitoring/dashboards/")]
-    assert {"filterType": "RESOURCE_LABEL", "labelKey": "namespace", "stringValue": "rl"} in dash["dashboardFilters"]
+    expected = {"filterType": "RESOURCE_LABEL", "labelKey": "location", "stringValue": "us-central1-a"}
+    assert expected in dash["dashboardFilters"]
 
 
 def test_a_profile_filter_on_one_of_rlobs_own_labels_is_refused() -> None:

@@ -12,10 +12,11 @@ import yaml
 
 from rlobs.errors import ProfileError
 from rlobs.targets import parse_profile
-from rlobs.targets.eks.versions import CHARTS
-from testing.eks import bundle
+from rlobs.targets.eks.versions import CHARTS, KUBE_RBAC_PROXY_IMAGE, OPENSEARCH_VERSION, WEBHOOK_CERTGEN_IMAGE
+from testing.crdschema import crd_schema, errors
+from testing.eks import bundle, objects
 from testing.helm import render
-from testing.helpers import all_profiles
+from testing.helpers import all_profiles, module
 
 pytestmark = pytest.mark.slow
 
@@ -120,3 +121,56 @@ def test_collector_overrides_change_its_deployment(tmp_path: Path) -> None:
     assert pod["containers"][0]["resources"]["limits"] == {"memory": "2Gi"}
     env = {e["name"] for e in pod["containers"][0]["env"]}
     assert {"OPENSEARCH_USERNAME", "OPENSEARCH_PASSWORD"} <= env  # rlobs' own values survive the merge
+
+
+def _selected(docs: list[Any]) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """(the Prometheus CR's serviceMonitorSelector labels, ServiceMonitor name -> its labels)."""
+    wanted = _kind(docs, "Prometheus")["spec"]["serviceMonitorSelector"]["matchLabels"]
+    monitors = {d["metadata"]["name"]: d["metadata"].get("labels", {}) for d in docs if d["kind"] == "ServiceMonitor"}
+    return wanted, monitors
+
+
+def test_every_servicemonitor_of_the_chart_grafanas_included_is_selected(tmp_path: Path) -> None:
+    docs = _render(_values(), tmp_path / "ours")
+    wanted, monitors = _selected(docs)
+    assert f"{KPS.release}-grafana" in monitors  # the real grafana subchart renders its monitor
+    unselected = [name for name, labels in monitors.items() if not wanted.items() <= labels.items()]
+    assert unselected == []
+    # Without rlobs' label the chart's own Grafana monitor is not selected: Grafana was never scraped.
+    values = copy.deepcopy(_values())
+    del values["grafana"]["serviceMonitor"]
+    wanted, monitors = _selected(_render(values, tmp_path / "chart-default"))
+    assert not wanted.items() <= monitors[f"{KPS.release}-grafana"].items()
+
+
+def test_the_webhook_certificate_jobs_run_the_maintained_certgen(tmp_path: Path) -> None:
+    docs = _render(_values(), tmp_path)
+    jobs = [d for d in docs if d["kind"] == "Job"]
+    assert {j["metadata"]["name"] for j in jobs} == {
+        f"{KPS.release}-admission-create",
+        f"{KPS.release}-admission-patch",
+    }
+    images = {c["image"] for j in jobs for c in j["spec"]["template"]["spec"]["containers"]}
+    image = WEBHOOK_CERTGEN_IMAGE
+    assert images == {f"{image['registry']}/{image['repository']}:{image['tag']}"}
+    assert not any("ingress-nginx" in i for i in images)
+
+
+def test_the_opensearch_cluster_matches_the_crd_the_pinned_operator_chart_installs(tmp_path: Path) -> None:
+    module("jsonschema", "validates the OpenSearchCluster against the chart's CRD")
+    chart = CHARTS["opensearch-operator"]
+    values = yaml.safe_load(bundle("eks-jark")["values/opensearch-operator.yaml"])
+    docs = render(f"{chart.name}-{chart.version}", chart.release, values, tmp_path)
+    (crd,) = [
+        d for d in docs if d["kind"] == "CustomResourceDefinition" and d["spec"]["names"]["kind"] == "OpenSearchCluster"
+    ]
+    path = tmp_path / "crd.yaml"
+    path.write_text(yaml.safe_dump(crd), encoding="utf-8")
+    cluster = objects("eks-jark", "stack/")["stack/opensearch-cluster.yaml"]
+    assert cluster["apiVersion"] == f"{crd['spec']['group']}/v1"
+    assert errors(crd_schema(path), cluster) == []
+    spec = cluster["spec"]
+    assert spec["general"]["version"] == spec["dashboards"]["version"] == OPENSEARCH_VERSION
+    (manager,) = [d for d in docs if d["kind"] == "Deployment"]
+    images = {c["image"] for c in manager["spec"]["template"]["spec"]["containers"]}
+    assert any(i.startswith(f"{KUBE_RBAC_PROXY_IMAGE}:") for i in images), images

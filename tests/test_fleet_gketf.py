@@ -20,6 +20,7 @@ from rlobs.targets.gke import tfpolicy
 from testing.fleet_gke import terraform_fleet
 from testing.gketf import SCHEMA
 from testing.helpers import module, preinstalled_tool
+from testing.promql import shape
 
 ROOT = gketf.root("rl-prod-project")
 GKE_CLUSTERS = {"dev-gke", "prod-gke"}
@@ -299,12 +300,24 @@ def test_variables_are_declared_used_and_set() -> None:
         ), variant
 
 
+def tiles(board: dict[str, Any]) -> list[dict[str, Any]]:
+    return [t["widget"] for t in board["mosaicLayout"]["tiles"] if "xyChart" in t["widget"]]
+
+
 def test_per_project_is_one_dashboard_with_a_cluster_filter() -> None:
     fleet_files, singles = _build("namespace-standard", dashboards="per-project")
     board = json.loads(fleet_files[f"gke/rl-prod-project/{gketf.dashboard_path('rl-prod-project')}"])
     assert board["dashboardFilters"][0] == {"filterType": "METRIC_LABEL", "labelKey": "cluster"}
     own = json.loads(singles["dev-gke"]["monitoring/dashboards/dev-gke.json"])
-    assert board["mosaicLayout"] == own["mosaicLayout"] and board["dashboardFilters"][1:] == own["dashboardFilters"]
+    assert board["dashboardFilters"][1:] == own["dashboardFilters"]
+    assert [t["title"] for t in tiles(board)] == [t["title"] for t in tiles(own)]
+    # Every query reads the project's clusters (the `cluster` filter picks one) and keeps the label for the filter.
+    queries = [d["timeSeriesQuery"]["prometheusQuery"] for t in tiles(board) for d in t["xyChart"]["dataSets"]]
+    assert queries
+    for q in queries:
+        selectors, groupings = shape(q)
+        assert all(set(s["cluster"].removeprefix("=~").split("|")) == GKE_CLUSTERS for s in selectors), q
+        assert all("cluster" in labels for labels in groupings), q
     main = _resources(fleet_files[f"{ROOT}/main.tf"])
     assert ("google_monitoring_dashboard", "project") in main and ("google_monitoring_dashboard", "rl") not in main
     assert "dashboard" not in json.dumps(json.loads(fleet_files[f"{ROOT}/terraform.tfvars.json"]).get("clusters", {}))

@@ -178,7 +178,7 @@ def test_user_labels_within_the_limit() -> None:
 @pytest.mark.parametrize(
     ("filters", "expected"),
     [
-        ("[{label: namespace, type: resource, value: rl}, {label: team}]", None),
+        ("[{label: location, type: resource, value: us-central1}, {label: team}]", None),
         (
             "[{label: team}, {label: team}]",
             "p.yaml:28:38: gke.dashboardFilters[1].label: expected each metric label once",

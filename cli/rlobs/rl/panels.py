@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rlobs.rl import naming
@@ -46,12 +46,15 @@ def rows_height(count: int, height: int) -> int:
 QUANTILES = (0.5, 0.95, 0.99)
 
 
-def panels(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str) -> tuple[Panel, ...]:
-    """Every panel; `window` is the rate() range (Grafana `$__rate_interval`, a fixed range elsewhere)."""
+def panels(
+    catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str, keep: Sequence[str] = ()
+) -> tuple[Panel, ...]:
+    """Every panel; `window` is the rate() range (Grafana `$__rate_interval`, a fixed range elsewhere). `keep`: label
+    tokens every aggregation keeps beside the run's, so a dashboard filter on them still finds them in the result."""
     run = naming.label_token(catalog.attribute("run_id").name, pipeline)
 
     def by(agg: str, inner: str, *extra: str) -> str:
-        return f"{agg} by ({', '.join([run, *extra])}) ({inner})"
+        return f"{agg} by ({', '.join([run, *keep, *extra])}) ({inner})"
 
     def rate(key: str, part: Part = "") -> str:
         return by("sum", f"rate({sel(key, part)}[{window}])")

@@ -28,6 +28,8 @@ from rlobs.targets.eks.versions import (
     AI_ML_OBSERVABILITY_REPO,
     CHARTS,
     GRAFANA_OPENSEARCH_PLUGIN_VERSION,
+    OPENSEARCH_VERSION,
+    WEBHOOK_CERTGEN_IMAGE,
 )
 
 README = "README.md"
@@ -212,6 +214,8 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "admin_hash_var": security.ADMIN_HASH_VAR,
                 "log_writer_hash_var": security.LOG_WRITER_HASH_VAR,
                 "grafana_plugin_version": GRAFANA_OPENSEARCH_PLUGIN_VERSION,
+                "opensearch_version": OPENSEARCH_VERSION,
+                "certgen_image": "{registry}/{repository}:{tag}".format(**WEBHOOK_CERTGEN_IMAGE),
                 "ref_repo": AI_ML_OBSERVABILITY_REPO,
                 "ref_commit": AI_ML_OBSERVABILITY_COMMIT,
                 "argocd_note": ARGOCD_NOTE,

@@ -22,6 +22,7 @@ from rlobs.targets.eks.versions import (
     KUBE_RBAC_PROXY_IMAGE,
     OPENSEARCH_VERSION,
     OTEL_COLLECTOR_IMAGE,
+    WEBHOOK_CERTGEN_IMAGE,
 )
 
 # kube-prometheus-stack components whose targets EKS does not expose (see kube_prometheus_stack).
@@ -56,6 +57,7 @@ def kube_prometheus_stack(profile: EksProfile) -> dict[str, Any]:
             "config": alerting.alertmanager_config(profile.metadata.name, eks.alertmanager_receivers),
         },
         "grafana": _grafana(eks),
+        "prometheusOperator": {"admissionWebhooks": {"patch": {"image": dict(WEBHOOK_CERTGEN_IMAGE)}}},
         "prometheus": {
             "prometheusSpec": {
                 "retention": prom.retention,
@@ -156,6 +158,9 @@ def _grafana(eks: EksSpec) -> dict[str, Any]:
             # The default Prometheus datasource (uid prometheus) that every rlobs dashboard uses.
             "datasources": {"enabled": True, "defaultDatasourceEnabled": True, "uid": "prometheus"},
         },
+        # The chart enables Grafana's ServiceMonitor without the label the Prometheus serviceMonitorSelector
+        # matches, so Grafana itself would never be scraped.
+        "serviceMonitor": {"labels": dict(RELEASE_LABEL)},
         "additionalDataSources": [
             {
                 "name": "OpenSearch",

@@ -39,9 +39,17 @@ CHARTS: dict[str, Chart] = {
     )
 }
 
-# OpenSearch and Dashboards as the reference stack runs them with opensearch-operator 2.7.0
-# (chart/templates/opensearch/opensearch-cluster.yaml: general.version 2.14.0).
-OPENSEARCH_VERSION = "2.14.0"
+# OpenSearch and Dashboards: 2.19, the last 2.x minor (the line OpenSearch keeps patching beside 3.x), at 2.19.2,
+# the newest release opensearch-operator 2.7.0 is tested with (the compatibility table of opensearch-k8s-operator
+# README.md from v2.8.0 on: operator 2.7.0 supports 1.3.x to 2.19.2). The reference stack still runs 2.14.0, out of
+# maintenance. OpenSearch 3.x needs operator 2.8 or later (whose chart the bundle does not pin yet).
+OPENSEARCH_VERSION = "2.19.2"
+
+# The image kube-prometheus-stack's admission-webhook Jobs run to create and patch the webhook certificate. The
+# chart 76.3.0 default, registry.k8s.io/ingress-nginx/kube-webhook-certgen, is from the retired ingress-nginx
+# project; from 82.x on the chart pins this maintained fork instead, with the same Job arguments (82.16.0 and 88.5.3
+# values.yaml change only the image), at the tag 88.5.3 pins.
+WEBHOOK_CERTGEN_IMAGE = {"registry": "ghcr.io", "repository": "jkroepke/kube-webhook-certgen", "tag": "1.8.7"}
 
 # The Grafana OpenSearch datasource plugin, pinned: a bare plugin id makes Grafana install whatever release
 # grafana.com serves at every pod start. 2.30.0 (github.com/grafana/opensearch-datasource/releases/tag/v2.30.0,

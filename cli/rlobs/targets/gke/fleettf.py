@@ -185,20 +185,20 @@ def _filled(args: dict[str, Any], *, links: bool) -> dict[str, Any]:
 
 
 def project_dashboard(fleet: Fleet, project_id: str, members: list[tuple[Member, GkeProfile]], catalog: Catalog) -> Any:
-    """The project's one dashboard: its clusters' dashboard (which must agree) with a `cluster` filter (the
-    prometheus_target resource label every OTLP point carries) instead of one per cluster."""
+    """The project's one dashboard: its clusters' dashboard (which must agree) over all of them, with a `cluster`
+    filter (the prometheus_target resource label every OTLP point carries) instead of one per cluster."""
     boards = []
+    clusters = [p.gke.cluster for _, p in members]
     for _, p in members:
-        board = monitoring.dashboard(gke_plan.facts(p, catalog), p.gke.user_labels)
+        board = monitoring.dashboard(gke_plan.facts(p, catalog), p.gke.user_labels, clusters=clusters)
         boards.append({k: v for k, v in board.items() if k not in ("displayName", "labels")})
     if any(b != boards[0] for b in boards):
         names = ", ".join(m.name for m, _ in members)
         raise RlobsError(
             f"views.gkeDashboards is per-project, but the dashboards of {names} (project {project_id}) differ "
-            "(gke.naming, workload.tracker or the run attributes): use per-cluster"
+            "(gke.naming, workload.tracker, the workload's name or namespace, or the run attributes): use per-cluster"
         )
     body = copy.deepcopy(boards[0])
-    body["dashboardFilters"].insert(0, {"filterType": "METRIC_LABEL", "labelKey": "cluster"})
     labels = {**(members[0][1].gke.user_labels or {}), "rlobs": "", "rlobs_fleet": fleet.name}
     return {"displayName": f"RL golden signals ({fleet.name}, {project_id})", "labels": labels, **body}
 

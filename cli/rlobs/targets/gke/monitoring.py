@@ -92,19 +92,37 @@ def _chart(panel: Panel, run_label: str) -> dict[str, Any]:
 
 
 def dashboard(
-    facts: RlFacts, user_labels: Mapping[str, str] | None = None, extra: Sequence[DashboardFilter] = ()
+    facts: RlFacts,
+    user_labels: Mapping[str, str] | None = None,
+    extra: Sequence[DashboardFilter] = (),
+    clusters: Sequence[str] = (),
 ) -> dict[str, Any]:
     """A Cloud Monitoring Dashboard (monitoring v1) with PromQL tiles and pinned dashboard filters, `extra`
-    (gke.dashboardFilters) after rlobs' own; `user_labels` (gke.userLabels) beside rlobs' own labels."""
+    (gke.dashboardFilters) after rlobs' own; `user_labels` (gke.userLabels) beside rlobs' own labels. `clusters`:
+    one dashboard over these clusters (a fleet's per-project view), with a `cluster` filter first."""
     catalog, pipeline = facts.catalog, facts.pipeline
     run_label = naming.label(catalog.attribute("run_id").name, pipeline)
+    # Every query names the bundle's workload, as its alert policies do: a project holds every bundle's series.
+    matchers, regex = dict(facts.scope), {}
+    if clusters:
+        matchers.pop("cluster", None)
+        regex = {"cluster": "|".join(sorted(set(clusters)))}  # cluster names are DNS labels: no regex syntax
+    by_cluster = [{"filterType": "METRIC_LABEL", "labelKey": "cluster"}] if clusters else []
+    filters = by_cluster + _filters(facts, extra)
+    # A pinned filter narrows a widget only where the widget's data has the label (filter-permanent), so every
+    # aggregation keeps the filtered labels beside the run's; the rl.* ones are constant over a run (no extra series).
+    keep = [
+        naming.label_token(f["labelKey"], pipeline)
+        for f in filters
+        if f["filterType"] in _IN_QUERY and f["labelKey"] != run_label
+    ]
 
     def sel(key: str, part: Part) -> str:
-        return naming.selector(catalog.metric(key), pipeline, part)
+        return naming.selector(catalog.metric(key), pipeline, part, matchers, regex=regex)
 
     tiles: list[dict[str, Any]] = []
     y = 0
-    all_panels = panels(catalog, pipeline, sel, RATE_WINDOW)
+    all_panels = panels(catalog, pipeline, sel, RATE_WINDOW, keep)
     for section in SECTIONS:
         tiles.append(_tile(0, y, COLUMNS, 4, {"title": section, "sectionHeader": {"dividerBelow": True}}))
         y += 4
@@ -124,9 +142,14 @@ def dashboard(
     return {
         "displayName": display_name(facts.name),
         "labels": {**(user_labels or {}), "rlobs": "", BUNDLE_LABEL: facts.name},
-        "dashboardFilters": _filters(facts, extra),
+        "dashboardFilters": filters,
         "mosaicLayout": {"columns": COLUMNS, "tiles": tiles},
     }
+
+
+# Filter types whose label a PromQL series carries (metric labels and prometheus_target's resource labels); metadata
+# labels are not PromQL labels.
+_IN_QUERY = ("METRIC_LABEL", "RESOURCE_LABEL")
 
 
 def _filters(facts: RlFacts, extra: Sequence[DashboardFilter]) -> list[dict[str, Any]]:
@@ -137,6 +160,12 @@ def _filters(facts: RlFacts, extra: Sequence[DashboardFilter]) -> list[dict[str,
             raise RlobsError(
                 f"gke.dashboardFilters[{i}].label: expected a label rlobs does not filter on already "
                 f"({', '.join(own)}), got {f.label!r}"
+            )
+        if FILTER_TYPES[f.type] in _IN_QUERY and f.label in facts.scope:
+            # The queries fix it to the bundle's workload, and a pinned filter never overrides a query's own value.
+            raise RlobsError(
+                f"gke.dashboardFilters[{i}].label: expected a label the dashboard does not fix to the bundle's "
+                f"workload ({', '.join(facts.scope)}), got {f.label!r}"
             )
         value = {"stringValue": f.value} if f.value is not None else {}
         filters.append({"filterType": FILTER_TYPES[f.type], "labelKey": f.label, **value})

@@ -155,13 +155,14 @@ FilterType = Literal["metric", "resource", "user-metadata", "system-metadata"]
 
 
 class DashboardFilter(Model):
-    """A filter on the bundle's dashboard beside rlobs' own rl.* ones, e.g. a cluster's namespace or a team label."""
+    """A filter on the bundle's dashboard beside rlobs' own rl.* ones, e.g. a team label or the cluster's location."""
 
     label: FilterLabel = Field(description="The label key to filter by.")
     type: FilterType = Field(
         "metric",
-        description="metric: a metric label; resource: a monitored-resource label (cluster, namespace, ...); "
-        "user-metadata or system-metadata: a metadata label.",
+        description="metric: a metric label; resource: a monitored-resource label (location, instance; not "
+        "cluster, namespace or job, which the queries fix to the workload); user-metadata or system-metadata: a "
+        "metadata label.",
     )
     value: AttrValue | None = Field(None, description="The value the filter starts at; unset: every value.")
 
