@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 from rlobs.bundle.request import Mode, RenderRequest
 from rlobs.bundle.write import Changes
 from rlobs.errors import Problem, RlobsError
+from rlobs.files import write_file
 
 SCHEMA_FILE = "rlobs.schema.json"
 
@@ -102,30 +104,10 @@ def _write_starter(out: Path, text: str, schema: str, schema_text: Callable[[], 
     """A new starter file pointing editors at its schema, and the schema beside it: rlobs's own output, refreshed
     when absent or with `force`."""
     write_file(out, f"# yaml-language-server: $schema=./{schema}\n{text}", force=force)
-    if out.parent.joinpath(schema).exists() and not force:
+    if os.path.lexists(out.parent / schema) and not force:
         return [out]
     write_file(out.parent / schema, schema_text(), force=force)
     return [out, out.parent / schema]
-
-
-def ensure_new(path: Path, *, force: bool) -> None:
-    """Refuse a path write_file would refuse, before anything is asked or built for it."""
-    if path.is_dir():
-        raise RlobsError(f"{path}: expected a file name, got a folder")
-    if path.exists() and not force:
-        raise RlobsError(f"{path} exists: expected a new file (pass --force to overwrite it)")
-
-
-def write_file(path: Path, text: str, *, force: bool) -> None:
-    """Write one file the user named: a new one, or with `force` a replacement (never a folder, never half)."""
-    ensure_new(path, force=force)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.rlobs-tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def schema_text() -> str:
@@ -143,17 +125,21 @@ def fleet_file(paths: list[Path]) -> Path | None:
     """The fleet file among the arguments (a fleet is rendered alone), or None when they are all profiles."""
     from rlobs.profile.kind import is_fleet
 
-    fleets = [p for p in paths if p.is_file() and is_fleet(_text(p))]
+    fleets = [p for p in paths if is_fleet(_text(p))]
     if fleets and len(paths) > 1:
         raise RlobsError(f"{fleets[0]} is a fleet: expected it as the only file (it renders every cluster it lists)")
     return fleets[0] if fleets else None
 
 
 def _text(path: Path) -> str:
+    """The file's text for the sniff, read as the loader reads it (capped, a regular file only); "" when that
+    fails: the loader then reports why."""
+    from rlobs.profile.source import read_source
+
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""  # the loader reports it
+        return read_source(path).decode("utf-8")
+    except (OSError, ValueError):
+        return ""
 
 
 def warnings(profiles: list[Path]) -> list[tuple[Problem, ...]]:

@@ -147,7 +147,7 @@ def init(
     Without --blueprint or --target, asks on a terminal: target, cluster, region or project, namespace, workload
     and (eks) GitOps repository, each checked as `validate` checks it. Also writes rlobs.schema.json beside it.
     """
-    from rlobs import commands, output
+    from rlobs import commands, files, output
 
     with _errors():
         if fleet:
@@ -156,7 +156,7 @@ def init(
         else:
             text = None
             if blueprint is None and target is None:
-                commands.ensure_new(out, force=force)  # before asking anything
+                files.ensure_new(out, force=force)  # before asking anything
                 target, text = _ask_profile(interactive=_interactive())
             written = commands.init(blueprint, target, out, force=force, text=text)
         for path in written:
@@ -325,7 +325,7 @@ def schema(
 
     For editors: profiles from `rlobs init` point yaml-language-server at it.
     """
-    from rlobs import commands
+    from rlobs import commands, files
 
     with _errors():
         if fleet:
@@ -337,7 +337,7 @@ def schema(
         if out is None:
             sys.stdout.write(text)
         else:
-            commands.write_file(out, text, force=force)
+            files.write_file(out, text, force=force)
 
 
 @app.command()

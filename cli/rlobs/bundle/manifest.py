@@ -18,10 +18,13 @@ from rlobs.bundle.owner import Owner
 from rlobs.bundle.spec import Rendered
 from rlobs.bundle.tree import Tree
 from rlobs.errors import RlobsError
+from rlobs.files import MIB
 
 MANIFEST = ".rlobs-manifest.json"
 JOURNAL = ".rlobs-journal.json"
 STAGING = ".rlobs-staging"
+# A manifest or journal lists ~100 bytes a file (~3.5 KiB a fleet cluster): 8 MiB holds a fleet of 2,000 clusters.
+MAX_RECORD = 8 * MIB
 LOCK_TIMEOUT = 60.0  # seconds a render waits for another one writing the same directory
 
 
@@ -65,7 +68,7 @@ def _recorded(out_dir: Path, *, lock: bool = False) -> Iterator[tuple[Tree, Any]
     try:
         if lock:
             tree.lock(exclusive=False, timeout=LOCK_TIMEOUT)
-        raw = tree.read(MANIFEST) if tree.fd is not None else None
+        raw = tree.read(MANIFEST, MAX_RECORD) if tree.fd is not None else None
         data = json.loads(raw.decode("utf-8")) if raw is not None else None
     except (OSError, RlobsError, ValueError):
         data = None

@@ -18,10 +18,14 @@ from pathlib import Path
 from typing import Literal
 
 from rlobs.errors import OutputConflictError, RlobsError
+from rlobs.files import MIB, read_capped
 
 Kind = Literal["missing", "file", "dir", "link", "other"]
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# Any file of a bundle read back: the largest rlobs generates (a fleet's dashboards) is a few hundred KiB, and a file
+# rlobs wrote is compared whole (its digest), so the cap is what no rendered file reaches.
+MAX_FILE = 16 * MIB
 _LINK_HINT = "rlobs never follows a link inside a bundle; replace it with the real folder or file"
 
 
@@ -164,8 +168,9 @@ class Tree:
                 raise FileNotFoundError(errno.ENOENT, "no such file", str(self.path / rel))
             return os.stat(name, dir_fd=fd, follow_symlinks=False)
 
-    def read(self, rel: str) -> bytes | None:
-        """The bytes of the regular file at `rel`, None when nothing is there; links and folders are refused."""
+    def read(self, rel: str, cap: int = MAX_FILE) -> bytes | None:
+        """The bytes of the regular file at `rel`, None when nothing is there; links, folders, special files and a
+        file over `cap` bytes are refused (read without blocking, never more than the cap: rlobs.files)."""
         *folders, name = parts(rel)
         with self.folder(tuple(folders)) as fd:
             if fd is None:
@@ -177,9 +182,10 @@ class Tree:
                 what = {"link": "a symbolic link", "dir": "a folder"}.get(kind, "a special file")
                 hint = f" ({_LINK_HINT})" if kind == "link" else ""
                 raise OutputConflictError(f"{self.path / rel}: expected a file, got {what}{hint}")
-            file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-            with os.fdopen(file_fd, "rb") as fh:
-                return fh.read()
+            try:
+                return read_capped(name, cap, dir_fd=fd, follow=False)
+            except ValueError as exc:  # swapped for a FIFO since the stat, or over the cap
+                raise OutputConflictError(f"{self.path / rel}: expected a file rlobs generated, got {exc}") from None
 
     def move_all_in(self, src_fd: int, moves: Iterable[tuple[str, str]]) -> None:
         """rename(2) each staged file (staged name, rel) onto `rel`, creating its folders; a link at `rel` is replaced,

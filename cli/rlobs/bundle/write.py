@@ -28,11 +28,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rlobs.bundle.manifest import JOURNAL, LOCK_TIMEOUT, MANIFEST, STAGING, RenderKey, manifest_text, sha256
+from rlobs.bundle.manifest import JOURNAL, LOCK_TIMEOUT, MANIFEST, MAX_RECORD, STAGING, RenderKey, manifest_text, sha256
 from rlobs.bundle.owner import Owner, Refusal, file_refusal, layout_refusals, refusal_error
 from rlobs.bundle.spec import Rendered
-from rlobs.bundle.tree import Kind, Tree, parts
+from rlobs.bundle.tree import MAX_FILE, Kind, Tree, parts
 from rlobs.errors import RlobsError
+from rlobs.files import read_capped
 
 _STAGED_NAME = re.compile(r"[0-9]+")  # what stage() names staged files; a journal naming anything else is forged
 
@@ -142,7 +143,7 @@ class Bundle:
             entry = self._overlay[rel]
             return None if entry is None else entry[0]
         try:
-            return self.tree.read(rel)
+            return self.tree.read(rel, MAX_RECORD) if rel in (MANIFEST, JOURNAL) else self.tree.read(rel)
         except OSError as exc:
             raise RlobsError(f"{self.path / rel}: cannot read it: {exc.strerror or exc}") from None
 
@@ -379,12 +380,12 @@ class Bundle:
                 present = set(os.listdir(staging)) if staging is not None else set()
                 for staged, rel in [*renames, ("manifest", MANIFEST)]:
                     if staged in present:
-                        fd = os.open(staged, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=staging)
-                        with os.fdopen(fd, "rb") as fh:
-                            self._overlay[rel] = fh.read(), bool(os.fstat(fh.fileno()).st_mode & 0o100)
-        except OSError as exc:
+                        data = read_capped(staged, MAX_FILE, dir_fd=staging, follow=False)
+                        mode = os.stat(staged, dir_fd=staging, follow_symlinks=False).st_mode
+                        self._overlay[rel] = data, bool(mode & 0o100)
+        except (OSError, ValueError) as exc:
             raise RlobsError(
-                f"{self.path / JOURNAL}: cannot read the unfinished write: {exc.strerror or exc}"
+                f"{self.path / JOURNAL}: cannot read the unfinished write: {getattr(exc, 'strerror', None) or exc}"
             ) from None
 
     def _journal(self, raw: bytes) -> _Journal:
@@ -402,6 +403,13 @@ class Bundle:
                 f"{self.path / JOURNAL}: expected an rlobs journal, got unreadable content ({exc}); remove it and "
                 f"{STAGING}/ to start over"
             ) from None
+        # rlobs never stages a file onto a folder (a render refuses one in the way): replayed, it would fail forever.
+        for _, rel in renames:
+            if self.tree.kind(rel) == "dir":
+                raise RlobsError(
+                    f"{self.path / JOURNAL}: expected entries onto files, got one onto the folder {rel}; remove "
+                    f"{JOURNAL} and {STAGING}/ to start over"
+                )
         return renames, deletions
 
 

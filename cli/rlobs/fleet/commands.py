@@ -71,9 +71,12 @@ def validate(path: Path, cluster_secrets: Path | None = None) -> str:
 def _documents(path: Path) -> list[Any]:
     import yaml
 
+    from rlobs.files import MIB, read_capped
+
     try:
-        return list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        # A hub's Secrets' metadata: a few hundred bytes per cluster.
+        return list(yaml.safe_load_all(read_capped(path, 8 * MIB).decode("utf-8")))
+    except (OSError, ValueError, yaml.YAMLError) as exc:
         raise RlobsError(
             f"{path}: expected the cluster Secrets' metadata as YAML (see the fleet README), got {exc}"
         ) from None

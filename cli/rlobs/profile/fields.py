@@ -38,7 +38,7 @@ def compiled(pattern: str) -> re.Pattern[str]:
 
 def matching(pattern: str, expected: str, max_len: int | None = None) -> Callable[[str], str]:
     def check(value: str) -> str:
-        if not compiled(pattern).fullmatch(value) or (max_len is not None and len(value) > max_len):
+        if (max_len is not None and len(value) > max_len) or not compiled(pattern).fullmatch(value):
             raise ValueError(f"expected {expected}")
         return value
 

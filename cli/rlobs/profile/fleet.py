@@ -16,7 +16,15 @@ from rlobs.errors import Problem, ProfileError
 from rlobs.profile.fleetspec import Fleet as Fleet  # where they were defined before
 from rlobs.profile.fleetspec import FleetCluster, FleetGitOps, FleetModel, FleetSpec, FleetTarget, Layer, fleet_model
 from rlobs.profile.fleetspec import Member as Member
-from rlobs.profile.load import dotted, duplicates, parse_located, validate_located, validate_model, validated
+from rlobs.profile.load import (
+    dotted,
+    duplicates,
+    parse_located,
+    read_input,
+    validate_located,
+    validate_model,
+    validated,
+)
 from rlobs.profile.model import API_VERSION, Metadata, ProfileBase
 from rlobs.profile.yamlsource import Located, Path, value_at
 
@@ -29,12 +37,7 @@ class Targets(NamedTuple):
 
 
 def load_fleet(path: FsPath, targets: Targets) -> Fleet:
-    display = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError([Problem(display, 1, 1, "", f"expected a readable UTF-8 fleet file, got {exc}")]) from None
-    return parse_fleet(text, targets, display)
+    return parse_fleet(read_input(path, "fleet file")[1], targets, str(path))
 
 
 def parse_fleet(text: str, targets: Targets, display: str = "<fleet>") -> Fleet:

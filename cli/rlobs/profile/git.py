@@ -17,6 +17,8 @@ def _git_url(value: str) -> str:
     is copied into the bundle and into every alert's runbook_url, which Prometheus expands as a Go template."""
     from rlobs.credentials import redact
 
+    if len(value) > 2048:
+        raise ValueError("expected a Git repository URL of at most 2048 characters")
     if "@" in value.split("//", 1)[-1].split("/", 1)[0] and value.startswith("https://"):
         raise ValueError(
             "expected a URL without credentials (add a repository Secret for Argo CD instead; see the "
@@ -26,7 +28,7 @@ def _git_url(value: str) -> str:
         raise ValueError(f"expected a URL without query or fragment, got {redact(value)!r}")
     if ":" in value.split("://", 1)[-1].split("@", 1)[0] and value.startswith("ssh://") and "@" in value:
         raise ValueError(f"expected a URL without a password, got {redact(value)!r}")
-    if not compiled(_GIT_URL).fullmatch(value) or len(value) > 2048:
+    if not compiled(_GIT_URL).fullmatch(value):
         raise ValueError(
             "expected a Git repository URL like https://github.com/acme/gitops.git or git@github.com:acme/gitops.git, "
             f"got {redact(value)!r}"

@@ -27,6 +27,9 @@ M = TypeVar("M", bound=BaseModel)
 # a cold render of an eks profile and ~15 ms to a gke one (measured on a 2-core machine).
 Models = Mapping[str, type[ProfileBase]]
 
+# The longest key or text a profile or fleet may hold (free-form Helm values included); each field's own, shorter
+# cap is checked before its pattern.
+MAX_TEXT = 64 * 1024
 # Unknown keys that look like a credential get a hint on referencing a Secret instead (every credential in the model
 # is a Secret name or a SecretRef). As text: re compiles it when an unknown key is first met, not on every start.
 _SECRET_KEY = r"(?i)(password|passwd|secret|token|api[-_]?key|webhook[-_]?url|credentials?|routing[-_]?key)"
@@ -42,18 +45,23 @@ def load_profile(path: FsPath, models: Models) -> ProfileBase:
 
 def load_source(path: FsPath, models: Models) -> tuple[bytes, ProfileBase]:
     """The profile's bytes exactly as read, and the profile parsed from those same bytes."""
+    data, text = read_input(path, "profile file")
+    return data, parse_profile(text, models, str(path))
+
+
+def read_input(path: FsPath, noun: str) -> tuple[bytes, str]:
+    """An input file's bytes and text (capped, a regular file only: rlobs.files), or one located problem."""
     display = str(path)
     try:
         data = read_source(path)
-        text = data.decode("utf-8")
+        return data, data.decode("utf-8")
     except FileNotFoundError:
-        raise ProfileError([Problem(display, 1, 1, "", "expected a profile file, got no such file")]) from None
+        raise ProfileError([Problem(display, 1, 1, "", f"expected a {noun}, got no such file")]) from None
     except NulByteError as exc:
         raise ProfileError([Problem(display, exc.line, exc.column, "", "expected text, got a NUL byte")]) from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path, or bytes that are not UTF-8
         got = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ProfileError([Problem(display, 1, 1, "", f"expected a readable UTF-8 file, got {got}")]) from None
-    return data, parse_profile(text, models, display)
 
 
 def parse_profile(text: str, models: Models, display: str = "<profile>") -> ProfileBase:
@@ -67,11 +75,21 @@ def parse_profile(text: str, models: Models, display: str = "<profile>") -> Prof
 
 
 def parse_located(text: str, display: str) -> Located:
-    """The YAML document with its positions; a syntax error is a ProfileError at its position."""
+    """The YAML document with its positions; a syntax error, or a key or text longer than any field takes, is a
+    ProfileError at its position. The length is checked before any pattern or scan looks at the text."""
     try:
-        return load_located(text)
+        located = load_located(text)
     except YamlSyntaxError as exc:
         raise ProfileError([Problem(display, exc.pos.line, exc.pos.column, "", exc.message)]) from None
+    problems = []
+    for path, value in yaml_strings(located.data, keys=True):
+        if len(value) > MAX_TEXT:
+            pos = located.pos(path)
+            message = f"expected at most {MAX_TEXT} characters, got {len(value)}"
+            problems.append(Problem(display, pos.line, pos.column, dotted(path), message))
+    if problems:
+        raise ProfileError(problems)
+    return located
 
 
 def duplicates(located: Located, display: str) -> list[Problem]:

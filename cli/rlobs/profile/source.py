@@ -3,11 +3,9 @@ heavy is imported (rlobs.renderkey)."""
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 
-MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kilobytes
+from rlobs.files import MAX_INPUT, read_capped
 
 
 class NulByteError(ValueError):
@@ -22,15 +20,7 @@ class NulByteError(ValueError):
 
 def read_source(path: Path) -> bytes:
     """The file's bytes, read with a cap; only a regular file (a FIFO or /dev/zero would never end)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fh.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            what = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket"
-            raise ValueError(f"{what}, not a regular file")
-        data = fh.read(MAX_PROFILE_BYTES + 1)
-    if len(data) > MAX_PROFILE_BYTES:
-        raise ValueError(f"a file over {MAX_PROFILE_BYTES // 1024} KiB")
+    data = read_capped(path, MAX_INPUT)
     nul = data.find(b"\0")
     if nul >= 0:
         raise NulByteError(data, nul)
