@@ -66,5 +66,5 @@ class RenderRequest:
             if self.writes:
                 if changes.refused:
                     bundle.discard()  # only a folder opening the bundle created goes again
-                bundle.write(files, changes)  # raises the plan's refusals, writing nothing
+                bundle.write(changes)  # raises the plan's refusals, writing nothing
         return changes

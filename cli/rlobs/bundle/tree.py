@@ -177,7 +177,7 @@ class Tree:
                 what = {"link": "a symbolic link", "dir": "a folder"}.get(kind, "a special file")
                 hint = f" ({_LINK_HINT})" if kind == "link" else ""
                 raise OutputConflictError(f"{self.path / rel}: expected a file, got {what}{hint}")
-            file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
             with os.fdopen(file_fd, "rb") as fh:
                 return fh.read()
 
