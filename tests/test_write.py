@@ -377,9 +377,8 @@ def test_a_journal_this_machine_did_not_stage_is_refused_and_changes_nothing(tmp
         (out / JOURNAL).write_text(text)
         before = snapshot(out)
         for write in (True, False):
-            with pytest.raises(RlobsError, match="did not start") as exc:
-                with open_bundle(out, _any, write=write):
-                    pass
+            with pytest.raises(RlobsError, match="did not start") as exc, open_bundle(out, _any, write=write):
+                pass
             assert len(exc.value.lines()) == 1 and f"remove {JOURNAL} and {STAGING}/" in str(exc.value)
             assert snapshot(out) == before
     assert outside.read_text() == "x\n"

@@ -1,9 +1,9 @@
 """The console script (`rlobs`, and `python -m rlobs`).
 
 An up-to-date `render PROFILE... [-o DIR] [--check] [--format text|json]` is answered here from the profiles and
-this machine's record of each bundle (rlobs.commands.up_to_date), before Typer is imported: 0.17 s instead of 0.40 s for the EKS
-blueprint. It is reported as Typer's `render` reports (rlobs.output.report_render, rlobs.boundary). Every other
-command line goes to the Typer app (rlobs.main).
+this machine's record of each bundle (rlobs.commands.up_to_date), before Typer is imported: 0.17 s instead of
+0.40 s for the EKS blueprint. It is reported as Typer's `render` reports (rlobs.output.report_render,
+rlobs.boundary). Every other command line goes to the Typer app (rlobs.main).
 """
 
 from __future__ import annotations
