@@ -17,8 +17,6 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rlobs.errors import RlobsError
-
 if TYPE_CHECKING:
     from rlobs.bundle.manifest import RenderKey
     from rlobs.bundle.owner import Owner
@@ -87,14 +85,11 @@ def known_digests(out_dir: Path) -> dict[str, set[str]]:
 
 
 def stage_journal(journal: bytes) -> None:
-    """Record a journal before it is committed: only a journal recorded here is ever replayed."""
-    try:
+    """Record a journal before it is committed: only a journal recorded here is replayed by a later render. Best
+    effort: without a writable cache a write still goes ahead, and only a kill after its commit point then needs the
+    user to remove the journal (the refusal says so)."""
+    with contextlib.suppress(OSError):
         _put(_journal_entry(journal), b"")
-    except OSError as exc:
-        raise RlobsError(
-            f"{root()}: cannot record the write in the user's cache: {exc.strerror or exc} (set XDG_CACHE_HOME to a "
-            "writable folder); nothing was written"
-        ) from None
 
 
 def staged_here(journal: bytes) -> bool:

@@ -309,7 +309,7 @@ class Bundle:
                 raise self._untouched(exc) from None
             interrupt.committed()
             journal, self._staged = self._staged, None
-            self._finish(self._replay(journal), journal)
+            self._finish(self._replay(journal, staged_now=True), journal)
             if self._record is not None:
                 cache.remember(self.path, self._record)
 
@@ -395,12 +395,12 @@ class Bundle:
             return sha256(self._read(rel) or b"")
         return None if kind == "missing" else f"a {kind}, not a regular file"
 
-    def _replay(self, journal: bytes) -> list[_Op]:
+    def _replay(self, journal: bytes, *, staged_now: bool = False) -> list[_Op]:
         """The steps a committed journal still needs, every one checked first: the journal is one this machine
-        staged, each staged file is a regular file with the digest its entry records, and each file it replaces or
+        staged (`staged_now`: by this write), each staged file is a regular file with the digest its entry records, and each file it replaces or
         deletes is still in the state the entry expects (else one located line saying what to remove)."""
         where, remove = self.path / JOURNAL, f"remove {JOURNAL} and {STAGING}/ to keep the bundle as it is"
-        if not cache.staged_here(journal):
+        if not (staged_now or cache.staged_here(journal)):
             why = f"an unfinished write this machine did not start (no record of it in {cache.root()})"
             raise RlobsError(f"{where}: {why}; {remove}")
         try:
