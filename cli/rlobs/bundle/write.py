@@ -397,8 +397,8 @@ class Bundle:
 
     def _replay(self, journal: bytes, *, staged_now: bool = False) -> list[_Op]:
         """The steps a committed journal still needs, every one checked first: the journal is one this machine
-        staged (`staged_now`: by this write), each staged file is a regular file with the digest its entry records, and each file it replaces or
-        deletes is still in the state the entry expects (else one located line saying what to remove)."""
+        staged (`staged_now`: by this write), each staged file is a regular file with its entry's digest, and each
+        file it replaces or deletes is still in the state the entry expects (else one line saying what to remove)."""
         where, remove = self.path / JOURNAL, f"remove {JOURNAL} and {STAGING}/ to keep the bundle as it is"
         if not (staged_now or cache.staged_here(journal)):
             why = f"an unfinished write this machine did not start (no record of it in {cache.root()})"
