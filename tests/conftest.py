@@ -11,6 +11,15 @@ from testing.otlp import Receiver, serve_otlp
 FIXED_TODAY = "2026-06-15"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """rlobs's user cache (what this machine wrote: rlobs.bundle.cache) in a folder of the test run's own, for the
+    tests and every rlobs they start, never the real one."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user-cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test runs in its own empty directory, so none can lean on the repository's files by accident, and on

@@ -466,8 +466,8 @@ def test_several_profiles_never_render_into_a_bundle(tmp_path: Path) -> None:
         assert result.exit_code == 2, result.output
         # Progress lines ("rendered i/n: name", piped) come first: the bundles are built before they are planned.
         assert {line for line in result.stderr.splitlines() if not line.startswith("rendered ")} == {
-            f"error: {out}: holds the bundle of profile rl-eks (target eks); a render of several profiles writes "
-            "one subfolder per profile and never into a bundle (choose another folder with -o)"
+            f"error: {out}: holds the bundle of profile rl-eks (target eks); a bundle is never written inside another "
+            "one (choose an -o outside it)"
         }
     assert snapshot(out) == before
 

@@ -49,7 +49,7 @@ def test_render_then_check_then_validate(tmp_path: Path) -> None:
     first = runner.invoke(app, ["render", str(path), "-o", str(out)])
     assert first.exit_code == 0, first.output
     written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
-    assert written == sorted([".rlobs-manifest.json", *(r.path for r in example_build().files)])
+    assert written == sorted([".gitignore", ".rlobs-manifest.json", *(r.path for r in example_build().files)])
     check = runner.invoke(app, ["render", str(path), "-o", str(out), "--check"])
     assert check.exit_code == 0, check.output
     ok = runner.invoke(app, ["validate", str(path), "--format", "json"])

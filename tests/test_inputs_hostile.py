@@ -197,7 +197,8 @@ def _plant_journal(bundle: Path, path: str) -> None:
 def test_a_fifo_named_by_a_journal_never_blocks(bundle: Path, mode: list[str]) -> None:
     _plant_journal(bundle, "argocd/root-app.yaml")
     proc = _rlobs("render", str(bundle.parent / "p.yaml"), "-o", str(bundle), *mode, timeout=30)
-    assert "cannot read the unfinished write: a device, pipe or socket, not a regular file" in _one_error(proc)
+    # One line, no hang: a journal this machine did not stage is refused before anything it names is opened.
+    assert "remove .rlobs-journal.json and .rlobs-staging/" in _one_error(proc)
 
 
 def test_a_3_gib_journal_is_one_line(bundle: Path) -> None:
@@ -336,7 +337,7 @@ def test_a_journal_entry_onto_a_folder_is_one_line_naming_what_to_remove(bundle:
     (bundle / ".rlobs-staging" / "0").write_text("kind: x\n", encoding="utf-8")
     args = ("render", str(bundle.parent / "p.yaml"), "-o", str(bundle))
     line = _one_error(_rlobs(*args, *mode))
-    assert "got one onto the folder argocd/apps/zz.yaml; remove .rlobs-journal.json and .rlobs-staging/" in line
+    assert ".rlobs-journal.json" in line and "remove .rlobs-journal.json and .rlobs-staging/" in line
     (bundle / ".rlobs-journal.json").unlink()
     (bundle / ".rlobs-staging" / "0").unlink()
     (bundle / ".rlobs-staging").rmdir()

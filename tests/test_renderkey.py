@@ -1,5 +1,6 @@
-"""The render key: an up-to-date bundle is answered from its manifest without the rendering stack, and every
-input that can change the output, and every change to the bundle, sends the render down the full path."""
+"""The render key: an up-to-date bundle is answered from this machine's record of it (the user cache, never the
+bundle's own manifest) without the rendering stack, and every input that can change the output, and every change to
+the bundle, sends the render down the full path."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 import rlobs
 from rlobs import commands, renderkey
+from rlobs.bundle import cache
 from rlobs.bundle.manifest import JOURNAL, MANIFEST, STAGING
 from rlobs.bundle.request import Mode, RenderRequest
 from testing.helpers import REPO
@@ -40,11 +42,12 @@ def bundle(tmp_path: Path) -> tuple[Path, Path]:
     return profile, out
 
 
-def test_the_manifest_records_the_key_of_the_render(bundle: tuple[Path, Path]) -> None:
+def test_the_user_cache_records_the_key_of_the_render(bundle: tuple[Path, Path]) -> None:
     profile, out = bundle
-    render = json.loads((out / MANIFEST).read_text())["render"]
-    assert render["key"] == renderkey.render_keys([profile.read_bytes()])[0]
-    assert render["name"] == "rl-eks"
+    found = cache.recalled(out)
+    assert found is not None and found["key"] == renderkey.render_keys([profile.read_bytes()])[0]
+    assert found["name"] == "rl-eks"
+    assert "render" not in json.loads((out / MANIFEST).read_text())  # nothing in the bundle vouches for itself
 
 
 def test_an_up_to_date_bundle_is_answered_without_the_rendering_stack(bundle: tuple[Path, Path]) -> None:
@@ -105,9 +108,12 @@ def _list_added_file_in_manifest(profile: Path, out: Path) -> None:
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
 
 
-def _forge_key(profile: Path, out: Path) -> None:
+def _forge_manifest(profile: Path, out: Path) -> None:  # a hand edit, and its digest put in the manifest
+    import hashlib
+
+    _edit_file(profile, out)
     manifest = json.loads((out / MANIFEST).read_text())
-    manifest["render"]["key"] = renderkey.render_keys([b"another profile"])[0]
+    manifest["files"]["docs/runbook.md"] = hashlib.sha256((out / "docs/runbook.md").read_bytes()).hexdigest()
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
 
 
@@ -119,10 +125,8 @@ def _leave_journal(profile: Path, out: Path) -> None:
     (out / JOURNAL).write_text('{"replace": [], "delete": []}\n')
 
 
-def _drop_key(profile: Path, out: Path) -> None:  # a manifest written by an rlobs without render keys
-    manifest = json.loads((out / MANIFEST).read_text())
-    del manifest["render"]
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+def _fresh_checkout(profile: Path, out: Path) -> None:  # the same bundle, on a machine that did not write it
+    shutil.rmtree(cache.root() / "bundles")
 
 
 CHANGES: dict[str, Callable[[Path, Path], None]] = {
@@ -132,10 +136,10 @@ CHANGES: dict[str, Callable[[Path, Path], None]] = {
     "a changed executable bit": _chmod_file,
     "a generated file replaced by a link": _link_file,
     "an added file listed in the manifest": _list_added_file_in_manifest,
-    "a key written into the manifest by hand": _forge_key,
+    "a hand edit with its digest forged in the manifest": _forge_manifest,
     "a staging folder left over": _leave_staging,
     "a journal left over": _leave_journal,
-    "a manifest without a key": _drop_key,
+    "a fresh checkout": _fresh_checkout,
 }
 
 
@@ -148,7 +152,7 @@ def test_every_change_to_the_inputs_or_the_bundle_runs_the_full_render(
     assert commands.up_to_date([profile], out) is None
 
 
-@pytest.mark.parametrize("change", [_edit_file, _delete_file, _chmod_file, _leave_staging, _leave_journal])
+@pytest.mark.parametrize("change", [_edit_file, _delete_file, _chmod_file, _leave_staging, _forge_manifest])
 def test_check_still_reports_what_differs(bundle: tuple[Path, Path], change: Callable[[Path, Path], None]) -> None:
     profile, out = bundle
     change(profile, out)
@@ -160,7 +164,7 @@ def test_a_changed_profile_byte_rewrites_the_key(bundle: tuple[Path, Path]) -> N
     profile, out = bundle
     _edit_profile(profile, out)
     [r] = _render([profile], out)
-    assert not r.changes.changed  # a comment: the same files, but the manifest now records the new key
+    assert not r.changes.changed  # a comment: the same files, but the user cache now records the new key
     assert commands.up_to_date([profile], out) is not None
 
 

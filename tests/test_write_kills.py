@@ -8,6 +8,7 @@ import random
 import re
 import shutil
 import signal
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -152,3 +153,59 @@ def _state(pid: str) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except FileNotFoundError:
         return "gone"
+
+
+# -- Ctrl-C and SIGTERM at the commit point, and before it ----------------------------------------------------------
+
+
+def _signal_cases(tmp_path: Path) -> dict[str, _Case]:
+    gke, eks = _profiles(tmp_path / "gke", "gke-managed-otel"), _profiles(tmp_path / "eks", "eks-jark")
+    old, new = _fleets(tmp_path / "fleets")
+    return {
+        "profile": _Case(gke[:1], eks[:1], (".",)),
+        "profiles": _Case(gke, eks, _NAMES),
+        "fleet": _Case([old], [new], (".",)),
+    }
+
+
+# (case, signal, where): `commit` is the first commit point (a render of several profiles commits every bundle
+# after it), `1` the first rename, made while staging (this machine's record of the journal).
+_SIGNAL_TRIALS = [
+    ("profile", "INT", "commit"),
+    ("profile", "TERM", "1"),
+    ("profiles", "TERM", "commit"),
+    ("profiles", "INT", "1"),
+    ("fleet", "INT", "1"),
+    ("fleet", "TERM", "commit"),
+]
+
+
+def test_ctrl_c_and_sigterm_finish_a_committed_write_and_discard_an_uncommitted_one(tmp_path: Path) -> None:
+    cases = _signal_cases(tmp_path)
+    refs: dict[str, tuple[Path, Path]] = {}
+    for name, case in cases.items():
+        refs[name] = tmp_path / f"{name}-old", tmp_path / f"{name}-new"
+        case.render(case.old, refs[name][0])
+        case.render(case.new, refs[name][1])
+
+    def trial(index: int) -> tuple[int, subprocess.CompletedProcess[str], Path]:
+        name, sig, where = _SIGNAL_TRIALS[index]
+        out = tmp_path / f"signal-{index}"
+        shutil.copytree(refs[name][0], out, symlinks=True)
+        return index, kills.rlobs("render", *cases[name].new, "-o", str(out), "--force", kill_at=f"{sig}:{where}"), out
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = list(pool.map(trial, range(len(_SIGNAL_TRIALS))))
+    for index, proc, out in done:
+        name, sig, where = _SIGNAL_TRIALS[index]
+        case, (old_dir, new_dir) = cases[name], refs[name]
+        committed = where == "commit"
+        expected = "interrupted after the commit: finished" if committed else "interrupted, nothing written"
+        assert proc.returncode == 130, (name, sig, where, proc.stderr)
+        assert f"error: {expected}" in proc.stderr.splitlines(), proc.stderr
+        assert "Traceback" not in proc.stderr
+        # Nothing left to recover: exactly the new bundles, or exactly the old ones, with no journal or staging.
+        assert case.snapshots(out) == case.snapshots(new_dir if committed else old_dir), (name, sig, where)
+    index, _, out = done[2]  # several profiles, finished after a SIGTERM: rendering the old ones back is the old
+    cases["profiles"].render(cases["profiles"].old, out)
+    assert cases["profiles"].snapshots(out) == cases["profiles"].snapshots(refs["profiles"][0])

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rlobs.bundle.manifest import RenderKey
+from rlobs.bundle.cache import RenderKey
 from rlobs.bundle.owner import Owner
 from rlobs.bundle.request import RenderRequest
 from rlobs.errors import RlobsError
@@ -63,20 +63,20 @@ def load(profiles: list[Path]) -> list[Job]:
 
 def render_one(job: Job, request: RenderRequest) -> Changes:
     """One profile's bundle into the request's folder (RenderRequest.render_into)."""
+    from rlobs.bundle.cache import known_digests
     from rlobs.bundle.check import Checker
-    from rlobs.bundle.manifest import recorded_digests
     from rlobs.fleet.paths import producible
     from rlobs.pipeline import build_named
 
-    # HCL text the manifest records was checked before (rlobs writes only checked files): not parsed again.
-    files = build_named(job.path, job.profile, Checker(recorded_digests(request.out)))
+    # HCL text this machine last wrote there was checked then (rlobs writes only checked files): not parsed again.
+    files = build_named(job.path, job.profile, Checker(known_digests(request.out)))
     return request.render_into(files, producible, owner=job.owner, key=job.key)
 
 
 def render_many(jobs: list[Job], request: RenderRequest, workers: int | None = None) -> list[Changes]:
     """Each job's changes, in the jobs' order, its bundle in `out/<name>` (module docstring). When `out` is a bundle
     itself every member is refused, and opened read-only so no folder is created."""
-    from rlobs.bundle import pool
+    from rlobs.bundle import interrupt, pool
     from rlobs.bundle.owner import refusal_error
     from rlobs.bundle.render import make_env
     from rlobs.bundle.write import open_bundle
@@ -104,17 +104,18 @@ def render_many(jobs: list[Job], request: RenderRequest, workers: int | None = N
             refused = False
             for index, files in built:
                 job, bundle = jobs[index], bundles[dirs[index]]
-                changes = bundle.plan(files, owner=job.owner, force=force, with_diff=diff, key=job.key, parent=parent)
+                changes = bundle.plan(files, owner=job.owner, force=force, with_diff=diff, key=job.key)
                 results[index] = changes
                 refused = refused or bool(changes.refused)
                 if write and not refused:
-                    bundle.stage(files, changes)
+                    bundle.stage(changes)
                 advance(job.key.name)
             found = [c for c in results if c is not None]
             if write and refused:
                 raise refusal_error((d, c.refused) for d, c in zip(dirs, found, strict=True))
-            for out_dir in sorted(bundles):
-                bundles.pop(out_dir).commit()
+            with interrupt.blocked():  # from the first commit point to the end of the last write
+                for out_dir in sorted(bundles):
+                    bundles.pop(out_dir).commit()
         except BaseException:
             for out_dir in sorted(bundles, reverse=True):  # the first opened last: it may have made `out` too
                 bundles[out_dir].discard()

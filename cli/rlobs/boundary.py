@@ -6,16 +6,17 @@ either way prints the same `error: ...` lines and exits with the same code."""
 from __future__ import annotations
 
 from rlobs import output
-from rlobs.errors import RlobsError
+from rlobs.errors import Interrupted, RlobsError
 
 
 def exit_code(exc: BaseException, *, as_json: bool) -> int | None:
     """Print what went wrong and return the exit code; None for an exception that is not the user's to fix (the
     caller re-raises it: a bug shows its traceback). One channel per format: `error: ...` lines on stderr, or with
     --format json only the problems as JSON on stdout."""
-    if isinstance(exc, KeyboardInterrupt):
-        output.error("interrupted, nothing written")
-        return 130
+    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or SIGTERM (rlobs.bundle.interrupt)
+        from rlobs.bundle.interrupt import message
+
+        exc = Interrupted(message(exc))
     if isinstance(exc, OSError):  # a user's path: unreadable, unwritable, a full disk, a name too long
         where = f"{exc.filename}: " if exc.filename is not None else ""
         exc = RlobsError(f"{where}{exc.strerror or exc}")

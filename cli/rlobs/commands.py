@@ -24,6 +24,7 @@ _ACTIONS = (
     ("recovered", "clean-up"),
     ("kept", "keep"),
     ("unchanged", "none"),
+    ("replayed", "finish"),  # last: a file an interrupted write's journal changes is reported as that
 )
 
 
@@ -173,9 +174,11 @@ def render(profiles: list[Path], request: RenderRequest) -> list[RenderResult]:
 
 
 def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
-    """The results when every bundle is already exactly what its profile renders, found from the render keys in
-    the manifests (rlobs.renderkey) without importing the rendering stack; None when anything may differ."""
-    from rlobs.bundle.manifest import fresh, holds_bundle, recorded_key
+    """The results when every bundle is already exactly what its profile renders, found from the render keys this
+    machine recorded (rlobs.renderkey, rlobs.bundle.cache) without importing the rendering stack; None when anything
+    may differ."""
+    from rlobs.bundle.cache import recalled
+    from rlobs.bundle.manifest import fresh, holds_bundle
     from rlobs.profile.source import read_source
     from rlobs.renderkey import render_keys
 
@@ -187,9 +190,9 @@ def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
             dirs = {keys[0]: out}
         elif holds_bundle(out):
             return None  # several profiles never render into a bundle: the full render refuses it
-        else:  # out/<metadata.name>: found by the key its manifest records, then checked in full by fresh()
+        else:  # out/<metadata.name>: found by the key this machine recorded there, then checked in full by fresh()
             subdirs = sorted(out.iterdir()) if out.is_dir() else []
-            dirs = {k: d for d in subdirs if (k := recorded_key(d)) is not None}
+            dirs = {k: d for d in subdirs if isinstance(k := (recalled(d) or {}).get("key"), str)}
     except (OSError, ValueError):
         return None
     results = []

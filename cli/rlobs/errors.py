@@ -8,6 +8,7 @@ from dataclasses import dataclass
 EXIT_OK = 0
 EXIT_DRIFT = 1  # drift found by --check, or a rendered file failed its parse-back check
 EXIT_USAGE = 2  # bad input: profile, flags, paths
+EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM, as a shell reports SIGINT
 
 
 class RlobsError(Exception):
@@ -67,6 +68,12 @@ class OutputConflictError(RlobsError):
 
     def as_dicts(self) -> list[dict[str, object]]:
         return self.details or super().as_dicts()
+
+
+class Interrupted(RlobsError):
+    """Ctrl-C or SIGTERM: what the interrupted render left (nothing, or its finished write)."""
+
+    exit_code = EXIT_INTERRUPTED
 
 
 class CheckError(RlobsError):

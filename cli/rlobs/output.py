@@ -136,6 +136,7 @@ def _report_text(r: RenderResult, request: RenderRequest) -> None:
         ("update", c.updated, "yellow"),
         ("delete", c.deleted, "red"),
         ("clean up", c.leftovers + c.recovered, "yellow"),
+        ("finish", c.replayed, "yellow"),  # what finishing an interrupted write changes
     ):
         for p in paths:
             say(f"{verb}{label} {r.out_dir / p}", style=style)

@@ -19,8 +19,9 @@ from rlobs.fleet.paths import producible
 from testing.helpers import TESTS
 
 
-def rlobs(*args: str, kill_at: int = 0) -> subprocess.CompletedProcess[str]:
-    """The CLI, killed at its rename `kill_at` (testing.killer; 0: run to the end and count them on stderr)."""
+def rlobs(*args: str, kill_at: int | str = 0) -> subprocess.CompletedProcess[str]:
+    """The CLI, killed at its rename `kill_at`, or signalled as it says (testing.killer: `INT:commit`, `TERM:1`; 0:
+    run to the end and count them on stderr)."""
     env = {**os.environ, "PYTHONPATH": str(TESTS), "NO_COLOR": "1"}
     cmd = [sys.executable, "-m", "testing.killer", str(kill_at), *args]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, timeout=120)

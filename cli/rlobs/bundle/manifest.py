@@ -1,19 +1,19 @@
-"""A bundle's manifest (what rlobs generated there, for whom, from which render), and what reading it tells without
-rendering: whether the bundle is exactly what a render key renders (rlobs.commands.up_to_date; this module imports
-none of the rendering stack). The writer's journal and staging folder are named here: an unfinished write means a
-bundle is not up to date.
+"""A bundle's manifest (what rlobs generated there, and for whom), and what can be told without rendering: whether
+a folder holds exactly the bundle a render key renders, by the record this machine keeps of what it wrote there
+(rlobs.bundle.cache; never by the manifest, which anyone who commits can rewrite), and whether a folder is inside
+another bundle or holds one. This module imports none of the rendering stack (rlobs.commands.up_to_date). The
+writer's journal and staging folder are named here: an unfinished write means a bundle is not up to date.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
+import os
+import stat
 from pathlib import Path
-from typing import Any
 
+from rlobs.bundle import cache
 from rlobs.bundle.owner import Owner
 from rlobs.bundle.spec import Rendered
 from rlobs.bundle.tree import Tree
@@ -23,105 +23,88 @@ from rlobs.files import MIB
 MANIFEST = ".rlobs-manifest.json"
 JOURNAL = ".rlobs-journal.json"
 STAGING = ".rlobs-staging"
+UNFINISHED = "an unfinished rlobs write (rlobs finishes it)"  # why a bundle's .gitignore holds the two
 # A manifest or journal lists ~100 bytes a file (~3.5 KiB a fleet cluster): 8 MiB holds a fleet of 2,000 clusters.
 MAX_RECORD = 8 * MIB
 LOCK_TIMEOUT = 60.0  # seconds a render waits for another one writing the same directory
-
-
-@dataclass(frozen=True, slots=True)
-class RenderKey:
-    """What the manifest records of the render that wrote it: the inputs' digest (rlobs.renderkey) and the name."""
-
-    digest: str
-    name: str
 
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def manifest_text(rendered: tuple[Rendered, ...], key: RenderKey | None, owner: Owner) -> str:
+def manifest_text(rendered: tuple[Rendered, ...], owner: Owner) -> str:
     files = {r.path: sha256(r.text.encode()) for r in sorted(rendered, key=lambda r: r.path)}
-    note = "files rlobs generated here; do not edit"
-    body: dict[str, Any] = {"generator": "rlobs", "note": note, "owner": owner.as_dict(), "files": files}
-    if key is not None:
-        record = {"key": key.digest, "name": key.name, "executable": sorted(r.path for r in rendered if r.executable)}
-        body["render"] = {**record, "seal": _seal(record, files, body["owner"])}
-    return json.dumps(body, indent=2) + "\n"
+    body = {"generator": "rlobs", "note": "files rlobs generated here; do not edit", "owner": owner.as_dict()}
+    return json.dumps({**body, "files": files}, indent=2) + "\n"
 
 
-def _seal(record: dict[str, Any], files: object, owner: object) -> str:
-    """Binds the render record to the file list and owner it was written with: a manifest edited by hand (an
-    entry added, removed or changed, another owner) no longer matches its seal, and the next render runs in full."""
-    return sha256(json.dumps([record, files, owner], sort_keys=True).encode())
-
-
-@contextlib.contextmanager
-def _recorded(out_dir: Path, *, lock: bool = False) -> Iterator[tuple[Tree, Any] | None]:
-    """`out_dir` opened (locked shared with `lock`) and its manifest as JSON, unchecked; None when either is missing
-    or unreadable."""
+def fresh(out_dir: Path, key: str) -> tuple[str, tuple[str, ...], Owner] | None:
+    """(name, generated paths, owner) when `out_dir` holds exactly the bundle whose render key is `key`: this
+    machine's record of the folder (rlobs.bundle.cache) names `key`, no write is unfinished, the manifest and every
+    generated file are regular files, reached without a link, with the digest (and executable bit) the record
+    holds, and the folder is neither inside another bundle nor holds one. Else None (the full render then reports
+    what differs). Only reads, under the directory's shared lock."""
+    found = cache.recalled(out_dir)
+    if found is None or found.get("key") != key:
+        return None
     try:
         tree = Tree.open(out_dir, create=False)
     except (OSError, RlobsError):
-        yield None
-        return
+        return None
     try:
-        if lock:
-            tree.lock(exclusive=False, timeout=LOCK_TIMEOUT)
-        raw = tree.read(MANIFEST, MAX_RECORD) if tree.fd is not None else None
-        data = json.loads(raw.decode("utf-8")) if raw is not None else None
-    except (OSError, RlobsError, ValueError):
-        data = None
-    try:
-        yield (tree, data) if data is not None else None
+        tree.lock(exclusive=False, timeout=LOCK_TIMEOUT)
+        files, executable = dict(found["files"]), set(found["executable"])
+        if any(tree.kind(name) != "missing" for name in (JOURNAL, STAGING)) or any(neighbours(tree)):
+            return None
+        for rel, wrote in [*files.items(), (MANIFEST, found["manifest"])]:
+            old = tree.read(rel, MAX_RECORD) if rel == MANIFEST else tree.read(rel)
+            if old is None or sha256(old) != wrote or bool(tree.stat(rel).st_mode & 0o100) != (rel in executable):
+                return None
+        return str(found["name"]), tuple(sorted(files)), Owner.from_manifest(found["owner"])
+    except (OSError, RlobsError, ValueError, KeyError, TypeError, AttributeError):
+        return None
     finally:
         tree.close()
 
 
-def fresh(out_dir: Path, key: str) -> tuple[str, tuple[str, ...], Owner] | None:
-    """(name, generated paths, owner) when `out_dir` holds exactly the bundle whose render key is `key`: the manifest
-    records `key` under an intact seal, no write is unfinished, and every generated file is a regular file, reached
-    without a link, with the digest and executable bit rlobs wrote. Else None (the full render then reports what
-    differs). Only reads, under the directory's shared lock."""
-    with _recorded(out_dir, lock=True) as found:
-        if found is None:
-            return None
-        tree, data = found
-        try:
-            render, files = data["render"], data["files"]
-            record = {"key": render["key"], "name": render["name"], "executable": render["executable"]}
-            if render["key"] != key or render["seal"] != _seal(record, files, data["owner"]):
+def _owner_in(dir_fd: int) -> Owner | None:
+    """The owner the manifest in the folder `dir_fd` records; None when it is unreadable (still a bundle)."""
+    try:
+        fd = os.open(MANIFEST, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return None
-            if any(tree.kind(name) != "missing" for name in (JOURNAL, STAGING)):
-                return None
-            executable = set(render["executable"])
-            for rel, wrote in files.items():
-                old = tree.read(rel)
-                if old is None or sha256(old) != wrote or bool(tree.stat(rel).st_mode & 0o100) != (rel in executable):
-                    return None
-            return str(render["name"]), tuple(sorted(files)), Owner.from_manifest(data["owner"])
-        except (OSError, RlobsError, ValueError, KeyError, TypeError, AttributeError):
-            return None
+            return Owner.from_manifest(json.loads(fh.read(MAX_RECORD))["owner"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
-def recorded_key(out_dir: Path) -> str | None:
-    """The render key `out_dir`'s manifest records, unchecked (fresh() checks it); None when there is none."""
-    with _recorded(out_dir) as found:
-        try:
-            key = found[1]["render"]["key"] if found is not None else None
-        except (KeyError, TypeError):
-            return None
-    return key if isinstance(key, str) else None
+def enclosing(out_dir: Path) -> tuple[Path, Owner | None] | None:
+    """The nearest folder above `out_dir` that holds a bundle (a manifest), and its owner."""
+    for found in Path(os.path.abspath(out_dir)).parents:
+        parent = found if out_dir.is_absolute() else Path(os.path.relpath(found))  # as the user named the folder
+        if os.path.lexists(parent / MANIFEST):
+            try:
+                fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                return parent, None
+            try:
+                return parent, _owner_in(fd)
+            finally:
+                os.close(fd)
+    return None
 
 
-def recorded_digests(out_dir: Path) -> dict[str, set[str]]:
-    """Path -> the digest the manifest of `out_dir` records (unchecked: only a hint of what rlobs wrote)."""
-    with _recorded(out_dir) as found:
-        try:
-            files = found[1]["files"] if found is not None else {}
-            return {p: {d} for p, d in files.items() if isinstance(p, str) and isinstance(d, str)}
-        except (KeyError, TypeError, AttributeError):
-            return {}
+def neighbours(tree: Tree) -> tuple[list[tuple[str, Owner | None]], tuple[Path, Owner | None] | None]:
+    """The bundles around the folder `tree`: every folder below it holding a manifest (bundle-relative, links not
+    followed, git's folder not looked into) and its owner, and the nearest bundle above it (enclosing())."""
+    found: list[tuple[str, Owner | None]] = []
+    for top, dirs, files, fd in os.fwalk(".", dir_fd=tree.fd) if tree.fd is not None else ():
+        dirs[:] = [d for d in dirs if d not in (STAGING, ".git")]
+        if top != "." and (MANIFEST in files or MANIFEST in dirs):
+            found.append((top[2:], _owner_in(fd)))
+    return sorted(found), enclosing(tree.path)
 
 
 def holds_bundle(out_dir: Path) -> bool:

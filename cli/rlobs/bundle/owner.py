@@ -14,7 +14,7 @@ from typing import Literal
 
 from rlobs.errors import OutputConflictError
 
-Reason = Literal["foreign", "edited", "edited-stale", "owner", "parent", "bundle"]
+Reason = Literal["foreign", "edited", "edited-stale", "owner", "parent", "bundle", "nested"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,31 +98,42 @@ def parent_refusal(out_dir: Path, members: list[tuple[str, Owner | None]], new: 
     )
 
 
-def bundle_refusal(parent_dir: Path, parent: Owner) -> Refusal:
-    """A render of several profiles, whose folder for them all is itself a bundle."""
+def _held(owner: Owner | None) -> str:
+    return f"the bundle of {owner.describe()}" if owner is not None else "a bundle (its manifest is unreadable)"
+
+
+def outer_refusal(outer: Path, owner: Owner | None) -> Refusal:
+    """A render into a folder inside another bundle: the two manifests would both own the files below it."""
     return Refusal(
         "bundle",
         "",
-        f"holds the bundle of {parent.describe()}; a render of several profiles writes one subfolder per profile "
-        "and never into a bundle (choose another folder with -o)",
-        parent_dir,
+        f"holds {_held(owner)}; a bundle is never written inside another one (choose an -o outside it)",
+        outer,
     )
+
+
+def nested_refusal(rel: str, owner: Owner | None) -> Refusal:
+    """A bundle folder holding another bundle below it: one of the two would adopt or delete the other's files."""
+    return Refusal("nested", rel, f"holds {_held(owner)}; a bundle never holds another one (move it out)")
 
 
 def layout_refusals(
     out_dir: Path,
     new: Owner,
     held: Owner | None,
-    members: list[tuple[str, Owner | None]],
-    parent: tuple[Path, Owner] | None,
+    inner: list[tuple[str, Owner | None]],
+    outer: tuple[Path, Owner | None] | None,
     *,
     force: bool,
 ) -> list[Refusal]:
-    """Why a render would refuse the folder `out_dir` itself: the folder of a render of several profiles is a
-    bundle (`parent`), this folder holds several bundles (`members`, even with `force`), or another owner's."""
-    refused = [bundle_refusal(*parent)] if parent is not None else []
+    """Why a render would refuse the folder `out_dir` itself, even with `force`: it is inside another bundle
+    (`outer`), holds one below it (`inner`: by bundle-relative folder; bundles only in its immediate subfolders,
+    when it holds none itself, are the folder of several bundles), or (without `force`) is another owner's."""
+    refused = [outer_refusal(*outer)] if outer is not None else []
+    members = [(rel, owner) for rel, owner in inner if "/" not in rel] if held is None else []
     if members:
         refused.append(parent_refusal(out_dir, members, new))
+    refused += [nested_refusal(rel, owner) for rel, owner in inner if (rel, owner) not in members]
     if not force and held is not None and held != new:
         refused.append(owner_refusal(held, new))
     return refused

@@ -67,6 +67,7 @@ def _work(task: Callable[[int], Any], conn: Connection, theirs: list[Connection]
     for end in theirs:
         end.close()  # the caller's ends, inherited by the fork: with none here, the caller's exit closes the pipe
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the caller handles it
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the caller's terminate() ends it, quietly
     gc.enable()  # a worker builds many bundles (rlobs.entry turns the collector off for one)
     with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):  # the caller is gone
         while (index := conn.recv()) is not None:

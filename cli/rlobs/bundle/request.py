@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rlobs.bundle.manifest import RenderKey
+    from rlobs.bundle.cache import RenderKey
     from rlobs.bundle.owner import Owner
     from rlobs.bundle.spec import Rendered
     from rlobs.bundle.write import Changes, Producible
@@ -66,5 +66,5 @@ class RenderRequest:
             if self.writes:
                 if changes.refused:
                     bundle.discard()  # only a folder opening the bundle created goes again
-                bundle.write(files, changes)  # raises the plan's refusals, writing nothing
+                bundle.write(changes)  # raises the plan's refusals, writing nothing
         return changes

@@ -1,21 +1,21 @@
 """The only code that changes a bundle folder: lock it, compare, stage, commit in one step, prune.
 
-A write stages every new file, the new manifest and a journal (the staged files to rename into place, the stale
-files to delete) in `.rlobs-staging/`, then renames the journal to `.rlobs-journal.json`: that rename is the
-commit point. Killed before it, the bundle is as it was and the next render removes the staging folder; killed
-after it, the next render replays the journal first. --check reports an unfinished write. The directory's lock
-(tree.Tree.lock) covers the whole plan-and-write, so two renders never interleave.
+A write stages every new file, the new manifest and a journal in `.rlobs-staging/`, then renames the journal to
+`.rlobs-journal.json`: the commit point. Each journal entry holds the digest of the staged file and of the file it
+replaces or deletes (or none). Killed before the commit point, the bundle is as it was and the next render removes
+the staging folder; killed after it, the next render replays the journal first: only one this machine staged
+(rlobs.bundle.cache), and only when every file it names is a regular file in the state its entry expects, else it
+refuses in one line. Previews list what a replay changes. Ctrl-C and SIGTERM are held from the commit point to the
+end of the write (rlobs.bundle.interrupt). The directory's lock (tree.Tree.lock) covers the plan-and-write.
 
-No fsync: the guarantee is against a killed process (SIGKILL, the OOM killer, Ctrl-C, a cancelled CI job), not a
-power cut. fsync(2) of every staged file and changed folder (53 for the EKS blueprint) made writing one bundle
-98 ms instead of 8 ms, and a render of 100 profiles 10.2 s instead of 5.0 s (ext4, 2 shared cores). After a power
-cut the manifest's digests make the next render report any file that lost its data instead of trusting it.
+No fsync: the guarantee is against a killed process, not a power cut (fsync of every staged file and folder made
+writing the EKS blueprint 98 ms instead of 8 ms; after a power cut the digests make the next render report it).
 
 A stale file is removed only if an rlobs target can produce its path, it is a regular file reached without
 following any link, and its content is still exactly what rlobs wrote (the manifest's digest). The manifest also
-records the folder's owner (bundle.owner); a folder holding bundles only in its immediate subfolders (`DIR/<name>/`)
-is recognised by their manifests. Planning returns its refusals instead of raising them, so --check, --dry-run and
---diff report exactly what a render would refuse; write() raises them.
+records the folder's owner (bundle.owner); a folder holding bundles only in its immediate subfolders is the folder
+of several bundles, and no bundle is written inside another or over one. Planning returns its refusals, so --check,
+--dry-run and --diff report exactly what a render would refuse; write() raises them.
 """
 
 from __future__ import annotations
@@ -24,22 +24,34 @@ import contextlib
 import json
 import os
 import re
+import secrets
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rlobs.bundle.manifest import JOURNAL, LOCK_TIMEOUT, MANIFEST, MAX_RECORD, STAGING, RenderKey, manifest_text, sha256
+from rlobs.bundle import cache, interrupt
+from rlobs.bundle.cache import RenderKey
+from rlobs.bundle.gitignore import MINIMAL as GITIGNORE
+from rlobs.bundle.manifest import (
+    JOURNAL,
+    LOCK_TIMEOUT,
+    MANIFEST,
+    MAX_RECORD,
+    STAGING,
+    manifest_text,
+    neighbours,
+    sha256,
+)
 from rlobs.bundle.owner import Owner, Refusal, file_refusal, layout_refusals, refusal_error
 from rlobs.bundle.spec import Rendered
-from rlobs.bundle.tree import MAX_FILE, Kind, Tree, parts
+from rlobs.bundle.tree import Kind, Tree, parts
 from rlobs.errors import RlobsError
-from rlobs.files import read_capped
 
-_STAGED_NAME = re.compile(r"[0-9]+")  # what stage() names staged files; a journal naming anything else is forged
+_STAGED_NAME = re.compile(r"[0-9]+")  # what stage() names staged files (and "manifest")
 
 Producible = Callable[[str], bool]  # can an rlobs target produce this bundle-relative path?
 _Found = dict[str, list[str]]  # what a plan found: created, updated, deleted, unchanged, kept paths; diff lines
-_Journal = tuple[list[tuple[str, str]], list[tuple[str, str]]]  # (staged name, path) renames, (path, digest) deletions
+_Op = tuple[str, str | None, bytes | None]  # a replay's step: path, staged name (None: delete it), staged bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +67,17 @@ class Changes:
     diff: str = ""
     manifest_changed: bool = field(default=False, compare=False)
     recovered: tuple[str, ...] = ()  # the same, finished or undone by this render before it planned
+    replayed: tuple[str, ...] = ()  # files that finishing an unfinished write creates, replaces or deletes
     refused: tuple[Refusal, ...] = ()  # why a render would not write this bundle (write() raises them)
     owner: Owner | None = None  # the bundle the manifest will record
 
     @property
+    def written(self) -> tuple[str, ...]:  # what a write of these changes creates, replaces or deletes
+        return self.created + self.updated + self.deleted
+
+    @property
     def changed(self) -> tuple[str, ...]:
-        return tuple(sorted(self.created + self.updated + self.deleted + self.leftovers + self.recovered))
+        return tuple(sorted({*self.written, *self.leftovers, *self.recovered, *self.replayed}))
 
 
 @contextlib.contextmanager
@@ -91,8 +108,10 @@ class Bundle:
         # plans against what the render will find once it has finished the interrupted write (foresee()).
         self._overlay: dict[str, tuple[bytes, bool] | None] = {}
         self._recovered: tuple[str, ...] = ()
-        self._planned: str | None = None  # the manifest plan() found, for stage() to write
-        self._staged: _Journal | None = None  # what stage() staged, until commit() or discard()
+        self._replayed: tuple[str, ...] = ()
+        self._planned: tuple[tuple[Rendered, ...], str, dict[str, object] | None] | None = None  # for stage()
+        self._staged: bytes | None = None  # the journal stage() staged, until commit() or discard()
+        self._record: dict[str, object] | None = None  # what the user cache keeps once the write is done
 
     @property
     def path(self) -> Path:
@@ -121,23 +140,6 @@ class Bundle:
         found = self._manifest()
         return found[1] if found is not None else None
 
-    def members(self) -> list[tuple[str, Owner | None]]:
-        """The bundles in this folder's immediate subfolders when it holds none itself (DIR/<name>/ each); None for
-        a member whose manifest is unreadable."""
-        if self.tree.fd is None or self._read(MANIFEST) is not None:
-            return []
-        found: list[tuple[str, Owner | None]] = []
-        for name in sorted(os.listdir(self.tree.fd)):
-            rel = f"{name}/{MANIFEST}"
-            if name == STAGING or self.tree.kind(rel) != "file":
-                continue  # links are never followed, so a linked subfolder is not looked into
-            try:
-                owner: Owner | None = Owner.from_manifest(json.loads(self.tree.read(rel) or b"")["owner"])
-            except (OSError, RlobsError, ValueError, KeyError, TypeError):
-                owner = None
-            found.append((name, owner))
-        return found
-
     def _read(self, rel: str) -> bytes | None:
         if rel in self._overlay:
             entry = self._overlay[rel]
@@ -148,13 +150,10 @@ class Bundle:
             raise RlobsError(f"{self.path / rel}: cannot read it: {exc.strerror or exc}") from None
 
     def _ours(self, rel: object) -> bool:
-        if not isinstance(rel, str):
-            return False
-        try:
-            parts(rel)
+        try:  # .gitignore first: no target module imported for it
+            return isinstance(rel, str) and bool(parts(rel)) and (rel == GITIGNORE.path or self.producible(rel))
         except RlobsError:
             return False
-        return self.producible(rel)
 
     def leftovers(self) -> list[str]:
         """An unfinished write's journal and staging folder."""
@@ -170,30 +169,35 @@ class Bundle:
         force: bool = False,
         with_diff: bool = False,
         key: RenderKey | None = None,
-        parent: Bundle | None = None,
     ) -> Changes:
-        """Compare the rendered bundle of `owner` with the directory, and note every reason a write would refuse:
-        a file rlobs does not own or a hand edit in the way, another owner (all three unless `force`), a folder
-        holding several bundles, or (`parent`: the folder of a render of several profiles) a parent that is one."""
+        """Compare the rendered bundle of `owner` (and its .gitignore) with the directory, and note every reason a
+        write would refuse: a file rlobs does not own or a hand edit in the way, another owner (all three unless
+        `force`), a folder holding several bundles, inside one or holding one. With `key`, a bundle found equal to
+        its render is remembered in the user cache (so the next render answers without rendering)."""
         rendered = tuple(rendered)
+        rendered += () if any(r.path == GITIGNORE.path for r in rendered) else (GITIGNORE,)
         previous, held = self._manifest() or ({}, None)
         found: _Found = {k: [] for k in ("created", "updated", "deleted", "unchanged", "kept", "diff")}
         refused = self._compare(rendered, previous, found, force=force, diff=with_diff)
         stale = sorted(set(previous) - {r.path for r in rendered})
         refused += self._stale(stale, previous, found, force=force, diff=with_diff)
-        parent_owner = parent.owner() if parent is not None else None
-        outer = (parent.path, parent_owner) if parent is not None and parent_owner is not None else None
-        layout = layout_refusals(self.path, owner, held, self.members(), outer, force=force)
-        self._planned = manifest_text(rendered, key, owner)
-        return Changes(
+        layout = layout_refusals(self.path, owner, held, *neighbours(self.tree), force=force)
+        manifest = manifest_text(rendered, owner)
+        entry = cache.record(rendered, key, owner, manifest) if key is not None else None
+        self._planned = rendered, manifest, entry
+        changes = Changes(
             **{k: tuple(paths) for k, paths in found.items() if k != "diff"},
             leftovers=tuple(self.leftovers()),
             diff="".join(found["diff"]),
-            manifest_changed=self._read(MANIFEST) != self._planned.encode(),
+            manifest_changed=self._read(MANIFEST) != manifest.encode(),
             recovered=self._recovered,
+            replayed=self._replayed,
             refused=(*layout, *refused),
             owner=owner,
         )
+        if entry is not None and not (changes.refused or changes.manifest_changed or changes.written):
+            cache.remember(self.path, entry)  # compared byte for byte: the bundle is what its render key renders
+        return changes
 
     def _compare(
         self, rendered: tuple[Rendered, ...], previous: dict[str, str], found: _Found, *, force: bool, diff: bool
@@ -246,42 +250,48 @@ class Bundle:
 
     # -- writing -------------------------------------------------------------------------------------------------
 
-    def write(self, rendered: Iterable[Rendered], changes: Changes) -> None:
-        """Write `changes`, what plan() found for `rendered`, as one transaction (stage, then commit); raise the
-        plan's refusals instead, writing nothing."""
-        self.stage(rendered, changes)
-        self.commit()
+    def write(self, changes: Changes) -> None:
+        """Write `changes`, what the last plan() found, as one transaction (stage, then commit); raise the plan's
+        refusals instead, writing nothing. Interrupted before the commit point, it leaves the bundle as it was."""
+        try:
+            self.stage(changes)
+            self.commit()
+        except BaseException:
+            self.discard()
+            raise
 
-    def stage(self, rendered: Iterable[Rendered], changes: Changes) -> None:
-        """Every new file, the new manifest and the journal written to the staging folder (`changes`: what plan()
-        found for `rendered`); nothing in the bundle changes until commit(), and discard() drops them. Raises the
-        plan's refusals instead, writing nothing."""
-        manifest, self._planned = self._planned, None
+    def stage(self, changes: Changes) -> None:
+        """Every new file, the new manifest and the journal written to the staging folder (`changes`: what the last
+        plan() found); nothing in the bundle changes until commit(), and discard() drops them. Raises the plan's
+        refusals instead, writing nothing."""
+        assert self._planned is not None  # planned
+        (rendered, manifest, self._record), self._planned = self._planned, None
         if changes.refused:
             raise refusal_error([(self.path, changes.refused)])
-        if not (changes.manifest_changed or changes.changed):
+        if not (changes.manifest_changed or changes.written):
             return
-        assert self.tree.fd is not None and manifest is not None  # opened to write, and planned
+        assert self.tree.fd is not None  # opened to write
         by_path = {r.path: r for r in rendered}
         files = [by_path[p] for p in sorted(changes.created + changes.updated)]
         previous = (self._manifest() or ({}, None))[0]
-        renames = [(str(i), r.path) for i, r in enumerate(files)]
-        deletions = [(p, previous[p]) for p in changes.deleted]
-        journal = {
-            "generator": "rlobs",
-            "note": "an rlobs write in progress; the next rlobs render finishes it",
-            "replace": [{"staged": staged, "path": rel} for staged, rel in renames],
-            "delete": [{"path": rel, "digest": wrote} for rel, wrote in deletions],
-        }
+        steps = [(r.path, str(i), r.text) for i, r in enumerate(files)] + [(MANIFEST, "manifest", manifest)]
+        entries = [
+            {"path": rel, "staged": staged, "digest": sha256(text.encode()), "replaces": self._state(rel)}
+            for rel, staged, text in steps
+        ]
+        entries += [{"path": rel, "staged": None, "digest": None, "replaces": previous[rel]} for rel in changes.deleted]
+        note = "an rlobs write in progress; the next rlobs render on the machine that started it finishes it"
+        journal = {"generator": "rlobs", "note": note, "id": secrets.token_hex(16), "files": entries}
+        self._staged = (json.dumps(journal) + "\n").encode()
         try:
             os.mkdir(STAGING, 0o700, dir_fd=self.tree.fd)
-            self._staged = renames, deletions
             with self.tree.folder((STAGING,)) as staging:
                 assert staging is not None
                 for i, r in enumerate(files):
                     _write_new(staging, str(i), r.text.encode(), 0o755 if r.executable else 0o644)
                 _write_new(staging, "manifest", manifest.encode(), 0o644)
-                _write_new(staging, "journal", (json.dumps(journal) + "\n").encode(), 0o644)
+                _write_new(staging, "journal", self._staged, 0o644)
+            cache.stage_journal(self._staged)
         except OSError as exc:
             raise self._untouched(exc) from None
         except BaseException:  # Ctrl-C while staging: nothing of it stays behind
@@ -289,19 +299,22 @@ class Bundle:
             raise
 
     def commit(self) -> None:
-        """Rename the staged journal into place (the commit point), then roll it forward; nothing when stage() had
-        nothing to write."""
+        """Rename the staged journal into place (the commit point), then roll it forward, with Ctrl-C and SIGTERM
+        held until it is done; nothing when stage() had nothing to write."""
         if self._staged is None:
             return
         assert self.tree.fd is not None
-        try:
-            with self.tree.folder((STAGING,)) as staging:
-                assert staging is not None  # staged
-                os.replace("journal", JOURNAL, src_dir_fd=staging, dst_dir_fd=self.tree.fd)
-        except OSError as exc:
-            raise self._untouched(exc) from None
-        journal, self._staged = self._staged, None
-        self._finish(journal)
+        with interrupt.blocked():
+            try:
+                with self.tree.folder((STAGING,)) as staging:
+                    assert staging is not None  # staged
+                    os.replace("journal", JOURNAL, src_dir_fd=staging, dst_dir_fd=self.tree.fd)
+            except OSError as exc:
+                raise self._untouched(exc) from None
+            journal, self._staged = self._staged, None
+            self._finish(self._replay(journal, staged_now=True), journal)
+            if self._record is not None:
+                cache.remember(self.path, self._record)
 
     def _untouched(self, exc: OSError) -> RlobsError:
         self.discard()
@@ -311,29 +324,27 @@ class Bundle:
     def discard(self) -> None:
         """Drop what stage() staged and was not committed: the bundle stays exactly as it was, and a folder opening
         it created is removed again. A committed write is never dropped: the next render finishes it."""
-        self._staged = None
         if self.tree.kind(JOURNAL) == "missing":
+            if self._staged is not None:
+                cache.forget_journal(self._staged)
             self._discard_staging()
             self.tree.remove_created()
+        self._staged = None
 
-    def _finish(self, journal: _Journal) -> None:
-        """Roll a committed journal forward (every step can be replayed), then remove it."""
-        renames, deletions = journal
+    def _finish(self, ops: list[_Op], journal: bytes) -> None:
+        """Roll a committed journal forward (its steps checked by _replay(); every step can be replayed), then
+        remove it."""
         try:
-            for rel, wrote in deletions:
-                kind = self.tree.kind(rel)
-                # Missing: a replay after a kill between a file's unlink and the removal of the folders it emptied.
-                if kind == "missing" or (kind == "file" and sha256(self.tree.read(rel) or b"") == wrote):
+            for rel, staged, _ in ops:
+                if staged is None:
                     self.tree.unlink(rel)  # the file, then every folder above it left empty
             with self.tree.folder((STAGING,)) as staging:
                 if staging is not None:
-                    present = set(os.listdir(staging))
-                    moves = [(staged, rel) for staged, rel in renames if staged in present]
-                    if "manifest" in present:
-                        moves.append(("manifest", MANIFEST))
+                    moves = sorted(((st, rel) for rel, st, _ in ops if st is not None), key=lambda m: m[1] == MANIFEST)
                     self.tree.move_all_in(staging, moves)
             self._discard_staging()
             self.tree.unlink(JOURNAL)
+            cache.forget_journal(journal)
         except OSError as exc:
             raise RlobsError(
                 f"could not finish writing the bundle to {self.path}: {exc.strerror or exc}; "
@@ -359,7 +370,9 @@ class Bundle:
         """Finish (journal committed) or undo (not committed) an interrupted write."""
         self._recovered = tuple(self.leftovers())
         if JOURNAL in self._recovered:
-            self._finish(self._journal(self._read(JOURNAL) or b""))
+            ops = self._replay(journal := self._read(JOURNAL) or b"")
+            with interrupt.blocked():
+                self._finish(ops, journal)
             return
         try:
             self._discard_staging()
@@ -368,49 +381,55 @@ class Bundle:
 
     def foresee(self) -> None:
         """Read-only: what recover() will make of a committed journal, kept as an overlay the plan reads through."""
-        raw = self._read(JOURNAL)
-        if raw is None:
+        journal = self._read(JOURNAL)
+        if journal is None:
             return  # an uncommitted write is only removed: the plan sees the old bundle, as the render will
-        renames, deletions = self._journal(raw)
-        try:
-            for rel, wrote in deletions:
-                if self.tree.kind(rel) == "file" and sha256(self.tree.read(rel) or b"") == wrote:
-                    self._overlay[rel] = None
-            with self.tree.folder((STAGING,)) as staging:
-                present = set(os.listdir(staging)) if staging is not None else set()
-                for staged, rel in [*renames, ("manifest", MANIFEST)]:
-                    if staged in present:
-                        data = read_capped(staged, MAX_FILE, dir_fd=staging, follow=False)
-                        mode = os.stat(staged, dir_fd=staging, follow_symlinks=False).st_mode
-                        self._overlay[rel] = data, bool(mode & 0o100)
-        except (OSError, ValueError) as exc:
-            raise RlobsError(
-                f"{self.path / JOURNAL}: cannot read the unfinished write: {getattr(exc, 'strerror', None) or exc}"
-            ) from None
+        ops = self._replay(journal)
+        for rel, staged, data in ops:
+            executable = staged is not None and bool(self.tree.stat(f"{STAGING}/{staged}").st_mode & 0o100)
+            self._overlay[rel] = None if data is None else (data, executable)
 
-    def _journal(self, raw: bytes) -> _Journal:
-        """The journal, every entry checked: it is read from disk and may have been forged."""
+    def _state(self, rel: str) -> str | None:
+        """The digest of the regular file at `rel`, None when nothing is there, or what stands there instead."""
+        kind = self.tree.kind(rel)
+        if kind == "file":
+            return sha256(self._read(rel) or b"")
+        return None if kind == "missing" else f"a {kind}, not a regular file"
+
+    def _replay(self, journal: bytes, *, staged_now: bool = False) -> list[_Op]:
+        """The steps a committed journal still needs, every one checked first: the journal is one this machine
+        staged (`staged_now`: by this write), each staged file is a regular file with its entry's digest, and each
+        file it replaces or deletes is still in the state the entry expects (else one line saying what to remove)."""
+        where, remove = self.path / JOURNAL, f"remove {JOURNAL} and {STAGING}/ to keep the bundle as it is"
+        if not (staged_now or cache.staged_here(journal)):
+            why = f"an unfinished write this machine did not start (no record of it in {cache.root()})"
+            raise RlobsError(f"{where}: {why}; {remove}")
         try:
-            data = json.loads(raw.decode("utf-8"))
-            renames = [
-                (op["staged"], op["path"])
-                for op in data["replace"]
-                if isinstance(op["staged"], str) and _STAGED_NAME.fullmatch(op["staged"]) and self._ours(op["path"])
-            ]
-            deletions = [(op["path"], str(op["digest"])) for op in data["delete"] if self._ours(op["path"])]
+            data = json.loads(journal.decode("utf-8"))
+            entries = [(e["path"], e["staged"], e["digest"], e["replaces"]) for e in data["files"]]
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise RlobsError(
-                f"{self.path / JOURNAL}: expected an rlobs journal, got unreadable content ({exc}); remove it and "
-                f"{STAGING}/ to start over"
-            ) from None
-        # rlobs never stages a file onto a folder (a render refuses one in the way): replayed, it would fail forever.
-        for _, rel in renames:
-            if self.tree.kind(rel) == "dir":
-                raise RlobsError(
-                    f"{self.path / JOURNAL}: expected entries onto files, got one onto the folder {rel}; remove "
-                    f"{JOURNAL} and {STAGING}/ to start over"
-                )
-        return renames, deletions
+            raise RlobsError(f"{where}: expected an rlobs journal, got unreadable content ({exc}); {remove}") from None
+        ops: list[_Op] = []
+        for i, (rel, staged, digest, replaces) in enumerate(entries):
+            what = f"{where}: entry {i} ({rel!r})"
+            ours = self._ours(rel) and _STAGED_NAME.fullmatch(str(staged or 0))  # None: a deletion
+            if not (rel == MANIFEST if staged == "manifest" else ours):
+                raise RlobsError(f"{what}: expected a bundle path and a staged name rlobs writes; {remove}")
+            try:
+                new = self.tree.read(f"{STAGING}/{staged}") if staged is not None else None
+            except (OSError, RlobsError):
+                raise RlobsError(f"{what}: {STAGING}/{staged} is not a regular file; {remove}") from None
+            now = self._state(rel)
+            if new is not None and sha256(new) != digest:
+                raise RlobsError(f"{what}: {STAGING}/{staged} is not the file staged; {remove}")
+            if new is not None and now != replaces:
+                raise RlobsError(f"{what}: {rel} changed since the write began; {remove}")
+            if new is None and now != digest and (staged is not None or now != replaces):
+                raise RlobsError(f"{what}: {rel} is neither what the write replaces nor what it writes; {remove}")
+            if new is not None or staged is None or now != digest:  # a deletion again: it empties its folders too
+                ops.append((rel, staged if new is not None else None, new))
+        self._replayed = tuple(sorted(rel for rel, _, _ in ops if rel != MANIFEST))
+        return ops
 
 
 def _write_new(dir_fd: int, name: str, data: bytes, mode: int) -> None:

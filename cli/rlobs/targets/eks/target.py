@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 NAME = "eks"
 # Every path this target's bundles can hold (`*` stays within one folder); the writer deletes nothing else.
 PATHS: tuple[str, ...] = (
+    ".gitignore",
     "README.md",
     "app/*.py",
     "app/requirements.txt",

@@ -1,0 +1,110 @@
+"""What this machine wrote, kept outside every bundle, in the user's cache ($XDG_CACHE_HOME/rlobs, else
+~/.cache/rlobs): the only record an up-to-date answer or a journal's replay believes.
+
+A bundle folder is committed to git by many hands, so nothing in it vouches for itself: anyone who can commit can
+rewrite a manifest and every digest in it, or plant a journal. An entry here is still only a hint: an up-to-date
+answer needs every file on disk to have the digest the entry (not the manifest) records, and a replay needs the
+journal's bytes to be ones this machine staged. A fresh checkout (a CI runner) has no entry, so it renders in full.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rlobs.bundle.owner import Owner
+    from rlobs.bundle.spec import Rendered
+
+
+@dataclass(frozen=True, slots=True)
+class RenderKey:
+    """What the user cache records of the render that wrote a bundle: the inputs' digest (rlobs.renderkey) and the
+    bundle's name."""
+
+    digest: str
+    name: str
+
+
+def root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base, "rlobs")
+
+
+def _name(text: str | bytes) -> str:
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
+def _bundle_entry(out_dir: Path) -> Path:
+    """One entry per bundle folder, by its absolute path."""
+    return root() / "bundles" / f"{_name(os.path.abspath(out_dir))}.json"
+
+
+def _journal_entry(journal: bytes) -> Path:
+    return root() / "journals" / _name(journal)
+
+
+def _put(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def record(rendered: tuple[Rendered, ...], key: RenderKey, owner: Owner, manifest: str) -> dict[str, Any]:
+    """What remember() keeps of a bundle this machine wrote, or found equal to its render (manifest.fresh())."""
+    files = {r.path: _name(r.text) for r in rendered}
+    executable = sorted(r.path for r in rendered if r.executable)
+    found = {"key": key.digest, "name": key.name, "owner": owner.as_dict(), "executable": executable}
+    return {**found, "files": files, "manifest": _name(manifest)}
+
+
+def remember(out_dir: Path, record: dict[str, Any]) -> None:
+    """Note that `out_dir` holds exactly the bundle `record` describes (best effort: without it, the next render
+    only runs in full)."""
+    with contextlib.suppress(OSError):
+        _put(_bundle_entry(out_dir), json.dumps(record, sort_keys=True).encode())
+
+
+def recalled(out_dir: Path) -> dict[str, Any] | None:
+    """The record remember() last wrote for `out_dir` (None without one, or an unreadable one)."""
+    try:
+        data = json.loads(_bundle_entry(out_dir).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def known_digests(out_dir: Path) -> dict[str, set[str]]:
+    """Path -> digest of each file this machine last wrote (and checked) into `out_dir`."""
+    files = (recalled(out_dir) or {}).get("files")
+    return {p: {d} for p, d in files.items() if isinstance(d, str)} if isinstance(files, dict) else {}
+
+
+def stage_journal(journal: bytes) -> None:
+    """Record a journal before it is committed: only a journal recorded here is replayed by a later render. Best
+    effort: without a writable cache a write still goes ahead, and only a kill after its commit point then needs the
+    user to remove the journal (the refusal says so)."""
+    with contextlib.suppress(OSError):
+        _put(_journal_entry(journal), b"")
+
+
+def staged_here(journal: bytes) -> bool:
+    return _journal_entry(journal).is_file()
+
+
+def forget_journal(journal: bytes) -> None:
+    with contextlib.suppress(OSError):
+        _journal_entry(journal).unlink()
