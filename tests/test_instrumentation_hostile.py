@@ -4,6 +4,7 @@ bounded exit and a final export that says the run finished."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -115,10 +116,8 @@ def test_any_linger_ends_with_the_final_export(tmp_path: Path, receiver: Receive
 
     def scrape() -> None:
         while not done.is_set():
-            try:
+            with contextlib.suppress(OSError):
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=1).read()
-            except OSError:
-                pass
             done.wait(0.1)
 
     scraper = threading.Thread(target=scrape, daemon=True)
@@ -144,7 +143,7 @@ def test_any_linger_ends_with_the_final_export(tmp_path: Path, receiver: Receive
 
 def test_a_huge_linger_with_no_scrape_still_exits(tmp_path: Path, receiver: Receiver) -> None:
     """Nobody scrapes: the wait is clamped to 60 s, then the finish is exported (this test takes a minute)."""
-    counts, seconds, _ = _probe(
+    _, seconds, _ = _probe(
         render_app(tmp_path),
         receiver,
         OTEL_METRICS_EXPORTER="prometheus,otlp",
