@@ -54,7 +54,9 @@ Job/JobSet/RayJob (RLOBS_OWNER_UID, set by the bundle's workload wiring), else h
 two runs never share an id unless told to. rl.run.restarts: TORCHELASTIC_RESTART_COUNT or RLOBS_RESTART_COUNT.
 Telemetry is flushed at exit and on SIGTERM (preemption); call flush() before a checkpoint.
 No function here raises into the training loop: a bad value is dropped, counted in rl.telemetry.dropped{reason}
-and warned about once.
+and warned about once. Neither does a bad setting: a number out of its bounds (SETTINGS below) is clamped or refused,
+a malformed value the SDK would raise on is hidden from it, each with one warning, and a set-up that fails anyway
+leaves telemetry off for the process (one warning, no exporter thread).
 """
 
 from __future__ import annotations
