@@ -22,7 +22,7 @@ VERL_LOG_PATH = "/tmp/rlobs-verl-metrics.jsonl"
 # Standard-library modules each adapter uses beyond the common part (kept sorted in the file for ruff's isort).
 _COMMON_IMPORTS = ("math", "threading", "time", "warnings")
 _EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {
-    "verl": ("atexit", "contextlib", "json", "os", "sys"),
+    "verl": ("atexit", "contextlib", "json", "os", "stat", "sys"),
     "roll": ("os",),
     "openrlhf": ("importlib",),
     "prime-rl": ("inspect",),

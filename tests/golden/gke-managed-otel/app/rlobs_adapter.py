@@ -17,6 +17,7 @@ import contextlib
 import json
 import math
 import os
+import stat
 import sys
 import threading
 import time
@@ -190,6 +191,12 @@ def _warn_once(what: str) -> None:
 # from its start with a fresh state.
 STATE_SUFFIX = ".rlobs-offset"
 POLL_SECONDS_DEFAULT = 2.0
+POLL_SECONDS_MAX = 60.0  # sleep() of a larger value can raise (1e300) and stops the tailing for hours anyway
+# Memory stays bounded whatever the file holds: each read is at most CHUNK_BYTES, and a line longer than that (no
+# verl record is near it) is skipped to its end, counted in `skipped` and warned about once.
+CHUNK_BYTES = 4 * 1024 * 1024
+STATE_BYTES = 64 * 1024  # a state file is a few hundred bytes: a larger one was not written by this tailer
+LOCK_SECONDS = 10.0  # the exit hook's last poll waits at most this long for one the thread has under way
 
 
 class JsonlTailer:
@@ -203,9 +210,10 @@ class JsonlTailer:
         self.state_path = state_path or path + STATE_SUFFIX
         self.file_id: list[int] | None = None
         self.offset = 0
+        self.overlong = False  # inside a line longer than CHUNK_BYTES: skipping to its end
         self.mapper = Mapper()
         self.records = 0
-        self.skipped = 0  # lines that are not a verl record
+        self.skipped = 0  # lines that are not a verl record (too long, not JSON, not a record)
         # One poll at a time: the exit hook's last poll runs while the daemon thread may still be polling, and two
         # polls from one offset would feed the same records twice.
         self._polling = threading.Lock()
@@ -213,20 +221,25 @@ class JsonlTailer:
 
     def _load(self) -> None:
         try:
-            with open(self.state_path, encoding="utf-8") as f:
-                saved = json.load(f)
-            self.file_id = list(saved["file"])
-            self.offset = int(saved["offset"])
-            self.mapper = Mapper(saved.get("mapper"))
-        except (OSError, ValueError, KeyError, TypeError):
-            # No state yet (or unreadable): start from the beginning of the file, unless an earlier process wrote it.
-            with contextlib.suppress(OSError):
-                info = os.stat(self.path)
-                if self.since is not None and info.st_mtime < self.since:
-                    self.file_id, self.offset = [info.st_dev, info.st_ino], info.st_size
+            raw = _read_regular(self.state_path, STATE_BYTES + 1)
+        except OSError:
+            raw = None  # no state yet
+        saved = _saved(raw) if raw is not None else None
+        if saved is not None:
+            self.file_id, self.offset, self.overlong, last = saved
+            self.mapper = Mapper({"last": last})
+            return
+        with contextlib.suppress(OSError):
+            info = os.stat(self.path)
+            # No state: from the beginning of the file, unless an earlier process wrote it. A state file that is not
+            # one this tailer wrote: from the end (what is before it may have been counted already), warned.
+            if raw is not None:
+                _warn_once(f"{self.state_path} is not a valid tailer state: reading {self.path} on from its end")
+            if raw is not None or (self.since is not None and info.st_mtime < self.since):
+                self.file_id, self.offset = [info.st_dev, info.st_ino], info.st_size
 
     def _save(self) -> None:
-        saved = {"file": self.file_id, "offset": self.offset, "mapper": self.mapper.state()}
+        saved = {"file": self.file_id, "offset": self.offset, "overlong": self.overlong, "mapper": self.mapper.state()}
         temporary = self.state_path + ".tmp"
         with open(temporary, "w", encoding="utf-8") as f:
             json.dump(saved, f)
@@ -234,28 +247,58 @@ class JsonlTailer:
 
     def poll(self) -> int:
         """Feed the records written since the last poll; returns how many. Never raises."""
+        if not self._polling.acquire(timeout=LOCK_SECONDS):
+            return 0
         try:
-            with self._polling:
-                return self._poll()
+            return self._poll()
         except Exception as exc:
             _warn_once(f"tailing {self.path}: {type(exc).__name__}: {exc}")
             return 0
+        finally:
+            self._polling.release()
 
     def _poll(self) -> int:
         try:
             info = os.stat(self.path)
         except FileNotFoundError:
             return 0
+        if not stat.S_ISREG(info.st_mode):
+            return 0  # a FIFO or a device would block the read
         file_id = [info.st_dev, info.st_ino]
         if file_id != self.file_id or info.st_size < self.offset:
             # A new trainer process (the file was recreated or truncated): its records start at 0.
-            self.file_id, self.offset, self.mapper = file_id, 0, Mapper()
-        if info.st_size == self.offset:
-            return 0
+            self.file_id, self.offset, self.overlong, self.mapper = file_id, 0, False, Mapper()
+        fed = 0
+        while self.offset < info.st_size:  # up to the size seen now, one chunk at a time
+            step = self._step(min(info.st_size - self.offset, CHUNK_BYTES))
+            if step is None:
+                break  # a line still being written waits for the next poll
+            fed += step
+            self._save()
+        self.records += fed
+        return fed
+
+    def _step(self, size: int) -> int | None:
+        """Read up to size bytes at the offset and feed the complete lines in them; None when there is none yet."""
         with open(self.path, "rb") as f:
             f.seek(self.offset)
-            chunk = f.read(info.st_size - self.offset)
-        end = chunk.rfind(b"\n") + 1  # a line still being written waits for the next poll
+            chunk = f.read(size)
+        if not chunk:
+            return None
+        end = chunk.rfind(b"\n") + 1
+        if self.overlong:
+            cut = chunk.find(b"\n") + 1
+            self.offset += cut or len(chunk)
+            self.overlong = not cut
+            return 0
+        if not end:
+            if len(chunk) < CHUNK_BYTES:
+                return None
+            self.offset += len(chunk)
+            self.overlong = True
+            self.skipped += 1
+            _warn_once(f"{self.path}: a line longer than {CHUNK_BYTES} bytes skipped (counted in skipped)")
+            return 0
         fed = 0
         for line in chunk[:end].splitlines():
             data = _record(line)
@@ -265,19 +308,42 @@ class JsonlTailer:
             self.mapper.feed(data)
             fed += 1
         self.offset += end
-        self.records += fed
-        if end:
-            self._save()
         return fed
 
 
 def _record(line: bytes) -> dict[str, Any] | None:
     try:
         record = json.loads(line)
-    except ValueError:
+    except Exception:  # not JSON, or nested too deep (RecursionError): a line that is no record
         return None
     data = record.get("data") if isinstance(record, dict) else None
     return data if isinstance(data, dict) else None
+
+
+def _read_regular(path: str, limit: int) -> bytes:
+    """At most limit bytes of a regular file, never blocking on a FIFO; OSError when it is missing or not one."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return f.read(limit)
+
+
+def _saved(raw: bytes) -> tuple[list[int], int, bool, dict[str, float]] | None:
+    """The (file id, offset, overlong, mapper totals) of a state file this tailer wrote; None for anything else."""
+    try:
+        saved = json.loads(raw) if len(raw) <= STATE_BYTES else None
+        file_id, offset, last = saved["file"], saved["offset"], saved["mapper"]["last"]
+        overlong = saved.get("overlong", False)
+    except Exception:
+        return None
+    ids = isinstance(file_id, list) and len(file_id) == 2 and all(type(i) is int for i in file_id)
+    totals = isinstance(last, dict) and all(
+        isinstance(k, str) and type(v) in (int, float) and math.isfinite(v) for k, v in last.items()
+    )
+    if ids and type(offset) is int and offset >= 0 and type(overlong) is bool and totals:
+        return file_id, offset, overlong, last
+    return None
 
 
 def _locked(path: str) -> Any:
@@ -302,7 +368,7 @@ def start_tailer(path: str | None = None, poll_seconds: float | None = None) -> 
         return None
     # The run is "starting" from the trainer's start, so a trainer stuck before its first step is seen as such.
     telemetry.init(run_name=_override(getattr(sys, "orig_argv", sys.argv), EXPERIMENT_KEY))
-    interval = poll_seconds or _env_seconds("RLOBS_TAIL_POLL_SECONDS", POLL_SECONDS_DEFAULT)
+    interval = _poll_seconds(poll_seconds if poll_seconds is not None else os.environ.get("RLOBS_TAIL_POLL_SECONDS"))
     since = time.time()
     thread = threading.Thread(target=_tail, args=(path, interval, since), name="rlobs-verl-tailer", daemon=True)
     thread.start()
@@ -342,12 +408,22 @@ def _override(argv: list[str], key: str) -> str | None:
     return found
 
 
-def _env_seconds(variable: str, default: float) -> float:
+def _poll_seconds(given: Any) -> float:
+    """The poll interval: not a positive number -> the default, above POLL_SECONDS_MAX -> that (warned once)."""
+    if given is None or given == "":
+        return POLL_SECONDS_DEFAULT
     try:
-        value = float(os.environ.get(variable) or default)
-    except ValueError:
-        return default
-    return value if math.isfinite(value) and value > 0 else default
+        value = float(given)
+    except (TypeError, ValueError, OverflowError):
+        value = math.nan
+    shown = f"RLOBS_TAIL_POLL_SECONDS={str(given)[:40]!r}"
+    if not value > 0:  # NaN too
+        _warn_once(f"{shown} is not a positive number: using {POLL_SECONDS_DEFAULT}")
+        return POLL_SECONDS_DEFAULT
+    if value > POLL_SECONDS_MAX:
+        _warn_once(f"{shown} is above {POLL_SECONDS_MAX}: using that")
+        return POLL_SECONDS_MAX
+    return value
 
 
 def wrap_tracking() -> None:

@@ -54,7 +54,9 @@ Job/JobSet/RayJob (RLOBS_OWNER_UID, set by the bundle's workload wiring), else h
 two runs never share an id unless told to. rl.run.restarts: TORCHELASTIC_RESTART_COUNT or RLOBS_RESTART_COUNT.
 Telemetry is flushed at exit and on SIGTERM (preemption); call flush() before a checkpoint.
 No function here raises into the training loop: a bad value is dropped, counted in rl.telemetry.dropped{reason}
-and warned about once.
+and warned about once. Neither does a bad setting: a number out of its bounds (SETTINGS below) is clamped or refused,
+a malformed value the SDK would raise on is hidden from it, each with one warning, and a set-up that fails anyway
+leaves telemetry off for the process (one warning, no exporter thread).
 """
 
 from __future__ import annotations
@@ -72,25 +74,39 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext, suppress
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+# The API only: its import reads no setting that can raise. The SDK is imported inside the guarded set-up (_start_sdk),
+# since importing it raises on some malformed environment values (a span attribute count limit of "abc").
 from opentelemetry import trace
-from opentelemetry.metrics import CallbackOptions, Observation
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import (
-    ConsoleMetricExporter,
-    MetricReader,
-    PeriodicExportingMetricReader,
-)
-from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.metrics import CallbackOptions, NoOpMeterProvider, Observation
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.metrics.export import MetricReader
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 SCOPE = "rlobs"
 SERVICE_NAME_DEFAULT = "grpo-trainer"
 EXPORT_INTERVAL_MS_DEFAULT = 30000
 PROMETHEUS_PORT_DEFAULT = 9464
+# Every number the module reads from the environment, or passes to the SDK in place of the SDK's own reading:
+# variable -> (default, low, high). Not a number or below low: refused (the default); above high: clamped to high.
+# Either warns once. The bounds keep the run's own exit and the exporter threads alive and finite.
+SETTINGS: dict[str, tuple[float, float, float]] = {
+    "RL_NUM_GPUS": (1, 1, 1_000_000),
+    "RL_FINISH_LINGER_SECONDS": (30.0, 0.0, 60.0),  # the wait for a last scrape at exit: a finished run always exits
+    "OTEL_EXPORTER_PROMETHEUS_PORT": (PROMETHEUS_PORT_DEFAULT, 0, 65_535),
+    "OTEL_METRIC_EXPORT_INTERVAL": (EXPORT_INTERVAL_MS_DEFAULT, 100, 86_400_000),
+    "OTEL_METRIC_EXPORT_TIMEOUT": (30_000, 100, 60_000),
+    "OTEL_EXPORTER_OTLP_TIMEOUT": (10.0, 0.1, 30.0),  # seconds; the _METRICS_/_TRACES_ ones default to it
+    "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT": (10.0, 0.1, 30.0),
+    "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": (10.0, 0.1, 30.0),
+    "OTEL_BSP_SCHEDULE_DELAY": (5_000, 1, 3_600_000),
+    "OTEL_BSP_EXPORT_TIMEOUT": (30_000, 1, 60_000),
+    "OTEL_BSP_MAX_QUEUE_SIZE": (2_048, 1, 1_000_000),
+    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": (512, 1, 1_000_000),
+}
 
 
 class Identity(NamedTuple):
@@ -305,26 +321,29 @@ INTERVALS = 20  # METRICS["step_interval"] is the p95 of this many intervals bet
 class _Telemetry:
     """The providers, instruments, run state and per-iteration counts; one per process (see init())."""
 
-    def __init__(self, gpus: int | None, *, export: bool = True, run_name: str | None = None) -> None:
+    def __init__(self, gpus: int | None, *, run_name: str | None = None) -> None:
         # Other ranks of a distributed job export nothing: no reader, no port, no exporter thread, no output.
         self.reporting = _rank() == 0
         self.identity = _identity(run_name)
-        self.gpus = gpus or _env_int("RL_NUM_GPUS", 1)
+        self.gpus = gpus or int(_setting("RL_NUM_GPUS"))
         self.scrapes: _ScrapeCounter | None = None
         self.instruments: dict[str, Any] = {}
         self.values: dict[str, float] = {}  # the OBSERVED metrics' current values (counters: their totals)
         self.values_lock = threading.Lock()
-        export = export and self.reporting
-        resource = _resource()
-        views = [
-            View(instrument_name=METRICS[key].name, aggregation=ExplicitBucketHistogramAggregation(bounds))
-            for key, bounds in BUCKETS.items()
-        ]
-        readers = _metric_readers(self) if export else []
-        self.meter_provider = MeterProvider(resource=resource, metric_readers=readers, views=views)
-        self.tracer_provider = TracerProvider(resource=resource)
-        for exporter in _span_exporters() if export else []:
-            self.tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
+        self.started: list[Any] = []  # what the set-up started, in order: each has shutdown()
+        self.meter_provider: Any = NoOpMeterProvider()
+        self.tracer_provider: Any = trace.NoOpTracerProvider()
+        if self.reporting:
+            try:
+                with _sdk_environment():
+                    self._start_sdk()
+            except Exception as exc:  # a bad OTEL_* setting must not stop the training run
+                # Once: the no-op providers stay for the life of the process, and whatever the failed set-up
+                # started (exporter threads, the /metrics server) is stopped, so nothing retries or leaks.
+                _warn_once("set-up", f"telemetry is off: {exc}")
+                self._stop_started()
+                self.scrapes = None
+                self.meter_provider, self.tracer_provider = NoOpMeterProvider(), trace.NoOpTracerProvider()
         meter = self.meter_provider.get_meter(SCOPE)
         self.tracer = self.tracer_provider.get_tracer(SCOPE)
         for key, (name, kind, unit, description) in METRICS.items():
@@ -431,6 +450,51 @@ class _Telemetry:
                     # state_since marks the pause's end: the stall clock restarts from here.
                     self._set_state(self.resume_to, now)
 
+    def keep(self, started: Any) -> Any:
+        """Something the set-up started (a reader, a span processor, a provider): stopped if the set-up fails."""
+        self.started.append(started)
+        return started
+
+    def _start_sdk(self) -> None:
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        resource = _resource()
+        views = [
+            View(instrument_name=METRICS[key].name, aggregation=ExplicitBucketHistogramAggregation(bounds))
+            for key, bounds in BUCKETS.items()
+        ]
+        exporters = [self.keep(exporter) for exporter in _span_exporters()]  # first: they start no thread
+        readers = _metric_readers(self)
+        # The exit hook shuts both providers down itself, within its bounds: no second exit hook of the SDK's own.
+        meter_provider = self.keep(
+            MeterProvider(resource=resource, metric_readers=readers, views=views, shutdown_on_exit=False)
+        )
+        # The SDK's own span metrics go to this provider, never to the global one that OTEL_PYTHON_METER_PROVIDER names.
+        tracer_provider = self.keep(
+            TracerProvider(resource=resource, shutdown_on_exit=False, meter_provider=meter_provider)
+        )
+        queue = int(_setting("OTEL_BSP_MAX_QUEUE_SIZE"))
+        for exporter in exporters:
+            processor = BatchSpanProcessor(
+                exporter,
+                max_queue_size=queue,
+                schedule_delay_millis=_setting("OTEL_BSP_SCHEDULE_DELAY"),
+                max_export_batch_size=min(queue, int(_setting("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"))),
+                export_timeout_millis=_setting("OTEL_BSP_EXPORT_TIMEOUT"),
+                meter_provider=meter_provider,
+            )
+            tracer_provider.add_span_processor(self.keep(processor))
+        self.meter_provider, self.tracer_provider = meter_provider, tracer_provider
+
+    def _stop_started(self) -> None:
+        for started in reversed(self.started):
+            with suppress(Exception):
+                started.shutdown()
+        self.started.clear()
+
     def fail(self) -> None:
         with self.lock:
             self.failed = True
@@ -445,17 +509,20 @@ class _Telemetry:
             failed = self.failed or self.exit_status is not None or not clean
             self._set_state(FAILED if failed else FINISHED, time.time())
         _restore_exit()
-        if self.scrapes is not None:
-            # The final state must be served once before the process (and its /metrics) goes away.
-            linger = _env_float("RL_FINISH_LINGER_SECONDS", 30.0)
-            if self.terminated:
-                # Inside the grace period, the next scrape is enough (rarely, one already under way misses it).
-                self.scrapes.wait_for_next(min(linger, TERM_LINGER_SECONDS), scrapes=1)
-            else:
-                self.scrapes.wait_for_next(linger)
-        # shutdown() collects and exports the last metrics and flushes queued spans.
-        self.tracer_provider.shutdown()
-        self.meter_provider.shutdown()
+        try:
+            if self.scrapes is not None:
+                # The final state must be served once before the process (and its /metrics) goes away.
+                linger = _setting("RL_FINISH_LINGER_SECONDS")
+                if self.terminated:
+                    # Inside the grace period, the next scrape is enough (rarely, one already under way misses it).
+                    self.scrapes.wait_for_next(min(linger, TERM_LINGER_SECONDS), scrapes=1)
+                else:
+                    self.scrapes.wait_for_next(linger)
+        finally:
+            # Collects and exports the last metrics and flushes queued spans, each bounded by its export timeout.
+            for provider in (self.tracer_provider, self.meter_provider):
+                with suppress(Exception):
+                    getattr(provider, "shutdown", lambda: None)()
 
     def drop(self, reason: str, what: str) -> None:
         """Count a refused value and warn once per cause; never raises (it is what the guards call)."""
@@ -579,12 +646,7 @@ def _get(gpus: int | None = None, run_name: str | None = None) -> _Telemetry:
     global _state
     with _state_lock:
         if _state is None:
-            try:
-                _state = _Telemetry(gpus, run_name=run_name)
-            except Exception as exc:  # a bad OTEL_* setting must not stop the training run
-                if _rank() == 0:
-                    warnings.warn(f"rlobs_telemetry: telemetry is off: {exc}", stacklevel=3)
-                _state = _Telemetry(gpus, export=False, run_name=run_name)
+            _state = _Telemetry(gpus, run_name=run_name)  # never raises: a failed set-up leaves no-op providers
             if _state.reporting:  # the other ranks' exits, signals and exceptions are none of this module's business
                 atexit.register(_at_exit)
                 _install_sigterm()
@@ -604,8 +666,8 @@ def _at_exit() -> None:
 def flush(timeout_ms: int = 10_000) -> None:
     """Export what is buffered now, e.g. before a checkpoint or an expected preemption."""
     state = _get()
-    state.meter_provider.force_flush(timeout_ms)
-    state.tracer_provider.force_flush(timeout_ms)
+    for provider in (state.meter_provider, state.tracer_provider):
+        getattr(provider, "force_flush", lambda _timeout: None)(timeout_ms)
 
 
 @_guarded
@@ -927,16 +989,87 @@ def set_rates(
             state.record(f"{key}_per_gpu", per_gpu)
 
 
-def _env_int(variable: str, default: int) -> int:
-    return _positive_int(os.environ.get(variable)) or default
-
-
-def _env_float(variable: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(variable) or default)
-    except ValueError:
+def _setting(variable: str) -> float:
+    """SETTINGS[variable] from the environment, refused or clamped as SETTINGS says (warned once)."""
+    default, low, high = SETTINGS[variable]
+    if variable.endswith(("_METRICS_TIMEOUT", "_TRACES_TIMEOUT")):
+        default = _setting("OTEL_EXPORTER_OTLP_TIMEOUT")
+    raw = os.environ.get(variable, "").strip()
+    if not raw:
         return default
-    return value if math.isfinite(value) and value >= 0 else default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    shown = raw if len(raw) <= 40 else raw[:40] + "..."
+    if not value >= low:  # NaN too
+        _warn_once(variable, f"{variable}={shown!r} is not a number of at least {low:g}: using {default:g}")
+        return default
+    if value > high:
+        _warn_once(variable, f"{variable}={shown!r} is above {high:g}: using {high:g}")
+        return high
+    return value
+
+
+# Values the SDK reads itself and raises on when malformed (at import or construction, opentelemetry-sdk 1.45):
+# hidden from it while the module sets up, with one warning each. Checked against what the SDK accepts.
+def _limit(value: str) -> bool:
+    try:
+        return value.strip().lower() == "unset" or int(value) >= 0
+    except ValueError:
+        return False
+
+
+SDK_CHECKS: dict[str, Callable[[str], bool]] = {
+    **dict.fromkeys(
+        (
+            "OTEL_ATTRIBUTE_COUNT_LIMIT",
+            "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+            "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT",
+            "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+            "OTEL_SPAN_EVENT_COUNT_LIMIT",
+            "OTEL_SPAN_LINK_COUNT_LIMIT",
+            "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT",
+            "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT",
+        ),
+        _limit,
+    ),
+    **dict.fromkeys(
+        (
+            "OTEL_EXPORTER_OTLP_COMPRESSION",
+            "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION",
+            "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
+        ),
+        lambda v: v.strip().lower() in ("gzip", "deflate", "none"),
+    ),
+    "OTEL_METRICS_EXEMPLAR_FILTER": lambda v: v in ("trace_based", "always_on", "always_off"),
+}
+
+
+@contextmanager
+def _sdk_environment() -> Iterator[None]:
+    """The environment as the SDK sees it during the set-up: malformed values of SDK_CHECKS hidden (and put back
+    after, so the process's environment is unchanged). Nothing is touched when every value is fine."""
+    hidden = {v: os.environ[v] for v, valid in SDK_CHECKS.items() if v in os.environ and not valid(os.environ[v])}
+    for variable, value in hidden.items():
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        _warn_once(variable, f"{variable}={shown!r} is not valid: ignored (the SDK's default)")
+        del os.environ[variable]
+    try:
+        yield
+    finally:
+        os.environ.update(hidden)
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    """One warning per key, on the reporting rank only; never raises (not even under a warnings-as-errors filter)."""
+    if key not in _warned and _rank() == 0:
+        _warned.add(key)
+        with suppress(Exception):
+            warnings.warn(f"rlobs_telemetry: {message}", stacklevel=3)
 
 
 def _identity(run_name: str | None) -> dict[str, str]:
@@ -986,6 +1119,8 @@ def _int(value: str, default: int) -> int:
 
 
 def _resource() -> Resource:
+    from opentelemetry.sdk.resources import Resource
+
     # Resource.create() reads OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME, and attributes passed in win over
     # both (opentelemetry-sdk resources/__init__.py), so the default service name is passed only when neither is set.
     attributes: dict[str, str] = {}
@@ -1038,9 +1173,10 @@ _OTLP = {
 def _otlp_exporter(signal_name: str) -> Any:
     endpoint, insecure, protocol = _otlp_target(signal_name)
     module, cls, path = _OTLP[signal_name]
+    timeout = _setting(f"OTEL_EXPORTER_OTLP_{signal_name}_TIMEOUT")  # checked here: the SDK's float() would raise
     if protocol == "grpc":
         grpc = importlib.import_module(f"opentelemetry.exporter.otlp.proto.grpc.{module}")
-        return getattr(grpc, cls)(endpoint=endpoint, insecure=insecure)
+        return getattr(grpc, cls)(endpoint=endpoint, insecure=insecure, timeout=timeout)
     if protocol != "http/protobuf":
         raise ValueError(f"OTEL_EXPORTER_OTLP_PROTOCOL: expected grpc or http/protobuf, got {protocol!r}")
     try:
@@ -1053,30 +1189,36 @@ def _otlp_exporter(signal_name: str) -> Any:
     # The HTTP exporters use a signal-specific endpoint verbatim and append /v1/<signal> to the generic one.
     if not os.environ.get(f"OTEL_EXPORTER_OTLP_{signal_name}_ENDPOINT"):
         endpoint = endpoint.rstrip("/") + path
-    return getattr(http, cls)(endpoint=endpoint)
+    return getattr(http, cls)(endpoint=endpoint, timeout=timeout)
 
 
 def _metric_readers(state: _Telemetry) -> list[MetricReader]:
+    """The readers OTEL_METRICS_EXPORTER names; each is kept by the state as it starts (its thread, its server)."""
+    from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, PeriodicExportingMetricReader
+
     readers: list[MetricReader] = []
-    interval = _env_float("OTEL_METRIC_EXPORT_INTERVAL", EXPORT_INTERVAL_MS_DEFAULT) or EXPORT_INTERVAL_MS_DEFAULT
+    interval, timeout = _setting("OTEL_METRIC_EXPORT_INTERVAL"), _setting("OTEL_METRIC_EXPORT_TIMEOUT")
     for choice in _choices("OTEL_METRICS_EXPORTER"):
-        if choice == "otlp":
-            readers.append(PeriodicExportingMetricReader(_otlp_exporter("METRICS"), export_interval_millis=interval))
+        if choice in ("otlp", "console"):
+            exporter = _otlp_exporter("METRICS") if choice == "otlp" else ConsoleMetricExporter()
+            reader = PeriodicExportingMetricReader(
+                exporter, export_interval_millis=interval, export_timeout_millis=timeout
+            )
+            readers.append(state.keep(reader))
         elif choice == "prometheus":
             from opentelemetry.exporter.prometheus import PrometheusMetricReader
             from prometheus_client import REGISTRY, start_http_server
 
             # 0.0.0.0 by default so Prometheus can scrape the pod; set OTEL_EXPORTER_PROMETHEUS_HOST=localhost locally.
             host = os.environ.get("OTEL_EXPORTER_PROMETHEUS_HOST") or "0.0.0.0"
-            port = _env_int("OTEL_EXPORTER_PROMETHEUS_PORT", PROMETHEUS_PORT_DEFAULT)
-            start_http_server(port=port, addr=host)
+            port = int(_setting("OTEL_EXPORTER_PROMETHEUS_PORT"))
+            server, _thread = start_http_server(port=port, addr=host)
+            state.keep(server)
             readers.append(PrometheusMetricReader())
             # Registered after the reader's collector, so it is called after it in each scrape: one more count
             # means the state set before it has been served.
             state.scrapes = _ScrapeCounter()
             REGISTRY.register(state.scrapes)  # type: ignore[arg-type]
-        elif choice == "console":
-            readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter(), export_interval_millis=interval))
         else:
             expected = "otlp, prometheus, console or none"
             raise ValueError(f"OTEL_METRICS_EXPORTER: unknown exporter {choice!r}: expected {expected}")
@@ -1084,6 +1226,8 @@ def _metric_readers(state: _Telemetry) -> list[MetricReader]:
 
 
 def _span_exporters() -> list[SpanExporter]:
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
     exporters: list[SpanExporter] = []
     for choice in _choices("OTEL_TRACES_EXPORTER"):
         if choice == "otlp":
