@@ -191,6 +191,7 @@ def _verify(
     apps = tmp_path / "applications.json"
     apps.write_text(json.dumps(_applications(bundle, state or {})))
     tool("jq", "the verify script reads the API answers with it")
+    tool("curl", "the verify script asks Prometheus's HTTP API with it")
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "FAKE_APPLICATIONS": str(apps), "RLOBS_LOCAL_PORT": str(port)}
     return run_script(bundle / SCRIPT, env=env)
 
