@@ -50,9 +50,9 @@ def test_the_calendar_names_its_source_and_orders_its_dates() -> None:
 
 def _validate(tmp_path: Path, version: str, today: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, int]:
     text = all_profiles()["eks-jark"]
-    assert 'kubernetesVersion: "1.34"' in text
+    assert 'kubernetesVersion: "1.35"' in text
     profile = tmp_path / "p.yaml"
-    profile.write_text(text.replace('kubernetesVersion: "1.34"', f'kubernetesVersion: "{version}"'), encoding="utf-8")
+    profile.write_text(text.replace('kubernetesVersion: "1.35"', f'kubernetesVersion: "{version}"'), encoding="utf-8")
     line = next(i for i, t in enumerate(text.splitlines(), 1) if "kubernetesVersion:" in t)
     monkeypatch.setenv(TODAY_ENV, today)
     result = runner.invoke(app, ["validate", str(profile)])
@@ -95,7 +95,7 @@ def test_an_unset_version_is_judged_as_its_default(tmp_path: Path, monkeypatch: 
     text = "\n".join(t for t in all_profiles()["eks-jark"].splitlines() if "kubernetesVersion:" not in t) + "\n"
     profile = tmp_path / "p.yaml"
     profile.write_text(text, encoding="utf-8")
-    monkeypatch.setenv(TODAY_ENV, "2026-12-03")
+    monkeypatch.setenv(TODAY_ENV, "2027-04-01")  # 1.35, the default, is then in extended support
     result = runner.invoke(app, ["validate", str(profile)])
     assert result.exit_code == 0
     assert "warning: eks.cluster: expected a Kubernetes version in EKS standard support" in result.stderr

@@ -388,7 +388,7 @@ def test_an_infinite_or_nan_duration_is_one_line_not_a_traceback(typed: str, sho
 
 
 def test_an_unquoted_version_says_what_yaml_made_of_it_and_to_quote_it() -> None:
-    (line,) = _errors(_eks_with('kubernetesVersion: "1.34"', "kubernetesVersion: 1.30"))
+    (line,) = _errors(_eks_with('kubernetesVersion: "1.35"', "kubernetesVersion: 1.30"))
     assert line.endswith(
         "eks.cluster.kubernetesVersion: expected a Kubernetes minor version like 1.34, got the number 1.3 "
         '(an unquoted 1.30 is a number in YAML: quote it, "1.30")'

@@ -43,7 +43,7 @@ CORPUS = [
     ("eks-jark", "region: us-west-2", "region: us-west"),
     ("eks-jark", "region: us-west-2", "region: US-WEST-2"),
     ("eks-jark", "name: jark-stack", "name: -jark"),
-    ("eks-jark", 'kubernetesVersion: "1.34"', 'kubernetesVersion: "1.3"'),
+    ("eks-jark", 'kubernetesVersion: "1.35"', 'kubernetesVersion: "1.3"'),
     ("eks-jark", "repoUrl: https://github.com/acme/gitops.git", "repoUrl: git@github.com:acme/gitops.git"),
     ("eks-jark", "repoUrl: https://github.com/acme/gitops.git", "repoUrl: github.com/acme/gitops"),
     ("eks-jark", "targetRevision: main", "targetRevision: HEAD"),

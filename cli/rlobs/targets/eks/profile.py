@@ -43,7 +43,7 @@ KubernetesVersion = Annotated[
     AfterValidator(matching(r"1\.[0-9]{2}", "a Kubernetes minor version like 1.34")),
     AfterValidator(_supported),
 ]
-DEFAULT_KUBERNETES_VERSION = "1.34"
+DEFAULT_KUBERNETES_VERSION = "1.35"
 
 
 Quantity = Annotated[

@@ -10,7 +10,7 @@ name = "jark-stack"
 
 region = "us-west-2"
 
-eks_cluster_version = "1.34"
+eks_cluster_version = "1.35"
 
 # as in the upstream jark-stack blueprint
 enable_aws_efs_csi_driver = true
