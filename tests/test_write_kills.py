@@ -9,6 +9,8 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -209,3 +211,57 @@ def test_ctrl_c_and_sigterm_finish_a_committed_write_and_discard_an_uncommitted_
     index, _, out = done[2]  # several profiles, finished after a SIGTERM: rendering the old ones back is the old
     cases["profiles"].render(cases["profiles"].old, out)
     assert cases["profiles"].snapshots(out) == cases["profiles"].snapshots(refs["profiles"][0])
+
+
+def _signalled_after(delay: float, sig: signal.Signals, *args: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rlobs", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    time.sleep(delay)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+@pytest.mark.slow
+def test_ctrl_c_and_sigterm_at_every_rename_and_at_random_instants_leave_old_or_new(tmp_path: Path) -> None:
+    """Written down first: whenever SIGINT or SIGTERM arrives, the folder holds exactly the old or the new bundle,
+    it exits 130 (0: done before it; ended by it: Python was starting or exiting) with a message saying which:
+    nothing written (old) or finished after the commit (new)."""
+    case = _signal_cases(tmp_path)["profile"]
+    old_dir, new_dir = tmp_path / "old", tmp_path / "new"
+    case.render(case.old, old_dir)
+    renames = case.render(case.new, new_dir)
+    old, new = case.snapshots(old_dir), case.snapshots(new_dir)
+    rng = random.Random(25)
+    trials: list[tuple[str, int | float]] = [(("INT", "TERM")[n % 2], n) for n in range(1, renames + 1)]
+    trials += [(rng.choice(("INT", "TERM")), rng.uniform(0.05, 0.8)) for _ in range(6)]
+
+    def trial(index: int) -> tuple[subprocess.CompletedProcess[str], Path]:
+        sig, when = trials[index]
+        out = tmp_path / f"t{index}"
+        shutil.copytree(old_dir, out, symlinks=True)
+        args = ("render", *case.new, "-o", str(out), "--force")
+        if isinstance(when, int):
+            return kills.rlobs(*args, kill_at=f"{sig}:{when}"), out
+        return _signalled_after(when, getattr(signal, f"SIG{sig}"), *args), out
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = list(pool.map(trial, range(len(trials))))
+    sides = []
+    for (sig, when), (proc, out) in zip(trials, done, strict=True):
+        found = case.snapshots(out)
+        assert found in (old, new), (sig, when, proc.stderr[-500:])
+        side = "new" if found == new else "old"
+        sides.append(side)
+        if proc.returncode == 0:  # done before the signal
+            assert side == "new", (sig, when)
+            continue
+        if proc.returncode < 0:  # Python starting or exiting, before or after rlobs's handler: ended by a signal
+            continue
+        assert proc.returncode == 130 and "Traceback" not in proc.stderr, (sig, when, proc.stderr[-500:])
+        if side == "old" and not proc.stderr.strip():
+            continue  # in Typer's own parsing, before any command ran: it exits 130 and prints nothing
+        said = "interrupted after the commit: finished" if side == "new" else "interrupted, nothing written"
+        assert f"error: {said}" in proc.stderr.splitlines(), (sig, when, proc.stderr[-500:])
+    assert {"old", "new"} <= set(sides), sides
