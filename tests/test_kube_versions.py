@@ -100,3 +100,15 @@ def test_an_unset_version_is_judged_as_its_default(tmp_path: Path, monkeypatch: 
     assert result.exit_code == 0
     assert "warning: eks.cluster: expected a Kubernetes version in EKS standard support" in result.stderr
     assert "unset: that is its default" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["validate", "render"])
+def test_a_bad_day_in_the_environment_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    monkeypatch.setenv(TODAY_ENV, "next tuesday")
+    out = tmp_path / "out"
+    args = [command, str(REPO / "blueprints" / "eks-jark.yaml"), *(["-o", str(out)] if command == "render" else [])]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr == "error: RLOBS_TODAY: expected a date like 2026-12-03, got 'next tuesday'\n"

@@ -10,6 +10,7 @@ from datetime import date
 from functools import cache
 from typing import Any
 
+from rlobs.errors import RlobsError
 from rlobs.resources import read_text
 
 # The day versions are judged on: today, or this ISO date (tests fix it; a user can ask about a future apply).
@@ -22,7 +23,10 @@ _OPEN_ENDED = {"eks": False, "gke": True}
 
 def today() -> date:
     fixed = os.environ.get(TODAY_ENV)
-    return date.fromisoformat(fixed) if fixed else date.today()
+    try:
+        return date.fromisoformat(fixed) if fixed else date.today()
+    except ValueError:  # an environment value is the user's input too: one line, not a traceback
+        raise RlobsError(f"{TODAY_ENV}: expected a date like 2026-12-03, got {str(fixed)[:40]!r}") from None
 
 
 @cache
