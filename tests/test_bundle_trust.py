@@ -190,3 +190,14 @@ def test_a_bundle_never_holds_another_one(tmp_path: Path) -> None:
         inner = f"{out / 'docs' / 'inner'}: holds the bundle of profile rl (target eks); a bundle never holds another"
         assert inner in done.stdout + done.stderr
     assert snapshot(out) == before
+
+
+def test_a_relative_cache_home_is_ignored(tmp_path: Path) -> None:
+    """XDG_CACHE_HOME must be absolute (XDG Base Directory spec): a relative one never makes a folder where rlobs
+    runs; the record goes under $HOME/.cache instead."""
+    env = {**os.environ, "XDG_CACHE_HOME": "cache-here", "HOME": str(tmp_path / "home"), "NO_COLOR": "1"}
+    cmd = [sys.executable, "-m", "rlobs", "render", str(BLUEPRINT), "-o", str(tmp_path / "out")]
+    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "cache-here").exists()
+    assert (tmp_path / "home" / ".cache" / "rlobs").is_dir()

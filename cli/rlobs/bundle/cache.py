@@ -33,8 +33,9 @@ class RenderKey:
 
 
 def root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base, "rlobs")
+    # A relative XDG_CACHE_HOME is invalid (XDG Base Directory spec): ignored, never a folder in the user's cwd.
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    return Path(base if os.path.isabs(base) else os.path.join(os.path.expanduser("~"), ".cache"), "rlobs")
 
 
 def _name(text: str | bytes) -> str:
