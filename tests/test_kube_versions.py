@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from rlobs.main import app
 from rlobs.profile.kube_versions import TODAY_ENV
 from rlobs.resources import read_text
-from testing.helpers import REPO, SHARED, all_profiles
+from testing.helpers import REPO, all_profiles
 
 runner = CliRunner()
 
@@ -30,11 +30,10 @@ def _tool(name: str) -> ModuleType:
 
 
 def test_the_packaged_calendar_is_built_from_its_pinned_source() -> None:
-    # A checkout of endoflife-date/endoflife.date at the tool's COMMIT: ../shared's copy, or one named here.
-    source = Path(os.environ.get("RLOBS_ENDOFLIFE_DATE") or SHARED / "upstream/endoflife.date")
+    # The tool's pinned source: the two product pages at its COMMIT kept beside the tests (or a checkout named here).
+    source = Path(os.environ.get("RLOBS_ENDOFLIFE_DATE") or REPO / "tests/upstream/endoflife.date")
     tool = _tool("kube_versions")
-    if not (source / "products").is_dir():
-        pytest.skip(f"{source}/products is not available (endoflife-date/endoflife.date at {tool.COMMIT[:8]})")
+    assert tool.COMMIT in (source / "README.md").read_text(encoding="utf-8") or "RLOBS_ENDOFLIFE_DATE" in os.environ
     assert tool.build(source) == json.loads(read_text("data", "kubernetes_versions.json"))
 
 

@@ -5,7 +5,7 @@ The pinned source is endoflife-date/endoflife.date at COMMIT: products/amazon-ek
 release calendar: releaseDate, eol = end of standard support, eoes = end of extended support) and
 products/google-kubernetes-engine.md (the GKE release schedule: releaseDate = available in the Regular channel, eol
 = end of standard support; it records no end of extended support). SOURCE is a directory holding that products/
-folder (a checkout at COMMIT, or ../shared/upstream/endoflife.date).
+folder (a checkout at COMMIT; by default tests/upstream/endoflife.date, those two pages at COMMIT).
 Usage: python tools/kube_versions.py [SOURCE]   (rewrites the packaged table)
 """
 
@@ -64,7 +64,7 @@ def build(source: Path) -> dict[str, Any]:
 
 
 def main() -> int:
-    source = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO.parent / "shared/upstream/endoflife.date"
+    source = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "tests/upstream/endoflife.date"
     OUT.write_text(json.dumps(build(source), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {OUT.relative_to(REPO)}")
     return 0
