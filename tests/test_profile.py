@@ -26,7 +26,7 @@ def _errors(text: str) -> list[str]:
 
 def test_good_profile_loads_into_frozen_objects() -> None:
     p = parse_profile(GOOD)
-    assert p.workload.run_id == "trainer"
+    assert p.workload.run.id is None  # never the workload name: the app picks one per run
     assert isinstance(p, GkeProfile) and p.gke.naming == "telemetry-api"
     with pytest.raises(Exception, match="frozen"):
         p.workload.name = "other"  # type: ignore[misc]

@@ -198,10 +198,11 @@ class Workload(Model):
     @model_validator(mode="after")
     def _run_id_for_wandb(self) -> Self:
         # The W&B run id is rl.run.id (WANDB_RUN_ID=$(RL_RUN_ID)), so it must be one W&B accepts.
-        if self.tracker is not None and self.tracker.kind == "wandb" and _WANDB_ID_FORBIDDEN & set(self.run_id):
+        run_id = self.run.id or ""
+        if self.tracker is not None and self.tracker.kind == "wandb" and _WANDB_ID_FORBIDDEN & set(run_id):
             raise ProblemAt(
                 ("run", "id"),
-                f"expected a run id W&B accepts (no / \\ # ? % :) with a wandb tracker, got {self.run_id!r}",
+                f"expected a run id W&B accepts (no / \\ # ? % :) with a wandb tracker, got {run_id!r}",
             )
         return self
 
@@ -227,10 +228,6 @@ class Workload(Model):
     @property
     def otel_service_name(self) -> str:
         return self.service_name or self.name
-
-    @property
-    def run_id(self) -> str:
-        return self.run.id or self.name
 
     @property
     def export_interval_ms(self) -> int:
@@ -373,6 +370,13 @@ class Alerts(Model):
     loop_regression: LoopRegressionAlert = LoopRegressionAlert()
     sync_latency: SyncLatencyAlert = SyncLatencyAlert()
     target_down: TargetDownAlert = TargetDownAlert()
+    recorded_in_code: tuple[Literal["mfuLow", "loopRegression", "syncLatency", "rewardCollapse", "lossSpike"], ...] = (
+        Field(
+            (),
+            description="Alerts rendered although workload.run.system's adapter does not supply their signals, "
+            "because the training code records them (the bundle README gives the line).",
+        )
+    )
 
 
 class ProfileBase(Model):

@@ -5,10 +5,13 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from rlobs.bundle.filters import py_str
 from rlobs.bundle.spec import FileSpec, TemplateFile
 from rlobs.profile.model import ProfileBase
 from rlobs.rl.catalog import Catalog, Framework
+from rlobs.rl.facts import RlFacts
 
 ADAPTER_FILE = "app/rlobs_adapter.py"
 SITECUSTOMIZE_FILE = "app/sitecustomize.py"
@@ -191,3 +194,32 @@ def mapping_rows(framework: Framework, catalog: Catalog) -> list[dict[str, str]]
             }
         )
     return rows
+
+
+# The call that records a catalog metric an adapter does not supply, in the training code (app/rlobs_telemetry.py).
+RECORD_LINES = {
+    "train_mfu": "rlobs_telemetry.record_mfu(mfu)  # model FLOPs utilisation, 0-1",
+    "loop_duration": 'rlobs_telemetry.record_duration("loop", duration_ms)  # each RL iteration',
+    "sync_duration": 'rlobs_telemetry.record_duration("sync", duration_ms)  # each weight sync',
+    "reward_mean": "rlobs_telemetry.record_reward(mean_reward)",
+    "train_loss": "rlobs_telemetry.record_loss(loss)",
+}
+
+
+def alert_coverage(rl: RlFacts) -> dict[str, Any] | None:
+    """The bundle README's list of the alerts the framework feeds and of those left out, with the line of code that
+    would record each missing signal; None without an adapter (the training code records every signal itself) or
+    without alerts."""
+    framework = framework_of(rl.profile, rl.catalog)
+    if framework is None or not rl.profile.alerts.enabled:
+        return None
+    missing = {m for _, metrics in rl.left_out for m in metrics}
+    return {
+        "framework": framework.name,
+        "rendered": [a.name for a in rl.alerts],
+        "left_out": [
+            {"name": a.name, "signals": [rl.catalog.metric(m).name for m in metrics], "setting": to_camel(a.key)}
+            for a, metrics in rl.left_out
+        ],
+        "lines": [RECORD_LINES[m.key] for m in rl.catalog.metrics if m.key in missing and m.key in RECORD_LINES],
+    }

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from pydantic.alias_generators import to_camel
+
 from rlobs.profile.model import ProfileBase
 from rlobs.rl import naming
 from rlobs.rl.alerts import RUNBOOK_PATH, Alert, alerts
@@ -24,6 +26,9 @@ class RlFacts:
     scope: Mapping[str, str] = field(default_factory=dict)
     # Static labels every RL alert carries: which bundle, cluster, namespace and workload it is about.
     alert_labels: Mapping[str, str] = field(default_factory=dict)
+    # Alerts left out, each with the catalog metrics it reads that the framework's adapter does not supply: they
+    # could never fire (the profile's alerts.recordedInCode keeps one whose signals the training code records).
+    left_out: tuple[tuple[Alert, tuple[str, ...]], ...] = ()
 
     @property
     def name(self) -> str:
@@ -44,9 +49,23 @@ def rl_facts(
 ) -> RlFacts:
     w = profile.workload
     labels = {"rlobs_bundle": profile.metadata.name, "cluster": cluster, "namespace": w.namespace, "workload": w.name}
-    found = alerts(profile.alerts, catalog, pipeline, scope or {})
+    framework = catalog.framework(w.run.system)
+    kept = profile.alerts.recorded_in_code
+    built = alerts(profile.alerts, catalog, pipeline, scope or {})
+    gaps = {
+        a.key: tuple(m for m in a.metrics if framework and framework.coverage(m) == "not available")
+        for a in built
+        if to_camel(a.key) not in kept
+    }
     return RlFacts(
-        profile, catalog, pipeline, found, runbook, dict(scope or {}), {k: v for k, v in labels.items() if v}
+        profile,
+        catalog,
+        pipeline,
+        tuple(a for a in built if not gaps.get(a.key)),
+        runbook,
+        dict(scope or {}),
+        {k: v for k, v in labels.items() if v},
+        tuple((a, gaps[a.key]) for a in built if gaps.get(a.key)),
     )
 
 

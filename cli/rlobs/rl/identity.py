@@ -100,4 +100,5 @@ def run_identity(profile: ProfileBase, catalog: Catalog) -> dict[str, Any]:
         "owner_caveat": OWNER_CAVEATS.get(kind),
         "restart_env": RESTART_ENV,
         "restart_label": RESTART_LABELS.get(kind),
+        "tracker": profile.workload.tracker.kind if profile.workload.tracker else None,
     }

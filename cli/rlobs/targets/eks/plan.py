@@ -220,6 +220,7 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "ref_commit": AI_ML_OBSERVABILITY_COMMIT,
                 "argocd_note": ARGOCD_NOTE,
                 "adapter": adapters.readme(profile, catalog),
+                "alert_coverage": adapters.alert_coverage(rl),
                 "run_identity": run_identity(profile, catalog),
                 "rollout": _rollout_readme(profile),
                 "extra_envs": [e["name"] for e in adapters.adapter_env(profile, catalog) + tracker_env(profile)],

@@ -263,6 +263,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         ],
         "files": file_table(files),
         "adapter": adapters.readme(profile, catalog),
+        "alert_coverage": adapters.alert_coverage(rl),
         "run_identity": run_identity(profile, catalog),
     }
     files.append(TemplateFile("README.md", "md", "gke/README.md.j2", "This file.", readme))
