@@ -24,7 +24,7 @@ from rlobs.errors import OutputConflictError, RlobsError
 from rlobs.targets import producible
 from testing import kills
 from testing.helpers import REPO
-from testing.trees import snapshot
+from testing.trees import copy_bundle, snapshot
 
 
 def _any(_: str) -> bool:
@@ -136,6 +136,39 @@ def test_forged_manifest_entry_for_a_users_file_deletes_nothing(tmp_path: Path) 
     changes = _write([readme], out, ours=producible, force=True)
     assert changes.deleted == ()
     assert (out / "notes.md").read_text() == (out / "terraform/secrets.auto.tfvars").read_text() == "mine\n"
+
+
+def test_a_manifest_entry_from_elsewhere_for_a_producible_path_keeps_the_users_file(tmp_path: Path) -> None:
+    """A committed manifest naming a hand-written file at a path rlobs can produce, with its real digest, is only
+    the folder's word: the render keeps the file and drops the entry, and deletes only what this machine wrote."""
+    import hashlib
+
+    out = tmp_path / "out"
+    old = [
+        Rendered("README.md", "bundle\n", "md"),
+        Rendered("docs/x.md", "x\n", "md"),
+        Rendered("stack/old.yaml", "o\n", "yaml"),
+    ]
+    _write(old, out, ours=producible)
+    (out / "docs/mine.md").write_text("{}\n")
+    manifest = json.loads((out / MANIFEST).read_text())
+    manifest["files"]["docs/mine.md"] = hashlib.sha256(b"{}\n").hexdigest()
+    (out / MANIFEST).write_text(json.dumps(manifest))
+    assert producible("docs/mine.md")
+    changes = _write(old[:2], out, ours=producible)
+    assert (changes.deleted, changes.kept) == (("stack/old.yaml",), ("docs/mine.md",))
+    assert (out / "docs/mine.md").read_text() == "{}\n"
+    assert "docs/mine.md" not in json.loads((out / MANIFEST).read_text())["files"]
+
+
+def test_a_bundle_copied_from_elsewhere_keeps_its_stale_files(tmp_path: Path) -> None:
+    """A fresh checkout (no record of the folder on this machine): what the new render no longer makes is kept,
+    listed, and forgotten by the manifest; nothing is deleted on the manifest's word."""
+    _write([Rendered("a.yaml", "a: 1\n", "text"), Rendered("old/gone.yaml", "g: 1\n", "text")], tmp_path / "there")
+    shutil.copytree(tmp_path / "there", tmp_path / "here")
+    changes = _write([Rendered("a.yaml", "a: 1\n", "text")], tmp_path / "here")
+    assert (changes.deleted, changes.kept) == ((), ("old/gone.yaml",))
+    assert (tmp_path / "here/old/gone.yaml").read_text() == "g: 1\n"
 
 
 def test_every_blueprint_path_is_producible() -> None:
@@ -400,7 +433,7 @@ def references(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, in
     root = tmp_path_factory.mktemp("ref")
     assert kills.rlobs("render", _bp(_OLD_BP), "-o", str(root / "old")).returncode == 0
     assert kills.rlobs("render", _bp(_NEW_BP), "-o", str(root / "new")).returncode == 0
-    shutil.copytree(root / "old", root / "switch")
+    copy_bundle(root / "old", root / "switch")
     done = kills.rlobs("render", _bp(_NEW_BP), "-o", str(root / "switch"), "--force")
     assert done.returncode == 0, done.stderr
     renames = kills.renames(done)
@@ -412,7 +445,7 @@ def _kill_trial(root: Path, old_dir: Path, trial: int, kill_at: int, delay: floa
     """A copy of the old bundle, then the new one rendered over it and killed at rename `kill_at` (or after `delay`
     seconds); returns the folder and whether --check reported drift before the next render."""
     out = root / f"trial-{trial}"
-    shutil.copytree(old_dir, out, symlinks=True)
+    copy_bundle(old_dir, out)
     if delay is None:
         killed = kills.rlobs("render", _bp(_NEW_BP), "-o", str(out), "--force", kill_at=kill_at)
         assert killed.returncode == -signal.SIGKILL, killed.stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import yaml
 
 from testing import kills
 from testing.helpers import REPO
-from testing.trees import snapshot
+from testing.trees import copy_bundle, snapshot
 
 pytestmark = pytest.mark.slow  # renders in subprocesses, dozens of times
 
@@ -74,7 +73,7 @@ def _trials(case: _Case, tmp_path: Path, seconds: float) -> None:
     old_dir, new_dir, switch = tmp_path / "old", tmp_path / "new", tmp_path / "switch"
     case.render(case.old, old_dir)
     case.render(case.new, new_dir)
-    shutil.copytree(old_dir, switch, symlinks=True)
+    copy_bundle(old_dir, switch)
     renames = case.render(case.new, switch)
     old, new = case.snapshots(old_dir), case.snapshots(new_dir)
     assert case.snapshots(switch) == new
@@ -84,7 +83,7 @@ def _trials(case: _Case, tmp_path: Path, seconds: float) -> None:
 
     def trial(index: int) -> Path:
         out = tmp_path / f"trial-{index}"
-        shutil.copytree(old_dir, out, symlinks=True)
+        copy_bundle(old_dir, out)
         kill_at, delay = plans[index]
         if kill_at:
             case.render(case.new, out, kill_at=kill_at)
@@ -193,7 +192,7 @@ def test_ctrl_c_and_sigterm_finish_a_committed_write_and_discard_an_uncommitted_
     def trial(index: int) -> tuple[int, subprocess.CompletedProcess[str], Path]:
         name, sig, where = _SIGNAL_TRIALS[index]
         out = tmp_path / f"signal-{index}"
-        shutil.copytree(refs[name][0], out, symlinks=True)
+        copy_bundle(refs[name][0], out)
         return index, kills.rlobs("render", *cases[name].new, "-o", str(out), "--force", kill_at=f"{sig}:{where}"), out
 
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -240,7 +239,7 @@ def test_ctrl_c_and_sigterm_at_every_rename_and_at_random_instants_leave_old_or_
     def trial(index: int) -> tuple[subprocess.CompletedProcess[str], Path]:
         sig, when = trials[index]
         out = tmp_path / f"t{index}"
-        shutil.copytree(old_dir, out, symlinks=True)
+        copy_bundle(old_dir, out)
         args = ("render", *case.new, "-o", str(out), "--force")
         if isinstance(when, int):
             return kills.rlobs(*args, kill_at=f"{sig}:{when}"), out

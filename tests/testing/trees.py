@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
+
+from rlobs.bundle import cache
+from rlobs.bundle.manifest import MANIFEST
 
 
 def snapshot(root: Path) -> dict[str, bytes | str | None]:
@@ -26,3 +30,14 @@ def snapshot(root: Path) -> dict[str, bytes | str | None]:
             else:
                 found[key] = path.read_bytes() + (b" [x]" if os.access(path, os.X_OK) else b"")
     return found
+
+
+def copy_bundle(src: Path, dst: Path) -> None:
+    """A copy of a folder of bundles this machine rendered, as if it had rendered them there: the copy carries the
+    user cache's record of each (rlobs.bundle.cache), so a render over it deletes stale files as over the original
+    (a folder from elsewhere only has its manifest's word, which keeps them)."""
+    shutil.copytree(src, dst, symlinks=True)
+    for manifest in [src / MANIFEST, *src.rglob(MANIFEST)]:
+        found = cache.recalled(manifest.parent)
+        if found is not None:
+            cache.remember(dst / manifest.parent.relative_to(src), found)

@@ -64,11 +64,13 @@ def _put(path: Path, data: bytes) -> None:
         raise
 
 
-def record(rendered: tuple[Rendered, ...], key: RenderKey, owner: Owner, manifest: str) -> dict[str, Any]:
-    """What remember() keeps of a bundle this machine wrote, or found equal to its render (manifest.fresh())."""
+def record(rendered: tuple[Rendered, ...], key: RenderKey | None, owner: Owner, manifest: str) -> dict[str, Any]:
+    """What remember() keeps of a bundle this machine wrote, or found equal to its render (manifest.fresh()).
+    Without a render key (a fleet) it only vouches for the files: which stale ones a later render may delete."""
     files = {r.path: _name(r.text) for r in rendered}
     executable = sorted(r.path for r in rendered if r.executable)
-    found = {"key": key.digest, "name": key.name, "owner": owner.as_dict(), "executable": executable}
+    named = {"key": key.digest, "name": key.name} if key is not None else {"key": None, "name": None}
+    found = {**named, "owner": owner.as_dict(), "executable": executable}
     return {**found, "files": files, "manifest": _name(manifest)}
 
 

@@ -2,20 +2,20 @@
 
 A write stages every new file, the new manifest and a journal in `.rlobs-staging/`, then renames the journal to
 `.rlobs-journal.json`: the commit point. Each journal entry holds the digest of the staged file and of the file it
-replaces or deletes (or none). Killed before the commit point, the bundle is as it was and the next render removes
-the staging folder; killed after it, the next render replays the journal first: only one this machine staged
-(rlobs.bundle.cache), and only when every file it names is a regular file in the state its entry expects, else it
-refuses in one line. Previews list what a replay changes. Ctrl-C and SIGTERM are held from the commit point to the
-end of the write (rlobs.bundle.interrupt). The directory's lock (tree.Tree.lock) covers the plan-and-write.
+replaces or deletes (or none). Killed before the commit point, the bundle is as it was; killed after it, the next
+render replays the journal first: only one this machine staged (rlobs.bundle.cache), and only when every file it
+names is a regular file in the state its entry expects, else one line refuses. Previews list what a replay changes.
+Ctrl-C and SIGTERM are held from the commit point to the end (rlobs.bundle.interrupt); a lock covers it all.
 
 No fsync: the guarantee is against a killed process, not a power cut (fsync of every staged file and folder made
 writing the EKS blueprint 98 ms instead of 8 ms; after a power cut the digests make the next render report it).
 
-A stale file is removed only if an rlobs target can produce its path, it is a regular file reached without
-following any link, and its content is still exactly what rlobs wrote (the manifest's digest). The manifest also
-records the folder's owner (bundle.owner); a folder holding bundles only in its immediate subfolders is the folder
-of several bundles, and no bundle is written inside another or over one. Planning returns its refusals, so --check,
---dry-run and --diff report exactly what a render would refuse; write() raises them.
+A stale file is removed only if a target can produce its path, it is a regular file reached without following a
+link, and it is still what this machine's record (rlobs.bundle.cache) says rlobs wrote: a committed manifest can
+name any file, so its word alone only keeps a file (dropped from the manifest). A rendered file replaces one the
+manifest lists with the digest on disk (else: foreign or edited), which only lets the render's own output at its own
+path be written, as the preview shows. The manifest records the owner (bundle.owner); no bundle is written inside
+another or over one. Planning returns its refusals, so --check, --dry-run and --diff report what write() raises.
 """
 
 from __future__ import annotations
@@ -104,14 +104,14 @@ class Bundle:
     def __init__(self, tree: Tree, producible: Producible) -> None:
         self.tree = tree
         self.producible = producible
-        # Read-only: the files a committed journal will replace (bytes, executable) or delete (None), so a preview
-        # plans against what the render will find once it has finished the interrupted write (foresee()).
+        # Read-only: what a committed journal will replace (bytes, executable) or delete (None): foresee().
         self._overlay: dict[str, tuple[bytes, bool] | None] = {}
         self._recovered: tuple[str, ...] = ()
         self._replayed: tuple[str, ...] = ()
-        self._planned: tuple[tuple[Rendered, ...], str, dict[str, object] | None] | None = None  # for stage()
+        self._planned: tuple[tuple[Rendered, ...], str, dict[str, object]] | None = None  # for stage()
         self._staged: bytes | None = None  # the journal stage() staged, until commit() or discard()
-        self._record: dict[str, object] | None = None  # what the user cache keeps once the write is done
+        self._steps: list[_Op] = []  # what commit() rolls forward: the staged journal's entries
+        self._record: dict[str, object] = {}  # what the user cache keeps once the write is done
 
     @property
     def path(self) -> Path:
@@ -183,7 +183,7 @@ class Bundle:
         refused += self._stale(stale, previous, found, force=force, diff=with_diff)
         layout = layout_refusals(self.path, owner, held, *neighbours(self.tree), force=force)
         manifest = manifest_text(rendered, owner)
-        entry = cache.record(rendered, key, owner, manifest) if key is not None else None
+        entry = cache.record(rendered, key, owner, manifest)  # kept after a write, with or without a key
         self._planned = rendered, manifest, entry
         changes = Changes(
             **{k: tuple(paths) for k, paths in found.items() if k != "diff"},
@@ -195,7 +195,7 @@ class Bundle:
             refused=(*layout, *refused),
             owner=owner,
         )
-        if entry is not None and not (changes.refused or changes.manifest_changed or changes.written):
+        if key is not None and not (changes.refused or changes.manifest_changed or changes.written):
             cache.remember(self.path, entry)  # compared byte for byte: the bundle is what its render key renders
         return changes
 
@@ -222,18 +222,18 @@ class Bundle:
     def _stale(
         self, stale: list[str], previous: dict[str, str], found: _Found, *, force: bool, diff: bool
     ) -> list[Refusal]:
-        """Files rlobs wrote before and no longer renders: deleted if untouched; else refused, or with `force`
-        kept (and forgotten by the manifest)."""
-        refused = []
+        """Files rlobs wrote before and no longer renders: deleted if untouched and this machine wrote them, kept
+        (forgotten by the manifest) if only the manifest says so or with `force`; else refused."""
+        refused, wrote_here = [], cache.known_digests(self.path)
         for rel in stale:
             if self._kind(rel) != "file":
                 continue  # gone, or a link or folder now: not the file rlobs wrote, never followed or removed
             old = self._read(rel) or b""
-            if sha256(old) == previous[rel]:
+            untouched = sha256(old) == previous[rel]
+            if untouched and previous[rel] in wrote_here.get(rel, ()):
                 found["deleted"].append(rel)
-                if diff:
-                    found["diff"] += _diff(old.decode("utf-8", "replace"), "", f"a/{rel}", "/dev/null")
-            elif force:
+                found["diff"] += _diff(old.decode("utf-8", "replace"), "", f"a/{rel}", "/dev/null") if diff else []
+            elif untouched or force:  # untouched by the committed manifest's word only: not proof enough to delete
                 found["kept"].append(rel)
             else:
                 refused.append(file_refusal("edited-stale", rel))
@@ -280,6 +280,7 @@ class Bundle:
             for rel, staged, text in steps
         ]
         entries += [{"path": rel, "staged": None, "digest": None, "replaces": previous[rel]} for rel in changes.deleted]
+        self._steps = [(rel, staged, None) for rel, staged, _ in steps] + [(rel, None, None) for rel in changes.deleted]
         note = "an rlobs write in progress; the next rlobs render on the machine that started it finishes it"
         journal = {"generator": "rlobs", "note": note, "id": secrets.token_hex(16), "files": entries}
         self._staged = (json.dumps(journal) + "\n").encode()
@@ -312,9 +313,8 @@ class Bundle:
             except OSError as exc:
                 raise self._untouched(exc) from None
             journal, self._staged = self._staged, None
-            self._finish(self._replay(journal, staged_now=True), journal)
-            if self._record is not None:
-                cache.remember(self.path, self._record)
+            self._finish(self._steps, journal)  # planned and staged under this lock: nothing to check again
+            cache.remember(self.path, self._record)
 
     def _untouched(self, exc: OSError) -> RlobsError:
         self.discard()
@@ -396,12 +396,12 @@ class Bundle:
             return sha256(self._read(rel) or b"")
         return None if kind == "missing" else f"a {kind}, not a regular file"
 
-    def _replay(self, journal: bytes, *, staged_now: bool = False) -> list[_Op]:
-        """The steps a committed journal still needs, every one checked first: the journal is one this machine
-        staged (`staged_now`: by this write), each staged file is a regular file with its entry's digest, and each
-        file it replaces or deletes is still in the state the entry expects (else one line saying what to remove)."""
+    def _replay(self, journal: bytes) -> list[_Op]:
+        """The steps an interrupted write's committed journal still needs, each checked first: the journal is one
+        this machine staged, each staged file a regular file with its entry's digest, each file it replaces or
+        deletes still as the entry expects (else one line saying what to remove)."""
         where, remove = self.path / JOURNAL, f"remove {JOURNAL} and {STAGING}/ to keep the bundle as it is"
-        if not (staged_now or cache.staged_here(journal)):
+        if not cache.staged_here(journal):
             why = f"an unfinished write this machine did not start (no record of it in {cache.root()})"
             raise RlobsError(f"{where}: {why}; {remove}")
         try:
