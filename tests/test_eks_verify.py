@@ -53,7 +53,7 @@ def test_dry_run_prints_the_read_only_commands(bundles: dict[str, Path], name: s
         "service/kube-prometheus-stack-prometheus",
     ]
     assert [c[5].rsplit("/", 1)[-1] for c in cmds[2:]] == ["targets", "rules", "query"]
-    # The series query is the runs' loop-duration count, selected by the workload's job label.
+    # The series query is the runs' run-state gauge, selected by the workload's job label.
     assert f'job="{workload_job(profile(name))}"' in cmds[-1][-1]
 
 
@@ -87,10 +87,10 @@ esac
 
 
 def _series(run_id: str) -> str:
-    """One run's loop-duration count, as the app's exporter serves it."""
-    loops = naming.series(CATALOG.metric("loop_duration"), "python-prometheus", "count")
+    """One run's state gauge, as the app's exporter serves it for every framework (TRL sends no loop durations)."""
+    state = naming.series(CATALOG.metric("run_state"), "python-prometheus")
     run = naming.label(CATALOG.attribute("run_id").name, "python-prometheus")
-    return f'{loops}{{{run}="{run_id}"}} 7\n'
+    return f'{state}{{{run}="{run_id}"}} 1\n'
 
 
 class _Page(http.server.BaseHTTPRequestHandler):
@@ -211,7 +211,7 @@ def test_passes_on_the_full_set_up(tmp_path: Path, bundles: dict[str, Path], set
     assert "# Application rlobs-rl-eks-prom is Synced and Healthy" in out
     assert f"# 1 of 1 targets of {_app_pool(bundles[PROFILE])} are up" in out
     assert "# rule group rlobs-rl-eks-prom.rl-alerts has its" in out
-    assert "# Prometheus has 1 loop-duration series of the runs of workload grpo-trainer" in out
+    assert "# Prometheus has 1 run-state series of the runs of workload grpo-trainer" in out
     # The Ray pods' monitors have no target here: said, not failed.
     assert "# no scrape target in serviceMonitor/monitoring/ray-head/0" in out
     assert out.endswith("# every check passed\n")

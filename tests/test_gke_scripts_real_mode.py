@@ -375,9 +375,9 @@ def test_setup_on_a_fresh_cluster_ends_with_exit_0(tmp_path: Path, bundles: dict
     waits = [c for c in calls if c.startswith("kubectl wait pods --all")]
     assert len(waits) == 1 and calls.index(waits[0]) > max(i for i, c in enumerate(calls) if "--output=name" in c)
     assert "no metrics of " in out
-    # The data check asks for the run's own pushed histogram, not `up`.
+    # The data check asks for the run's own pushed run-state gauge (every framework sets it), not `up`.
     (query,) = [c for c in calls if c.startswith("curl ")]
-    assert "up{" not in query and "query=count(" in query and "_count" in query
+    assert "up{" not in query and "query=count(" in query and "rl.run.state" in query
     assert "Bearer fake-token" in query and "fake-token" not in out  # the token is used, never printed
 
 
@@ -391,4 +391,4 @@ def test_verify_waits_for_the_collector_only_so_long(tmp_path: Path, bundles: di
 def test_verify_reports_the_runs_series(tmp_path: Path, bundles: dict[str, Path]) -> None:
     answer = '{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1700000000,"2"]}]}}'
     rc, _, out = _run(tmp_path, bundles["gke-managed-otel"], "05-verify.sh", query_answer=answer)
-    assert rc == 0 and "Cloud Monitoring has 2 loop-duration series of the runs of workload " in out, out
+    assert rc == 0 and "Cloud Monitoring has 2 run-state series of the runs of workload " in out, out

@@ -76,10 +76,10 @@ def workload_job(profile: ProfileBase) -> str:
     return f"{profile.workload.namespace}/{profile.workload.otel_service_name}"
 
 
-def run_loops(rl: RlFacts) -> str:
-    """The loop-duration count series of the profile's run, or of every run of the workload when the run id is
-    picked at run time. The verify scripts count them: pushed OTLP metrics have no `up` series (only scraped
-    targets do), so the check asks for one of the runs' own histograms."""
+def run_series(rl: RlFacts, key: str) -> str:
+    """The series of catalog metric `key` of the profile's run, or of every run of the workload when the run id is
+    picked at run time. The verify scripts count the run-state gauge, which the module sets for every framework:
+    pushed OTLP metrics have no `up` series (only scraped targets do), so the check asks for the run's own."""
     run_id = rl.profile.workload.run.id
     run = {rl.catalog.attribute("run_id").name: run_id} if run_id else {}
-    return naming.selector(rl.catalog.metric("loop_duration"), rl.pipeline, "count", {**rl.scope, **run})
+    return naming.selector(rl.catalog.metric(key), rl.pipeline, "", {**rl.scope, **run})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlobs.bundle.spec import TemplateFile
-from rlobs.rl.facts import RlFacts, run_loops
+from rlobs.rl.facts import RlFacts, run_series
 from rlobs.rl.labels import BUNDLE_LABEL
 from rlobs.rl.workloads import RAY_KINDS
 from rlobs.targets.eks import monitors
@@ -62,7 +62,7 @@ def verify_script(
         "pools": _pools(profile, layer),
         "rule_group": groups[0]["name"] if groups else "",
         "rule_count": len(groups[0]["rules"]) if groups else 0,
-        "data_query": f"count({run_loops(rl)})",
+        "data_query": f"count({run_series(rl, 'run_state')})",
         "runs": f"run {run_id}" if run_id else f"the runs of workload {profile.workload.name}",
     }
     what = "Checks Argo CD synced the bundle, Prometheus scrapes the workload, the rules loaded, the run's series."

@@ -9,7 +9,7 @@ from rlobs.bundle.gitignore import gitignore
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
 from rlobs.rl import adapters, app, naming, workloads
 from rlobs.rl.catalog import Catalog
-from rlobs.rl.facts import RlFacts, rl_facts, run_loops, workload_job
+from rlobs.rl.facts import RlFacts, rl_facts, run_series, workload_job
 from rlobs.rl.identity import run_identity
 from rlobs.rl.naming import Pipeline
 from rlobs.targets.gke import monitoring, project, tfpolicy, workload
@@ -237,8 +237,8 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "bundle_policies": equals(f"userLabels.{monitoring.BUNDLE_LABEL}", rl.name),
         "steps": steps(gke),
         "pipeline": rl.pipeline,
-        "example_query": f"sum(rate({run_loops(rl)}[5m]))",
-        "data_query": f"count({run_loops(rl)})",
+        "example_query": f"sum(rate({run_series(rl, 'train_steps')}[5m]))",
+        "data_query": f"count({run_series(rl, 'run_state')})",
         "tf_policies": tfpolicy.FILE if policies and gke.manage == "terraform" else "",
         "env": workload.container_env(profile, catalog),
         "ray_kinds": sorted(workloads.RAY_KINDS),

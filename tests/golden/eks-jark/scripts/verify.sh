@@ -89,7 +89,7 @@ PROM_SERVICE=kube-prometheus-stack-prometheus
 PROM_PORT=9090
 RULE_GROUP=rlobs-rl-eks.rl-alerts
 RULE_COUNT=18
-DATA_QUERY='count(rl_loop_duration_milliseconds_count{job="rl/grpo-trainer"})'
+DATA_QUERY='count(rl_run_state{job="rl/grpo-trainer"})'
 RUNS='the runs of workload grpo-trainer'
 LOCAL_PORT=${RLOBS_LOCAL_PORT:-9090}
 WAIT_SECONDS=${RLOBS_WAIT_SECONDS:-30}
@@ -199,14 +199,14 @@ if ((!DRY_RUN)) && [[ -n $RULE_GROUP ]]; then
   fi
 fi
 
-# Data: the runs' loop-duration series.
+# Data: the runs' run-state series.
 prom ANSWER /api/v1/query --data-urlencode "query=$DATA_QUERY"
 if ((!DRY_RUN)); then
   SERIES=$(jq -r '.data.result[0].value[1] // "0"' <<<"$ANSWER")
   if ((SERIES == 0)); then
     fail "no series of $RUNS in Prometheus ($DATA_QUERY is empty): deploy the workload with workload/ applied, then run this again"
   else
-    note "Prometheus has $SERIES loop-duration series of $RUNS"
+    note "Prometheus has $SERIES run-state series of $RUNS"
   fi
 fi
 

@@ -96,8 +96,8 @@ NAMESPACE=rl
 COLLECTOR_NAMESPACE=gke-managed-otel
 COLLECTOR_SERVICE=opentelemetry-collector
 SERVICE_NAME=grpo-trainer
-EXAMPLE_QUERY='sum(rate({"rl.loop.duration_count", cluster="rl-cluster", job="rl/grpo-trainer", namespace="rl"}[5m]))'
-DATA_QUERY='count({"rl.loop.duration_count", cluster="rl-cluster", job="rl/grpo-trainer", namespace="rl"})'
+EXAMPLE_QUERY='sum(rate({"rl.train.steps", cluster="rl-cluster", job="rl/grpo-trainer", namespace="rl"}[5m]))'
+DATA_QUERY='count({"rl.run.state", cluster="rl-cluster", job="rl/grpo-trainer", namespace="rl"})'
 RUNS='the runs of workload grpo-trainer'
 EXPORT_INTERVAL=30s
 # Cloud Monitoring's Prometheus HTTP API (https://cloud.google.com/stackdriver/docs/managed-prometheus/query-api-ui).
@@ -143,7 +143,7 @@ fi
 if ((DRY_RUN)); then
   :
 elif [[ $ANSWER =~ \"value\"[[:space:]]*:[[:space:]]*\[[^]]*\"([0-9]+)\" ]]; then
-  note "Cloud Monitoring has ${BASH_REMATCH[1]} loop-duration series of $RUNS"
+  note "Cloud Monitoring has ${BASH_REMATCH[1]} run-state series of $RUNS"
 elif [[ $ANSWER =~ \"result\"[[:space:]]*:[[:space:]]*\[[[:space:]]*\] ]]; then
   note "warning: no metrics of $RUNS yet; deploy the workload (workload/), then run this again after one export interval ($EXPORT_INTERVAL)"
 else
