@@ -223,44 +223,45 @@ def _signalled_after(delay: float, sig: signal.Signals, *args: str) -> subproces
 
 
 @pytest.mark.slow
-def test_ctrl_c_and_sigterm_at_every_rename_and_at_random_instants_leave_old_or_new(tmp_path: Path) -> None:
-    """Written down first: whenever SIGINT or SIGTERM arrives, the folder holds exactly the old or the new bundle,
-    it exits 130 (0: done before it; ended by it: Python was starting or exiting) with a message saying which:
-    nothing written (old) or finished after the commit (new)."""
-    case = _signal_cases(tmp_path)["profile"]
+@pytest.mark.parametrize("name", ["profile", "profiles", "fleet"])
+def test_ctrl_c_and_sigterm_at_every_rename_and_at_random_instants_leave_old_or_new(tmp_path: Path, name: str) -> None:
+    """Written down first: whenever SIGINT or SIGTERM arrives, in a render of one profile, of several or of a fleet,
+    each bundle folder holds exactly the old or the new bundle; the render exits 130 (0: done before it; ended by
+    it: Python was starting or exiting) with a message saying which: nothing written (old) or finished after the
+    commit (new); and rendering the old input back gives the old bundles."""
+    case = _signal_cases(tmp_path)[name]
     old_dir, new_dir = tmp_path / "old", tmp_path / "new"
     case.render(case.old, old_dir)
     renames = case.render(case.new, new_dir)
     old, new = case.snapshots(old_dir), case.snapshots(new_dir)
     rng = random.Random(25)
-    trials: list[tuple[str, int | float]] = [(("INT", "TERM")[n % 2], n) for n in range(1, renames + 1)]
-    trials += [(rng.choice(("INT", "TERM")), rng.uniform(0.05, 0.8)) for _ in range(6)]
-
-    def trial(index: int) -> tuple[subprocess.CompletedProcess[str], Path]:
-        sig, when = trials[index]
-        out = tmp_path / f"t{index}"
+    at_renames = [(("INT", "TERM")[n % 2], n) for n in range(1, renames + 1)]
+    outs = [tmp_path / f"t{i}" for i in range(len(at_renames) + 4)]
+    for out in outs:
         copy_bundle(old_dir, out)
-        args = ("render", *case.new, "-o", str(out), "--force")
-        if isinstance(when, int):
-            return kills.rlobs(*args, kill_at=f"{sig}:{when}"), out
-        return _signalled_after(when, getattr(signal, f"SIG{sig}"), *args), out
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        done = list(pool.map(trial, range(len(trials))))
+    args = [["render", *case.new, "-o", str(out), "--force"] for out in outs]
+    warm = ["render", *case.new, "-o", str(tmp_path / "warm"), "--force"]
+    runs = kills.forked(warm, [(f"{sig}:{n}", a) for (sig, n), a in zip(at_renames, args, strict=False)], tmp_path)
+    for i in range(len(at_renames), len(outs)):  # at random instants, from a fresh interpreter's start
+        done = _signalled_after(rng.uniform(0.05, 0.8), rng.choice((signal.SIGINT, signal.SIGTERM)), *args[i])
+        runs.append((done.returncode, done.stderr))
     sides = []
-    for (sig, when), (proc, out) in zip(trials, done, strict=True):
+    for out, (code, stderr) in zip(outs, runs, strict=True):
         found = case.snapshots(out)
-        assert found in (old, new), (sig, when, proc.stderr[-500:])
+        assert found in (old, new), (out.name, kills.mix(found, old, new), stderr[-500:])  # type: ignore[arg-type]
         side = "new" if found == new else "old"
         sides.append(side)
-        if proc.returncode == 0:  # done before the signal
-            assert side == "new", (sig, when)
+        if code == 0:  # done before the signal
+            assert side == "new", out.name
             continue
-        if proc.returncode < 0:  # Python starting or exiting, before or after rlobs's handler: ended by a signal
+        if code < 0:  # Python starting or exiting, before or after rlobs's handler: ended by a signal
             continue
-        assert proc.returncode == 130 and "Traceback" not in proc.stderr, (sig, when, proc.stderr[-500:])
-        if side == "old" and not proc.stderr.strip():
+        assert code == 130 and "Traceback" not in stderr, (out.name, stderr[-500:])
+        if side == "old" and not stderr.strip():
             continue  # in Typer's own parsing, before any command ran: it exits 130 and prints nothing
         said = "interrupted after the commit: finished" if side == "new" else "interrupted, nothing written"
-        assert f"error: {said}" in proc.stderr.splitlines(), (sig, when, proc.stderr[-500:])
+        assert f"error: {said}" in stderr.splitlines(), (out.name, stderr[-500:])
     assert {"old", "new"} <= set(sides), sides
+    back = next(out for out, side in zip(outs, sides, strict=True) if side == "new")
+    case.render(case.old, back)
+    assert case.snapshots(back) == old

@@ -14,8 +14,8 @@ import signal
 import sys
 
 
-def main() -> None:
-    when = sys.argv[1]
+def _signal_at(when: str) -> list[int]:
+    """Make this process signal itself at a rename, as WHEN says; the list counts its renames."""
     name, _, at = when.rpartition(":")
     sig = getattr(signal, f"SIG{name}") if name else signal.SIGKILL
     calls, fired, me = [0], [False], os.getpid()
@@ -30,6 +30,62 @@ def main() -> None:
         real(*args, **kw)  # type: ignore[arg-type]
 
     os.replace = replace  # type: ignore[assignment]
+    return calls
+
+
+def _run(args: list[str]) -> int:
+    from rlobs.entry import run
+
+    sys.argv = ["rlobs", *args]
+    try:
+        run()
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else 0 if done.code is None else 1
+    return 0
+
+
+def many(spec: str) -> None:
+    """`python -m testing.killer --many SPEC.json`: SPEC is {"warm": [args], "trials": [[WHEN, [args], log]]}.
+    Renders `warm` once here (so every module a render needs is imported), then forks one child per trial, two at
+    a time, each the CLI signalling itself at its rename as main() does, stderr into `log`; prints the children's
+    exit statuses as a JSON list (negative: ended by that signal). A fleet render took 0.45 s in a warm fork against
+    0.92 s from a fresh interpreter (2 busy cores): what makes a trial at every rename of a fleet affordable."""
+    import json
+
+    plan = json.loads(open(spec, encoding="utf-8").read())
+    quiet, saved = os.open(os.devnull, os.O_WRONLY), (os.dup(1), os.dup(2))
+    os.dup2(quiet, 1), os.dup2(quiet, 2)
+    _run(plan["warm"])
+    sys.stdout.flush(), sys.stderr.flush()
+    os.dup2(saved[0], 1), os.dup2(saved[1], 2)
+    running: dict[int, int] = {}
+    statuses: list[int] = [0] * len(plan["trials"])
+
+    def reap() -> None:
+        pid, status = os.wait()
+        statuses[running.pop(pid)] = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+    for index, (when, args, log) in enumerate(plan["trials"]):
+        while len(running) >= 2:
+            reap()
+        pid = os.fork()
+        if pid == 0:  # the trial: the CLI as a fresh process runs it, only already imported
+            os.dup2(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2), os.dup2(quiet, 1)
+            _signal_at(when)
+            code = _run(args)
+            sys.stdout.flush(), sys.stderr.flush()
+            os._exit(code)
+        running[pid] = index
+    while running:
+        reap()
+    print(json.dumps(statuses))
+
+
+def main() -> None:
+    if sys.argv[1] == "--many":
+        many(sys.argv[2])
+        return
+    calls = _signal_at(sys.argv[1])
     sys.argv = ["rlobs", *sys.argv[2:]]
     from rlobs.entry import run
 

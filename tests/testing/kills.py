@@ -27,6 +27,21 @@ def rlobs(*args: str, kill_at: int | str = 0) -> subprocess.CompletedProcess[str
     return subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, timeout=120)
 
 
+def forked(warm: list[str], trials: list[tuple[str, list[str]]], logs: Path) -> list[tuple[int, str]]:
+    """Each trial (WHEN as rlobs() takes it, rlobs args) run by a child forked from one process that rendered `warm`
+    first (testing.killer --many): its exit status (negative: ended by that signal) and stderr."""
+    import json
+
+    logs.mkdir(parents=True, exist_ok=True)
+    spec = {"warm": warm, "trials": [[when, args, str(logs / f"{i}.err")] for i, (when, args) in enumerate(trials)]}
+    (logs / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(TESTS), "NO_COLOR": "1"}
+    cmd = [sys.executable, "-m", "testing.killer", "--many", str(logs / "spec.json")]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True, timeout=600)
+    codes = json.loads(done.stdout.strip().splitlines()[-1])
+    return [(code, (logs / f"{i}.err").read_text(encoding="utf-8")) for i, code in enumerate(codes)]
+
+
 def renames(done: subprocess.CompletedProcess[str]) -> int:
     """How many renames a run of rlobs() to its end made."""
     assert done.returncode == 0, done.stderr
