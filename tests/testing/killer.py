@@ -52,7 +52,8 @@ def many(spec: str) -> None:
     0.92 s from a fresh interpreter (2 busy cores): what makes a trial at every rename of a fleet affordable."""
     import json
 
-    plan = json.loads(open(spec, encoding="utf-8").read())
+    with open(spec, encoding="utf-8") as fh:
+        plan = json.loads(fh.read())
     quiet, saved = os.open(os.devnull, os.O_WRONLY), (os.dup(1), os.dup(2))
     os.dup2(quiet, 1), os.dup2(quiet, 2)
     _run(plan["warm"])
