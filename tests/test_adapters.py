@@ -16,7 +16,7 @@ import pytest
 
 from rlobs.rl.catalog import load_catalog, parse_catalog, parse_frameworks
 from testing.adapters import App, load_app, render_app, with_system
-from testing.helpers import module, tool
+from testing.helpers import module, tool, write_tree
 
 CATALOG = load_catalog()
 IDENTITY = {a.name for a in CATALOG.identity}
@@ -151,22 +151,28 @@ def test_verl_tailer_polls_one_at_a_time(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_verl_tracking_wrapper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the file backend each Tracking.log call is fed in-process; with it, the tailer counts them (once)."""
     app = load_app(tmp_path, "verl", monkeypatch)
     calls: list[tuple[Any, Any]] = []
 
-    class Tracking:  # verl.utils.tracking.Tracking.log(self, data, step, backend=None), tracking.py:190
+    class FileLogger:  # verl.utils.tracking.FileLogger(project_name, experiment_name): its .filepath
+        def __init__(self, project_name: str, experiment_name: str) -> None:
+            self.filepath = str(tmp_path / "none" / "verl.jsonl")  # never written: the tailer waits for it
+
+    class Tracking:  # verl.utils.tracking.Tracking.log(self, data, step, backend=None)
+        def __init__(self, project_name: str, experiment_name: str, default_backend: Any = "console") -> None:
+            self.logger = {"file": FileLogger(project_name, experiment_name)} if "file" in default_backend else {}
+
         def log(self, data: Any, step: Any, backend: Any = None) -> None:
             calls.append((data, step))
 
-    tracking = SimpleNamespace(Tracking=Tracking)
-    monkeypatch.setitem(__import__("sys").modules, "verl", SimpleNamespace(utils=SimpleNamespace(tracking=tracking)))
-    monkeypatch.setitem(__import__("sys").modules, "verl.utils", SimpleNamespace(tracking=tracking))
-    monkeypatch.setitem(__import__("sys").modules, "verl.utils.tracking", tracking)
-    app.adapter.wrap_tracking()
-    app.adapter.wrap_tracking()  # idempotent: one feed per call
+    tracking = SimpleNamespace(Tracking=Tracking, FileLogger=FileLogger)
+    app.adapter.wrap_tracking(tracking)
+    app.adapter.wrap_tracking(tracking)  # idempotent: one feed per call
     record = json.loads(_verl_record(7))
-    Tracking().log(data=record["data"], step=7)
-    assert len(calls) == 1
+    Tracking("p", "e").log(data=record["data"], step=7)
+    Tracking("p", "e", ["console", "file"]).log(data=record["data"], step=8)
+    assert len(calls) == 2
     assert app.total("rl.train.steps") == 1
     assert app.histogram("rl.loop.duration") == (1, 40_000.0)
 
@@ -662,32 +668,74 @@ def test_every_framework_covers_the_stall_signal() -> None:
         assert all("@" not in k.key for k in f.keys)
 
 
-_TRAINER = """
-import json, sys, time
-# Stands in for a verl trainer: verl's FileLogger opens the file "wb" and writes one line per step; this process
-# never imports rlobs (sitecustomize starts the tailer from the env).
-lines = [bytes.fromhex(h) for h in sys.argv[2:]]
-with open(sys.argv[1], "wb", buffering=0) as f:
-    for i, line in enumerate(lines):
+# A stand-in for verl/utils/tracking.py (volcengine/verl@b178a3c): Tracking builds a FileLogger for the `file` backend,
+# which opens VERL_FILE_LOGGER_PATH "wb" and writes one orjson line per log call.
+_VERL_TRACKING = """
+import json, os
+
+
+class FileLogger:
+    def __init__(self, project_name, experiment_name):
+        self.filepath = os.getenv("VERL_FILE_LOGGER_PATH", None)
+        self.fp = open(self.filepath, "wb", buffering=0)
+
+    def log(self, data, step):
+        self.fp.write(json.dumps({"step": step, "data": data}).encode() + b"\\n")
+
+
+class Tracking:
+    def __init__(self, project_name, experiment_name, default_backend="console", config=None):
+        backends = [default_backend] if isinstance(default_backend, str) else default_backend
+        self.logger = {"file": FileLogger(project_name, experiment_name)} if "file" in backends else {}
+
+    def log(self, data, step, backend=None):
+        for logger in self.logger.values():
+            logger.log(data=data, step=step)
+"""
+# Stands in for verl's main_ppo: the driver imports verl and never builds a Tracking; the TaskRunner, in another
+# process (a Ray actor in verl), builds it and logs. Neither imports rlobs: sitecustomize does it from the env.
+_DRIVER = """
+import json, multiprocessing, sys, time
+import verl.utils.tracking
+
+
+def task_runner(backends, steps):
+    from verl.utils.tracking import Tracking
+
+    tracking = Tracking("p", "gsm8k-7b", backends)
+    for i, data in enumerate(steps):
         time.sleep(0.3 if i else 0.0)
-        f.write(line)  # the last one right before exit: read by the tailer's exit hook
+        tracking.log(data=data, step=i + 1)  # the last one right before exit: read by the tailer's exit hook
+
+
+if __name__ == "__main__":
+    multiprocessing.set_start_method("spawn")  # a fresh interpreter, as a Ray worker process is
+    runner = multiprocessing.Process(target=task_runner, args=(sys.argv[1].split(","), json.loads(sys.argv[2])))
+    runner.start()
+    runner.join()
+    sys.exit(runner.exitcode)
 """
 
 
 @pytest.mark.slow
-def test_verl_no_code_path_in_a_real_process(tmp_path: Path, receiver: Any) -> None:
-    """app/ on the PYTHONPATH and the bundle's env: the tailer starts by itself, reads every step, including one
-    written just before exit, and the run ends finished, over real OTLP/gRPC."""
-    import subprocess
-    import sys
-
+@pytest.mark.parametrize("backends", ["console,file", "console"])
+def test_verl_no_code_path_where_the_task_runner_writes(tmp_path: Path, receiver: Any, backends: str) -> None:
+    """app/ on the PYTHONPATH and the bundle's env: the trainer runs in a child process of the driver (verl's TaskRunner
+    actor); there the tailer starts on the file its FileLogger writes (or, without the file backend, Tracking.log is
+    fed in-process), reads every step, including one written just before exit, and the run ends finished, with
+    verl's experiment name as run id, over real OTLP/gRPC. The driver sends nothing."""
     from testing.adapters import render_app, with_system
     from testing.otlp import example_env
 
     app = render_app(tmp_path, with_system("verl"))
+    write_tree(
+        tmp_path / "site",
+        {"verl/__init__.py": "", "verl/utils/__init__.py": "", "verl/utils/tracking.py": _VERL_TRACKING},
+    )
     log = tmp_path / "verl.jsonl"
     env = example_env(
         app,
+        PYTHONPATH=f"{app}:{tmp_path / 'site'}",
         OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}",
         OTEL_TRACES_EXPORTER="none",
         RLOBS_ADAPTER="verl",
@@ -695,32 +743,22 @@ def test_verl_no_code_path_in_a_real_process(tmp_path: Path, receiver: Any) -> N
         RLOBS_TAIL_POLL_SECONDS="0.1",
         RL_FINISH_LINGER_SECONDS="0",
     )
-    records = [_verl_record(step).hex() for step in (1, 2, 3)]
-    # A process whose command line does not match RLOBS_TAIL_MATCH (a Ray worker, pip, a shell) tails nothing.
-    other = subprocess.run(
-        [sys.executable, "-c", _TRAINER, str(log), *records],
-        env={**env, "RLOBS_TAIL_MATCH": "main_ppo"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert other.returncode == 0, other.stderr
-    assert receiver.metrics == []
-    # Its state is gone too, but the file of that earlier process is still there when the trainer starts: its
-    # records are not this run's.
-    (tmp_path / "verl.jsonl.rlobs-offset").unlink(missing_ok=True)
+    steps = json.dumps([json.loads(_verl_record(step))["data"] for step in (1, 2, 3)])
+    (tmp_path / "site" / "main_ppo.py").write_text(_DRIVER, encoding="utf-8")
+    # `python -m main_ppo`: no command line of either process names verl (a Ray worker's does not).
     done = subprocess.run(
-        [sys.executable, "-c", _TRAINER, str(log), *records], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "main_ppo", backends, steps], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
     got = receiver.metric_points()
     assert got["rl.train.steps"].sum.data_points[0].as_double == 3
     loop = got["rl.loop.duration"].histogram.data_points[0]
     assert (loop.count, loop.sum) == (3, 120_000.0)
-    assert got["rl.loop.duration"].unit == "ms"
     assert got["rl.run.state"].gauge.data_points[0].as_int == 0  # a clean exit: finished
-    attributes = {kv.key for kv in got["rl.train.steps"].sum.data_points[0].attributes}
-    assert attributes == IDENTITY & attributes and "rl.loop.iteration" not in attributes
+    attributes = {kv.key: kv.value.string_value for kv in got["rl.train.steps"].sum.data_points[0].attributes}
+    assert attributes["rl.run.id"] == "gsm8k-7b"
+    assert {kv.key for kv in got["rl.run.state"].gauge.data_points[0].attributes} >= {"rl.run.id"}
+    assert log.exists() == ("file" in backends)
 
 
 @pytest.mark.slow

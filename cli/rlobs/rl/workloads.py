@@ -23,8 +23,10 @@ CRD_KINDS = frozenset({"JobSet", *RAY_KINDS})
 
 # Where the pod template that runs the RL loop sits, from the object's root. For Ray it is the head group: the
 # driver of a RayJob and a RayService's Serve controller run there
-# (https://docs.ray.io/en/latest/cluster/kubernetes/user-guides/); KubeRay keys worker groups by groupName, which
-# the profile does not name. KubeRay ray.io/v1 CRDs: rayClusterSpec (RayJob), rayClusterConfig (RayService).
+# (https://docs.ray.io/en/latest/cluster/kubernetes/user-guides/). Ray actors (verl's TaskRunner, which trains and
+# writes the metrics file) run on any pod, so the worker groups the profile names (workload.workerGroups) get the
+# patch too: KubeRay keeps them in workerGroupSpecs, a list keyed by groupName, each with its own pod template.
+# KubeRay ray.io/v1 CRDs: rayClusterSpec (RayJob), rayClusterConfig (RayService).
 POD_TEMPLATE: dict[str, tuple[str, ...]] = {
     "Deployment": ("spec", "template"),
     "StatefulSet": ("spec", "template"),
@@ -37,6 +39,8 @@ POD_TEMPLATE: dict[str, tuple[str, ...]] = {
 # batch/v1 JobTemplateSpec, whose spec.template is the pod template (jobset api/jobset/v1alpha2/jobset_types.go).
 REPLICATED_JOBS = ("spec", "replicatedJobs")
 JOB_POD_TEMPLATE = ("template", "spec", "template")
+WORKER_POD_TEMPLATE = ("template",)
+WORKER_GROUPS = {kind: (*POD_TEMPLATE[kind][:-2], "workerGroupSpecs") for kind in RAY_KINDS}
 
 # One name for the schema in every bundle; the patch it applies to is the target's own.
 OPENAPI_FILE = "openapi.json"
@@ -71,7 +75,39 @@ def patch(workload: Workload, fragment: Fragment) -> dict[str, Any]:
     if kind == "JobSet":
         jobs = [{"name": name, **_nest(JOB_POD_TEMPLATE, fragment(container))} for name, container in workload.jobs]
         return {**head, **_nest(REPLICATED_JOBS, jobs)}
-    return {**head, **_nest(POD_TEMPLATE[kind], fragment(workload.container))}
+    out = {**head, **_nest(POD_TEMPLATE[kind], fragment(workload.container))}
+    if workload.workers:
+        groups = [{"groupName": g, **_nest(WORKER_POD_TEMPLATE, fragment(c))} for g, c in workload.workers]
+        _at(out, WORKER_GROUPS[kind][:-1])[WORKER_GROUPS[kind][-1]] = groups
+    return out
+
+
+def _at(obj: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        obj = obj.get(key) if isinstance(obj, dict) else None
+    return obj
+
+
+def pod_templates(obj: Any) -> dict[str, Any]:
+    """The pod templates a workload object (a patch, or a manifest read as untrusted input) holds where the patch
+    puts the env, by group: "" for the one template (a Ray kind's head), "job NAME" for a JobSet's replicated jobs,
+    "worker group NAME" for a Ray kind's worker groups. Values are whatever the object holds there."""
+    kind = _at(obj, ("kind",))
+    out: dict[str, Any] = {}
+    if kind == "JobSet":
+        items, key, label = _at(obj, REPLICATED_JOBS), "name", "job"
+        path: tuple[str, ...] = JOB_POD_TEMPLATE
+    elif kind in RAY_KINDS:
+        out[""] = _at(obj, POD_TEMPLATE[kind])
+        items, key, path, label = _at(obj, WORKER_GROUPS[kind]), "groupName", WORKER_POD_TEMPLATE, "worker group"
+    elif kind in POD_TEMPLATE:
+        return {"": _at(obj, POD_TEMPLATE[kind])}
+    else:
+        return out
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and isinstance(item.get(key), str):
+            out[f"{label} {item[key]}"] = _at(item, path)
+    return out
 
 
 def _objects(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:
@@ -98,6 +134,16 @@ def openapi(kind: str) -> dict[str, Any] | None:
         root = _objects(REPLICATED_JOBS, jobs)
     else:
         root = _objects(POD_TEMPLATE[kind], template)
+        workers = {
+            "type": "array",
+            "x-kubernetes-patch-merge-key": "groupName",
+            "x-kubernetes-patch-strategy": "merge",
+            "items": _objects(WORKER_POD_TEMPLATE, template),
+        }
+        parent = root
+        for key in WORKER_GROUPS[kind][:-1]:
+            parent = parent["properties"][key]
+        parent["properties"]["workerGroupSpecs"] = workers
     group, _, version = API_VERSIONS[kind].partition("/")
     definition = {
         "type": "object",
