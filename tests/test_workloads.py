@@ -28,6 +28,7 @@ from testing.workloads import (
     pod,
     sample,
     targeted,
+    without_worker_groups,
     workload,
 )
 
@@ -222,7 +223,7 @@ def _errors(text: str) -> list[str]:
 
 @pytest.mark.parametrize("target", ["gke-managed-otel", "eks-jark"])
 def test_replicated_jobs_are_required_for_a_jobset_and_only_there(target: str) -> None:
-    text = re.sub(r"^  workerGroups:.*\n(    - .*\n)*", "", all_profiles()[target], flags=re.MULTILINE)
+    text = without_worker_groups(all_profiles()[target])
     (kind,) = re.findall(r"^  kind: (\w+)", text, flags=re.MULTILINE)
     jobset = text.replace(f"  kind: {kind}", "  kind: JobSet")
     (line,) = _errors(jobset)
@@ -245,7 +246,7 @@ def test_replicated_jobs_are_required_for_a_jobset_and_only_there(target: str) -
 def test_two_job_jobset_gets_each_jobs_own_container_and_no_imageless_one(target: str, tmp_path: Path) -> None:
     """A JobSet whose rollout job runs `vllm`, not `trainer`: the bundle's Component (the real rendered one, built by
     real kustomize) patches each job's own container and adds none without an image, which admission would reject."""
-    text = re.sub(r"^  workerGroups:.*\n(    - .*\n)*", "", all_profiles()[target], flags=re.MULTILINE)
+    text = without_worker_groups(all_profiles()[target])
     (kind,) = re.findall(r"^  kind: (\w+)", text, flags=re.MULTILINE)
     text = re.sub(r"^  container: [\w-]+", "  container: trainer", text, flags=re.MULTILINE)
     jobs = "[{name: trainer, container: trainer}, {name: rollout, container: vllm}]"

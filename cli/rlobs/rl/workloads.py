@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
+import yaml
+
+from rlobs.bundle.spec import DataFile
 from rlobs.profile.model import Workload
 
 API_VERSIONS = {
@@ -45,6 +50,11 @@ WORKER_GROUPS = {kind: (*POD_TEMPLATE[kind][:-2], "workerGroupSpecs") for kind i
 # One name for the schema in every bundle; the patch it applies to is the target's own.
 OPENAPI_FILE = "openapi.json"
 ENV_PATCH_FILE = "otel-env-patch.yaml"
+# The env for deployments Kustomize does not build: a ConfigMap for envFrom, and a Helm values list.
+ENV_CONFIGMAP_FILE = "env-configmap.yaml"
+HELM_VALUES_FILE = "helm-env-values.yaml"
+HELM_ENV_KEY = "extraEnv"
+_REF = re.compile(r"\$\((\w+)\)")  # Kubernetes expands $(VAR) in env values from the vars defined before it
 # The built-in definition the schema points the pod templates at: it carries the merge keys of containers, env,
 # ports, volumeMounts and volumes (all by name). `kubectl kustomize` resolves it from its built-in schema even when
 # a custom one is set (kustomize v5.5.0 and v5.8.1; tests/test_workloads.py checks the kubectl it finds).
@@ -177,3 +187,78 @@ def component(workload: Workload, patches: list[str], resources: list[str]) -> d
     target = {"kind": workload.kind, "name": workload.name}
     out["patches"] = [{"path": path, "target": target} for path in patches]
     return out
+
+
+def env_config(env: list[dict[str, Any]]) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """The container env split into what a ConfigMap can hold (literal values; a $(VAR) of an earlier literal one
+    resolved, as Kubernetes would, since values from envFrom are not expanded) and the entries only `env` can hold
+    (the downward API, Secrets, and values that name them), in order."""
+    data: dict[str, str] = {}
+    kept: list[dict[str, Any]] = []
+    for entry in env:
+        value = entry.get("value")
+        if isinstance(value, str) and all(ref in data for ref in _REF.findall(value)):
+            data[entry["name"]] = _REF.sub(lambda m: data[m[1]], value)
+        else:
+            kept.append(entry)
+    return data, kept
+
+
+def configmap_name(workload: Workload) -> str:
+    return f"{workload.name}-rlobs-env"[:253]
+
+
+def env_route_files(
+    workload: Workload, env: list[dict[str, Any]], labels: dict[str, str], folder: str
+) -> tuple[DataFile, DataFile]:
+    """The ConfigMap (envFrom) and Helm values routes of the RL container's env, for deployments without Kustomize."""
+    data, kept = env_config(env)
+    name = configmap_name(workload)
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": workload.namespace, "labels": labels},
+        "data": data,
+    }
+    fragment = yaml.safe_dump({"envFrom": [{"configMapRef": {"name": name}}], "env": kept}, sort_keys=False)
+    return (
+        DataFile(
+            f"{folder}/{ENV_CONFIGMAP_FILE}",
+            "yaml",
+            configmap,
+            "The RL env as a ConfigMap for `envFrom`, for workloads Kustomize does not build.",
+            header=textwrap.fill(
+                "Without Kustomize: apply this ConfigMap, and give each RL container the Kustomize patch names "
+                f"({ENV_PATCH_FILE}) this envFrom and the env a ConfigMap cannot hold (the downward API, Secrets):",
+                116,
+            )
+            + "\n\n"
+            + fragment,
+        ),
+        DataFile(
+            f"{folder}/{HELM_VALUES_FILE}",
+            "yaml",
+            {HELM_ENV_KEY: env},
+            "The RL env as a Helm values list, for charts that take the container's env.",
+            header=textwrap.fill(
+                f"For a Helm chart: put this list under the chart's key for the RL container's env ({HELM_ENV_KEY} "
+                "in many charts, extraEnvs in opentelemetry-collector, head.containerEnv and each worker group's "
+                "containerEnv in KubeRay's ray-cluster chart) and pass the file after your own values (-f). Helm "
+                "replaces a list set twice: if your values set that key, add these entries to your list. "
+                f"{ENV_PATCH_FILE} shows what else the Kustomize patch sets where the target needs it (pod labels, "
+                "ports, the service account).",
+                116,
+            ),
+        ),
+    )
+
+
+def routes_readme(workload: Workload, env: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the bundle README's wiring step says about the ConfigMap and Helm routes (common/workload_routes.md.j2)."""
+    return {
+        "configmap": configmap_name(workload),
+        "configmap_file": ENV_CONFIGMAP_FILE,
+        "kept": [e["name"] for e in env_config(env)[1]],
+        "helm_file": HELM_VALUES_FILE,
+        "helm_key": HELM_ENV_KEY,
+    }
