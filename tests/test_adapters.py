@@ -6,8 +6,10 @@ import importlib
 import importlib.util
 import json
 import math
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -15,8 +17,8 @@ from typing import Any
 import pytest
 
 from rlobs.rl.catalog import load_catalog, parse_catalog, parse_frameworks
-from testing.adapters import App, load_app, render_app, with_system
-from testing.helpers import module, tool, write_tree
+from testing.adapters import App, load_app, render_app, verl_site, with_system
+from testing.helpers import module, tool
 
 CATALOG = load_catalog()
 IDENTITY = {a.name for a in CATALOG.identity}
@@ -668,30 +670,6 @@ def test_every_framework_covers_the_stall_signal() -> None:
         assert all("@" not in k.key for k in f.keys)
 
 
-# A stand-in for verl/utils/tracking.py (volcengine/verl@b178a3c): Tracking builds a FileLogger for the `file` backend,
-# which opens VERL_FILE_LOGGER_PATH "wb" and writes one orjson line per log call.
-_VERL_TRACKING = """
-import json, os
-
-
-class FileLogger:
-    def __init__(self, project_name, experiment_name):
-        self.filepath = os.getenv("VERL_FILE_LOGGER_PATH", None)
-        self.fp = open(self.filepath, "wb", buffering=0)
-
-    def log(self, data, step):
-        self.fp.write(json.dumps({"step": step, "data": data}).encode() + b"\\n")
-
-
-class Tracking:
-    def __init__(self, project_name, experiment_name, default_backend="console", config=None):
-        backends = [default_backend] if isinstance(default_backend, str) else default_backend
-        self.logger = {"file": FileLogger(project_name, experiment_name)} if "file" in backends else {}
-
-    def log(self, data, step, backend=None):
-        for logger in self.logger.values():
-            logger.log(data=data, step=step)
-"""
 # Stands in for verl's main_ppo: the driver imports verl and never builds a Tracking; the TaskRunner, in another
 # process (a Ray actor in verl), builds it and logs. Neither imports rlobs: sitecustomize does it from the env.
 _DRIVER = """
@@ -728,10 +706,7 @@ def test_verl_no_code_path_where_the_task_runner_writes(tmp_path: Path, receiver
     from testing.otlp import example_env
 
     app = render_app(tmp_path, with_system("verl"))
-    write_tree(
-        tmp_path / "site",
-        {"verl/__init__.py": "", "verl/utils/__init__.py": "", "verl/utils/tracking.py": _VERL_TRACKING},
-    )
+    verl_site(tmp_path)
     log = tmp_path / "verl.jsonl"
     env = example_env(
         app,
@@ -759,6 +734,92 @@ def test_verl_no_code_path_where_the_task_runner_writes(tmp_path: Path, receiver
     assert attributes["rl.run.id"] == "gsm8k-7b"
     assert {kv.key for kv in got["rl.run.state"].gauge.data_points[0].attributes} >= {"rl.run.id"}
     assert log.exists() == ("file" in backends)
+
+
+# verl's main_ppo on a real local Ray: the driver starts a TaskRunner actor (a Ray worker process) that builds the
+# Tracking and logs; neither imports rlobs.
+_RAY_DRIVER = """
+import json, os, sys, time
+import ray
+
+
+@ray.remote(num_cpus=1)
+class TaskRunner:
+    def run(self, steps):
+        from verl.utils.tracking import Tracking
+
+        tracking = Tracking("p", "gsm8k-7b", ["console", "file"])
+        for i, data in enumerate(steps):
+            tracking.log(data=data, step=i + 1)
+        return os.getpid()
+
+
+if __name__ == "__main__":
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    runner = TaskRunner.remote()
+    print("actor pid", ray.get(runner.run.remote(json.loads(sys.argv[1]))), "driver pid", os.getpid(), flush=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not os.path.exists(sys.argv[2]):
+        time.sleep(0.2)  # the test creates this file when the actor's steps have arrived
+    ray.shutdown()
+"""
+
+
+@pytest.mark.slow
+def test_verl_tailer_runs_in_the_task_runner_actor_on_a_real_ray(tmp_path: Path, receiver: Any) -> None:
+    """A real local Ray cluster: the env and app/ on the PYTHONPATH reach the Ray worker process of the TaskRunner
+    actor (another process than the driver), where the tailer starts on the file verl's FileLogger writes; every
+    step arrives over real OTLP/gRPC with verl's experiment name as the run id."""
+    import time
+
+    module("ray", "runs verl's TaskRunner as a real Ray actor")
+    from testing.otlp import example_env
+
+    app = render_app(tmp_path, with_system("verl"))
+    ray_tmp = tempfile.mkdtemp(prefix="rlobs-ray-", dir="/tmp")
+    (verl_site(tmp_path) / "main_ppo.py").write_text(_RAY_DRIVER, encoding="utf-8")
+    env = example_env(
+        app,
+        PYTHONPATH=f"{app}:{tmp_path / 'site'}",
+        OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}",
+        OTEL_TRACES_EXPORTER="none",
+        OTEL_METRIC_EXPORT_INTERVAL="500",  # the actor is killed at ray.shutdown(): its periodic exports count
+        RLOBS_ADAPTER="verl",
+        VERL_FILE_LOGGER_PATH=str(tmp_path / "verl.jsonl"),
+        RLOBS_TAIL_POLL_SECONDS="0.1",
+        RAY_TMPDIR=ray_tmp,  # short: Ray's socket paths must fit in 107 bytes
+    )
+    steps = json.dumps([json.loads(_verl_record(step))["data"] for step in (1, 2, 3)])
+    done = tmp_path / "done"
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "main_ppo", steps, str(done)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and driver.poll() is None:
+            got = receiver.metric_points()
+            if "rl.train.steps" in got and got["rl.train.steps"].sum.data_points[0].as_double == 3:
+                break
+            time.sleep(0.2)
+        done.touch()
+        out, err = driver.communicate(timeout=120)
+    finally:
+        driver.kill()
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    assert driver.returncode == 0, err[-3000:]
+    actor, driver_pid = out.split()[2], out.split()[5]
+    assert actor != driver_pid
+    got = receiver.metric_points()
+    assert got["rl.train.steps"].sum.data_points[0].as_double == 3, err[-3000:]
+    loop = got["rl.loop.duration"].histogram.data_points[0]
+    assert (loop.count, loop.sum) == (3, 120_000.0)
+    attributes = {kv.key: kv.value.string_value for kv in got["rl.train.steps"].sum.data_points[0].attributes}
+    assert attributes["rl.run.id"] == "gsm8k-7b"
 
 
 @pytest.mark.slow
