@@ -219,3 +219,14 @@ def test_bad_manifests_are_one_line_and_exit_2(tmp_path: Path) -> None:
     empty.mkdir()
     result = CliRunner().invoke(app, ["check-workload", str(empty), "--workload", str(tmp_path / "bad.yaml")])
     assert result.exit_code == 2 and "no such file" in result.stderr
+
+
+def test_a_kustomization_without_kubectl_says_it_is_needed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source, _ = _profile("gke-managed-otel", tmp_path)
+    write_tree(tmp_path / "app", {"kustomization.yaml": "resources: [deployment.yaml]\n"})
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    result = CliRunner().invoke(app, ["check-workload", str(source), "--workload", str(tmp_path / "app")])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"error: {tmp_path / 'app'} is a kustomization: `kubectl kustomize` builds it, and kubectl is not on PATH"
+    )

@@ -3,7 +3,8 @@ object, each of its pod groups and the RL container in each) is found in them or
 
 The manifests are untrusted input: each file is read capped (rlobs.files), parsed with the safe loader, and only the
 known paths of workload objects are looked at; a kustomization is built by `kubectl kustomize`, which runs no plugin
-or Helm chart unless asked to (--enable-alpha-plugins, --enable-helm), and nothing else runs.
+or Helm chart unless asked to (--enable-alpha-plugins, --enable-helm; only a remote base it names is fetched), and
+nothing else runs.
 """
 
 from __future__ import annotations
