@@ -310,3 +310,14 @@ def test_worker_groups_only_for_ray_kinds() -> None:
     rayjob = text.replace(f"kind: {kind}", "kind: RayJob\n  workerGroups: [gpu, gpu]")
     (line,) = _errors(rayjob)
     assert "workload.workerGroups: expected each worker group once" in line
+
+
+def test_verl_on_ray_with_no_worker_groups_is_warned(tmp_path: Path) -> None:
+    from rlobs.targets import load_warnings
+
+    text = without_worker_groups(all_profiles()["eks-jark"])
+    (tmp_path / "p.yaml").write_text(text, encoding="utf-8")
+    (found,) = [w for w in load_warnings(tmp_path / "p.yaml") if w.path == "workload.kind"]
+    assert "expected workerGroups naming the worker groups of this verl Ray workload, got none" in found.message
+    (tmp_path / "p.yaml").write_text(all_profiles()["eks-jark"], encoding="utf-8")
+    assert not [w for w in load_warnings(tmp_path / "p.yaml") if w.path == "workload.kind"]
