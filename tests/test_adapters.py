@@ -6,8 +6,10 @@ import importlib
 import importlib.util
 import json
 import math
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -15,7 +17,7 @@ from typing import Any
 import pytest
 
 from rlobs.rl.catalog import load_catalog, parse_catalog, parse_frameworks
-from testing.adapters import App, load_app, render_app, with_system
+from testing.adapters import App, load_app, render_app, verl_site, with_system
 from testing.helpers import module, tool
 
 CATALOG = load_catalog()
@@ -151,22 +153,28 @@ def test_verl_tailer_polls_one_at_a_time(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_verl_tracking_wrapper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the file backend each Tracking.log call is fed in-process; with it, the tailer counts them (once)."""
     app = load_app(tmp_path, "verl", monkeypatch)
     calls: list[tuple[Any, Any]] = []
 
-    class Tracking:  # verl.utils.tracking.Tracking.log(self, data, step, backend=None), tracking.py:190
+    class FileLogger:  # verl.utils.tracking.FileLogger(project_name, experiment_name): its .filepath
+        def __init__(self, project_name: str, experiment_name: str) -> None:
+            self.filepath = str(tmp_path / "none" / "verl.jsonl")  # never written: the tailer waits for it
+
+    class Tracking:  # verl.utils.tracking.Tracking.log(self, data, step, backend=None)
+        def __init__(self, project_name: str, experiment_name: str, default_backend: Any = "console") -> None:
+            self.logger = {"file": FileLogger(project_name, experiment_name)} if "file" in default_backend else {}
+
         def log(self, data: Any, step: Any, backend: Any = None) -> None:
             calls.append((data, step))
 
-    tracking = SimpleNamespace(Tracking=Tracking)
-    monkeypatch.setitem(__import__("sys").modules, "verl", SimpleNamespace(utils=SimpleNamespace(tracking=tracking)))
-    monkeypatch.setitem(__import__("sys").modules, "verl.utils", SimpleNamespace(tracking=tracking))
-    monkeypatch.setitem(__import__("sys").modules, "verl.utils.tracking", tracking)
-    app.adapter.wrap_tracking()
-    app.adapter.wrap_tracking()  # idempotent: one feed per call
+    tracking = SimpleNamespace(Tracking=Tracking, FileLogger=FileLogger)
+    app.adapter.wrap_tracking(tracking)
+    app.adapter.wrap_tracking(tracking)  # idempotent: one feed per call
     record = json.loads(_verl_record(7))
-    Tracking().log(data=record["data"], step=7)
-    assert len(calls) == 1
+    Tracking("p", "e").log(data=record["data"], step=7)
+    Tracking("p", "e", ["console", "file"]).log(data=record["data"], step=8)
+    assert len(calls) == 2
     assert app.total("rl.train.steps") == 1
     assert app.histogram("rl.loop.duration") == (1, 40_000.0)
 
@@ -662,32 +670,47 @@ def test_every_framework_covers_the_stall_signal() -> None:
         assert all("@" not in k.key for k in f.keys)
 
 
-_TRAINER = """
-import json, sys, time
-# Stands in for a verl trainer: verl's FileLogger opens the file "wb" and writes one line per step; this process
-# never imports rlobs (sitecustomize starts the tailer from the env).
-lines = [bytes.fromhex(h) for h in sys.argv[2:]]
-with open(sys.argv[1], "wb", buffering=0) as f:
-    for i, line in enumerate(lines):
+# Stands in for verl's main_ppo: the driver imports verl and never builds a Tracking; the TaskRunner, in another
+# process (a Ray actor in verl), builds it and logs. Neither imports rlobs: sitecustomize does it from the env.
+_DRIVER = """
+import json, multiprocessing, sys, time
+import verl.utils.tracking
+
+
+def task_runner(backends, steps):
+    from verl.utils.tracking import Tracking
+
+    tracking = Tracking("p", "gsm8k-7b", backends)
+    for i, data in enumerate(steps):
         time.sleep(0.3 if i else 0.0)
-        f.write(line)  # the last one right before exit: read by the tailer's exit hook
+        tracking.log(data=data, step=i + 1)  # the last one right before exit: read by the tailer's exit hook
+
+
+if __name__ == "__main__":
+    multiprocessing.set_start_method("spawn")  # a fresh interpreter, as a Ray worker process is
+    runner = multiprocessing.Process(target=task_runner, args=(sys.argv[1].split(","), json.loads(sys.argv[2])))
+    runner.start()
+    runner.join()
+    sys.exit(runner.exitcode)
 """
 
 
 @pytest.mark.slow
-def test_verl_no_code_path_in_a_real_process(tmp_path: Path, receiver: Any) -> None:
-    """app/ on the PYTHONPATH and the bundle's env: the tailer starts by itself, reads every step, including one
-    written just before exit, and the run ends finished, over real OTLP/gRPC."""
-    import subprocess
-    import sys
-
+@pytest.mark.parametrize("backends", ["console,file", "console"])
+def test_verl_no_code_path_where_the_task_runner_writes(tmp_path: Path, receiver: Any, backends: str) -> None:
+    """app/ on the PYTHONPATH and the bundle's env: the trainer runs in a child process of the driver (verl's TaskRunner
+    actor); there the tailer starts on the file its FileLogger writes (or, without the file backend, Tracking.log is
+    fed in-process), reads every step, including one written just before exit, and the run ends finished, with
+    verl's experiment name as run id, over real OTLP/gRPC. The driver sends nothing."""
     from testing.adapters import render_app, with_system
     from testing.otlp import example_env
 
     app = render_app(tmp_path, with_system("verl"))
+    verl_site(tmp_path)
     log = tmp_path / "verl.jsonl"
     env = example_env(
         app,
+        PYTHONPATH=f"{app}:{tmp_path / 'site'}",
         OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}",
         OTEL_TRACES_EXPORTER="none",
         RLOBS_ADAPTER="verl",
@@ -695,32 +718,108 @@ def test_verl_no_code_path_in_a_real_process(tmp_path: Path, receiver: Any) -> N
         RLOBS_TAIL_POLL_SECONDS="0.1",
         RL_FINISH_LINGER_SECONDS="0",
     )
-    records = [_verl_record(step).hex() for step in (1, 2, 3)]
-    # A process whose command line does not match RLOBS_TAIL_MATCH (a Ray worker, pip, a shell) tails nothing.
-    other = subprocess.run(
-        [sys.executable, "-c", _TRAINER, str(log), *records],
-        env={**env, "RLOBS_TAIL_MATCH": "main_ppo"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert other.returncode == 0, other.stderr
-    assert receiver.metrics == []
-    # Its state is gone too, but the file of that earlier process is still there when the trainer starts: its
-    # records are not this run's.
-    (tmp_path / "verl.jsonl.rlobs-offset").unlink(missing_ok=True)
+    steps = json.dumps([json.loads(_verl_record(step))["data"] for step in (1, 2, 3)])
+    (tmp_path / "site" / "main_ppo.py").write_text(_DRIVER, encoding="utf-8")
+    # `python -m main_ppo`: no command line of either process names verl (a Ray worker's does not).
     done = subprocess.run(
-        [sys.executable, "-c", _TRAINER, str(log), *records], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "main_ppo", backends, steps], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
     got = receiver.metric_points()
     assert got["rl.train.steps"].sum.data_points[0].as_double == 3
     loop = got["rl.loop.duration"].histogram.data_points[0]
     assert (loop.count, loop.sum) == (3, 120_000.0)
-    assert got["rl.loop.duration"].unit == "ms"
     assert got["rl.run.state"].gauge.data_points[0].as_int == 0  # a clean exit: finished
-    attributes = {kv.key for kv in got["rl.train.steps"].sum.data_points[0].attributes}
-    assert attributes == IDENTITY & attributes and "rl.loop.iteration" not in attributes
+    attributes = {kv.key: kv.value.string_value for kv in got["rl.train.steps"].sum.data_points[0].attributes}
+    assert attributes["rl.run.id"] == "gsm8k-7b"
+    assert {kv.key for kv in got["rl.run.state"].gauge.data_points[0].attributes} >= {"rl.run.id"}
+    assert log.exists() == ("file" in backends)
+
+
+# verl's main_ppo on a real local Ray: the driver starts a TaskRunner actor (a Ray worker process) that builds the
+# Tracking and logs; neither imports rlobs.
+_RAY_DRIVER = """
+import json, os, sys, time
+import ray
+
+
+@ray.remote(num_cpus=1)
+class TaskRunner:
+    def run(self, steps):
+        from verl.utils.tracking import Tracking
+
+        tracking = Tracking("p", "gsm8k-7b", ["console", "file"])
+        for i, data in enumerate(steps):
+            tracking.log(data=data, step=i + 1)
+        return os.getpid()
+
+
+if __name__ == "__main__":
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    runner = TaskRunner.remote()
+    print("actor pid", ray.get(runner.run.remote(json.loads(sys.argv[1]))), "driver pid", os.getpid(), flush=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not os.path.exists(sys.argv[2]):
+        time.sleep(0.2)  # the test creates this file when the actor's steps have arrived
+    ray.shutdown()
+"""
+
+
+@pytest.mark.slow
+def test_verl_tailer_runs_in_the_task_runner_actor_on_a_real_ray(tmp_path: Path, receiver: Any) -> None:
+    """A real local Ray cluster: the env and app/ on the PYTHONPATH reach the Ray worker process of the TaskRunner
+    actor (another process than the driver), where the tailer starts on the file verl's FileLogger writes; every
+    step arrives over real OTLP/gRPC with verl's experiment name as the run id."""
+    import time
+
+    module("ray", "runs verl's TaskRunner as a real Ray actor")
+    from testing.otlp import example_env
+
+    app = render_app(tmp_path, with_system("verl"))
+    ray_tmp = tempfile.mkdtemp(prefix="rlobs-ray-", dir="/tmp")
+    (verl_site(tmp_path) / "main_ppo.py").write_text(_RAY_DRIVER, encoding="utf-8")
+    env = example_env(
+        app,
+        PYTHONPATH=f"{app}:{tmp_path / 'site'}",
+        OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}",
+        OTEL_TRACES_EXPORTER="none",
+        OTEL_METRIC_EXPORT_INTERVAL="500",  # the actor is killed at ray.shutdown(): its periodic exports count
+        RLOBS_ADAPTER="verl",
+        VERL_FILE_LOGGER_PATH=str(tmp_path / "verl.jsonl"),
+        RLOBS_TAIL_POLL_SECONDS="0.1",
+        RAY_TMPDIR=ray_tmp,  # short: Ray's socket paths must fit in 107 bytes
+    )
+    steps = json.dumps([json.loads(_verl_record(step))["data"] for step in (1, 2, 3)])
+    done = tmp_path / "done"
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "main_ppo", steps, str(done)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and driver.poll() is None:
+            got = receiver.metric_points()
+            if "rl.train.steps" in got and got["rl.train.steps"].sum.data_points[0].as_double == 3:
+                break
+            time.sleep(0.2)
+        done.touch()
+        out, err = driver.communicate(timeout=120)
+    finally:
+        driver.kill()
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    assert driver.returncode == 0, err[-3000:]
+    actor, driver_pid = out.split()[2], out.split()[5]
+    assert actor != driver_pid
+    got = receiver.metric_points()
+    assert got["rl.train.steps"].sum.data_points[0].as_double == 3, err[-3000:]
+    loop = got["rl.loop.duration"].histogram.data_points[0]
+    assert (loop.count, loop.sum) == (3, 120_000.0)
+    attributes = {kv.key: kv.value.string_value for kv in got["rl.train.steps"].sum.data_points[0].attributes}
+    assert attributes["rl.run.id"] == "gsm8k-7b"
 
 
 @pytest.mark.slow

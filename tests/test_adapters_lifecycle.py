@@ -142,13 +142,6 @@ def test_verl_null_is_a_non_finite_loss(tmp_path: Path, monkeypatch: pytest.Monk
     assert app.value(CATALOG.metric("train_loss").name) == pytest.approx(-0.02)
 
 
-def test_verl_experiment_name_from_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = load_app(tmp_path, "verl", monkeypatch)
-    argv = ["python3", "-m", "verl.trainer.main_ppo", "trainer.project_name=p", "++trainer.experiment_name='gsm8k-7b'"]
-    assert app.adapter._override(argv, "trainer.experiment_name") == "gsm8k-7b"
-    assert app.adapter._override(argv[:4], "trainer.experiment_name") is None  # the recipe's default is no id
-
-
 def test_adapters_never_raise_from_the_lifecycle_hooks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = load_app(tmp_path, "trl", monkeypatch)
     callback = app.adapter.RlobsCallback()

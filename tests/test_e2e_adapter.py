@@ -1,4 +1,4 @@
-"""End to end with no instrumentation code: a process that only writes verl's `file`-backend JSONL, the bundle's
+"""End to end with no instrumentation code: a process that only logs through verl's `file` backend, the bundle's
 app/ on its PYTHONPATH and the bundle's env -> the tailer (started by sitecustomize) -> the module's /metrics -> a
 real Prometheus -> every RL dashboard query whose metrics verl supplies returns data."""
 
@@ -22,7 +22,7 @@ from rlobs.rl import naming
 from rlobs.rl.catalog import load_catalog
 from rlobs.rl.facts import workload_job
 from rlobs.rl.grafana import rl_dashboard
-from testing.adapters import render_app
+from testing.adapters import render_app, verl_site
 from testing.bundles import facts
 from testing.helpers import profile, tool
 from testing.prom import free_port, start
@@ -33,20 +33,23 @@ CATALOG = load_catalog()
 PROFILE = "eks-prometheus-exporter"  # run.system: verl, pipeline python-prometheus
 DEADLINE = 30.0
 
-# Writes one verl record (the keys of verl-project/verl@1dda039 ray_trainer.py:1762-1802) every 0.2 s, like a
-# trainer with 0.2 s steps; it never imports rlobs.
+# Logs one verl record (the keys of verl-project/verl@1dda039 ray_trainer.py:1762-1802) every 0.2 s through verl's
+# Tracking with the file backend (testing.adapters.VERL_TRACKING), like a trainer with 0.2 s steps; it never imports
+# rlobs.
 _TRAINER = """
-import json, sys, time
-with open(sys.argv[1], "wb", buffering=0) as f:
-    step = 0
-    while True:
-        step += 1
-        data = {"training/global_step": step, "timing_s/step": 0.2, "timing_s/gen": 0.1, "timing_s/reward": 0.01,
-                "timing_s/update_actor": 0.05, "timing_s/update_weights": 0.02, "perf/total_num_tokens": 4096,
-                "perf/throughput": 2560.0, "perf/mfu/actor": 0.3, "critic/score/mean": 0.5, "num_turns/mean": 3,
-                "actor/pg_loss": 0.01, "response_length/mean": 512.0}
-        f.write(json.dumps({"step": step, "data": data}).encode() + b"\\n")
-        time.sleep(0.2)
+import time
+from verl.utils.tracking import Tracking
+
+tracking = Tracking("p", "e", ["file"])
+step = 0
+while True:
+    step += 1
+    data = {"training/global_step": step, "timing_s/step": 0.2, "timing_s/gen": 0.1, "timing_s/reward": 0.01,
+            "timing_s/update_actor": 0.05, "timing_s/update_weights": 0.02, "perf/total_num_tokens": 4096,
+            "perf/throughput": 2560.0, "perf/mfu/actor": 0.3, "critic/score/mean": 0.5, "num_turns/mean": 3,
+            "actor/pg_loss": 0.01, "response_length/mean": 512.0}
+    tracking.log(data=data, step=step)
+    time.sleep(0.2)
 """
 
 
@@ -84,7 +87,7 @@ def test_a_verl_run_fills_the_rl_dashboard_with_no_code(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "RL_"))}
     env.update(
         {
-            "PYTHONPATH": str(app),
+            "PYTHONPATH": f"{app}:{verl_site(tmp_path)}",
             "RLOBS_ADAPTER": "verl",
             "VERL_FILE_LOGGER_PATH": str(tmp_path / "verl.jsonl"),
             "RLOBS_TAIL_POLL_SECONDS": "0.2",
@@ -96,7 +99,7 @@ def test_a_verl_run_fills_the_rl_dashboard_with_no_code(tmp_path: Path) -> None:
     )
     job = workload_job(profile(PROFILE))
     trainer = subprocess.Popen(
-        [sys.executable, "-c", _TRAINER, str(tmp_path / "verl.jsonl")],
+        [sys.executable, "-c", _TRAINER],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -26,6 +26,7 @@ from testing.workloads import (
     pod_templates,
     sample,
     targeted,
+    without_worker_groups,
 )
 
 K8S_VERSION = "1.34"
@@ -33,7 +34,7 @@ K8S_VERSION = "1.34"
 
 def _profile(kind: str, pipeline: str = "otel-collector") -> Profile:
     """The eks-jark profile with another workload kind (and a container named `trainer` for non-Ray kinds)."""
-    text = all_profiles()["eks-jark"].replace("kind: RayJob", f"kind: {kind}")
+    text = without_worker_groups(all_profiles()["eks-jark"]).replace("kind: RayJob", f"kind: {kind}")
     text = text.replace("metricsPipeline: otel-collector", f"metricsPipeline: {pipeline}")
     if kind not in workloads.RAY_KINDS:
         text = text.replace("container: ray-head", "container: trainer")

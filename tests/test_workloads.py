@@ -25,8 +25,10 @@ from testing.workloads import (
     container,
     kustomize,
     kustomize_run,
+    pod,
     sample,
     targeted,
+    without_worker_groups,
     workload,
 )
 
@@ -221,7 +223,7 @@ def _errors(text: str) -> list[str]:
 
 @pytest.mark.parametrize("target", ["gke-managed-otel", "eks-jark"])
 def test_replicated_jobs_are_required_for_a_jobset_and_only_there(target: str) -> None:
-    text = all_profiles()[target]
+    text = without_worker_groups(all_profiles()[target])
     (kind,) = re.findall(r"^  kind: (\w+)", text, flags=re.MULTILINE)
     jobset = text.replace(f"  kind: {kind}", "  kind: JobSet")
     (line,) = _errors(jobset)
@@ -244,7 +246,7 @@ def test_replicated_jobs_are_required_for_a_jobset_and_only_there(target: str) -
 def test_two_job_jobset_gets_each_jobs_own_container_and_no_imageless_one(target: str, tmp_path: Path) -> None:
     """A JobSet whose rollout job runs `vllm`, not `trainer`: the bundle's Component (the real rendered one, built by
     real kustomize) patches each job's own container and adds none without an image, which admission would reject."""
-    text = all_profiles()[target]
+    text = without_worker_groups(all_profiles()[target])
     (kind,) = re.findall(r"^  kind: (\w+)", text, flags=re.MULTILINE)
     text = re.sub(r"^  container: [\w-]+", "  container: trainer", text, flags=re.MULTILINE)
     jobs = "[{name: trainer, container: trainer}, {name: rollout, container: vllm}]"
@@ -260,3 +262,62 @@ def test_two_job_jobset_gets_each_jobs_own_container_and_no_imageless_one(target
     vllm = container({"spec": by_job["rollout"]}, "vllm")
     assert any(e["name"] == "OTEL_SERVICE_NAME" for e in vllm["env"])
     assert by_job[OTHER_JOB] == sample(p.workload)["spec"]["replicatedJobs"][-1]["template"]["spec"]["template"]["spec"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["gke-managed-otel", "eks-jark"])
+def test_verl_rayjob_gets_the_env_on_the_head_and_every_named_worker_group(target: str, tmp_path: Path) -> None:
+    """verl's TaskRunner actor (it trains and writes the metrics file) may run on any pod of the RayJob: the bundle's
+    real Component, built by real kustomize, puts the env and the adapter switch on the head and on each named worker
+    group's own container, leaves a group it does not name as it is, and adds no image-less container."""
+    text = all_profiles()[target]
+    (kind,) = re.findall(r"^  kind: (\w+)", text, flags=re.MULTILINE)
+    text = re.sub(r"^  (container|workerGroups): .*\n(    - .*\n)*", "", text, flags=re.MULTILINE)
+    groups = "[{name: gpu, container: ray-worker}, {name: rollout, container: vllm}]"
+    p = parse_profile(
+        text.replace(f"  kind: {kind}", f"  kind: RayJob\n  container: trainer\n  workerGroups: {groups}")
+    )
+    base = sample(p.workload)
+    spec = base["spec"]["rayClusterSpec"]
+    spec["workerGroupSpecs"] += [
+        {"groupName": "rollout", "replicas": 1, "rayStartParams": {}, "template": pod("vllm")},
+        {"groupName": "cpu", "replicas": 1, "rayStartParams": {}, "template": pod("ray-worker")},
+    ]
+    built = next(
+        d
+        for d in kustomize(tmp_path, bundle_component({r.path: r.text for r in build(p)}), base)
+        if d["kind"] == "RayJob"
+    )
+    cluster = built["spec"]["rayClusterSpec"]
+    by_group = {g["groupName"]: g["template"] for g in cluster["workerGroupSpecs"]}
+    assert list(by_group) == ["gpu", "rollout", "cpu"]
+    for template, name in [(cluster["headGroupSpec"]["template"], "trainer"), (by_group["gpu"], "ray-worker")]:
+        env = {e["name"]: e.get("value") for e in container(template, name)["env"]}
+        assert env["RLOBS_ADAPTER"] == "verl" and env["VERL_FILE_LOGGER_PATH"] and env["EXISTING"] == "kept"
+        assert "OTEL_SERVICE_NAME" in env
+    assert "RLOBS_ADAPTER" in {e["name"] for e in container(by_group["rollout"], "vllm")["env"]}
+    for template in [cluster["headGroupSpec"]["template"], *by_group.values()]:
+        assert all(c.get("image") for c in template["spec"]["containers"])
+    assert by_group["cpu"] == pod("ray-worker")
+
+
+def test_worker_groups_only_for_ray_kinds() -> None:
+    text = all_profiles()["gke-managed-otel"]
+    (kind,) = re.findall(r"^  kind: (\w+)", text, flags=re.MULTILINE)
+    assert kind not in workloads.RAY_KINDS
+    (line,) = _errors(text.replace(f"kind: {kind}", f"kind: {kind}\n  workerGroups: [gpu]"))
+    assert f"workload.workerGroups: expected no workerGroups for a {kind}, got some" in line
+    rayjob = text.replace(f"kind: {kind}", "kind: RayJob\n  workerGroups: [gpu, gpu]")
+    (line,) = _errors(rayjob)
+    assert "workload.workerGroups: expected each worker group once" in line
+
+
+def test_verl_on_ray_with_no_worker_groups_is_warned(tmp_path: Path) -> None:
+    from rlobs.targets import load_warnings
+
+    text = without_worker_groups(all_profiles()["eks-jark"])
+    (tmp_path / "p.yaml").write_text(text, encoding="utf-8")
+    (found,) = [w for w in load_warnings(tmp_path / "p.yaml") if w.path == "workload.kind"]
+    assert "expected workerGroups naming the worker groups of this verl Ray workload, got none" in found.message
+    (tmp_path / "p.yaml").write_text(all_profiles()["eks-jark"], encoding="utf-8")
+    assert not [w for w in load_warnings(tmp_path / "p.yaml") if w.path == "workload.kind"]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from rlobs import __version__
-from rlobs.errors import EXIT_OK, RlobsError
+from rlobs.errors import EXIT_DRIFT, EXIT_OK, RlobsError
 
 if TYPE_CHECKING:
     from rlobs import questions
@@ -392,6 +392,45 @@ def signals(
             print()
         for note in report.notes:
             output.paragraph(note)
+
+
+@app.command("check-workload")
+def check_workload(
+    source: Annotated[
+        Path,
+        typer.Argument(
+            metavar="BUNDLE_OR_PROFILE", help="A rendered bundle folder, or its profile.", show_default=False
+        ),
+    ],
+    workload: Annotated[
+        str,
+        typer.Option(
+            "--workload",
+            "-w",
+            metavar="PATH",
+            help="Your manifests: a folder of YAML, a kustomization, or a file of `helm template` output (- reads "
+            "stdin).",
+        ),
+    ],
+) -> None:
+    """Check that the bundle's workload patch reaches your real manifests.
+
+    One line per patch target: the object (kind, namespace/name), then the RL container of each of its pod groups,
+    found or missing. Exit codes: 0 every target found, 1 one is missing (the env would not reach the trainer),
+    2 bad input.
+    """
+    from rlobs import output
+
+    with _errors():
+        from rlobs import workloadcheck
+
+        findings = workloadcheck.check(workloadcheck.targets(source), workloadcheck.manifests(workload))
+    for f in findings:
+        output.say(f"{f.status:8} {f.line}", style="red" if f.status == workloadcheck.MISSING else None)
+    missing = sum(f.status == workloadcheck.MISSING for f in findings)
+    if missing:
+        output.error(f"{missing} of {len(findings)} targets missing: the env would not reach the trainer")
+    raise typer.Exit(EXIT_DRIFT if missing else EXIT_OK)
 
 
 def run() -> None:

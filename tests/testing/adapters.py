@@ -22,6 +22,45 @@ from testing.helpers import module, profile
 BLUEPRINT = "eks-jark"
 
 
+# A stand-in for verl/utils/tracking.py (volcengine/verl@b178a3c): Tracking builds a FileLogger for the `file` backend,
+# which opens VERL_FILE_LOGGER_PATH "wb" and writes one orjson line per log call.
+VERL_TRACKING = """
+import json, os
+
+
+class FileLogger:
+    def __init__(self, project_name, experiment_name):
+        self.filepath = os.getenv("VERL_FILE_LOGGER_PATH", None)
+        self.fp = open(self.filepath, "wb", buffering=0)
+
+    def log(self, data, step):
+        self.fp.write(json.dumps({"step": step, "data": data}).encode() + b"\\n")
+
+
+class Tracking:
+    def __init__(self, project_name, experiment_name, default_backend="console", config=None):
+        backends = [default_backend] if isinstance(default_backend, str) else default_backend
+        self.logger = {"file": FileLogger(project_name, experiment_name)} if "file" in backends else {}
+
+    def log(self, data, step, backend=None):
+        for logger in self.logger.values():
+            logger.log(data=data, step=step)
+"""
+
+
+def verl_site(root: Path) -> Path:
+    """A folder holding the stand-in verl package (VERL_TRACKING), for a PYTHONPATH."""
+    site = root / "site"
+    for rel, text in {
+        "verl/__init__.py": "",
+        "verl/utils/__init__.py": "",
+        "verl/utils/tracking.py": VERL_TRACKING,
+    }.items():
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text(text, encoding="utf-8")
+    return site
+
+
 def with_system(system: str, name: str = BLUEPRINT) -> Profile:
     """The blueprint's profile with another workload.run.system."""
     p = profile(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -164,3 +165,8 @@ def assert_user_parts_kept(built: dict[str, Any], w: Workload) -> None:
             assert all(item in rl[key] for item in old_rl[key]), f"{key} of {name} lost an item"
         assert all(v in new["spec"]["volumes"] for v in old["spec"]["volumes"])
         assert new["metadata"]["labels"].items() >= old["metadata"]["labels"].items()
+
+
+def without_worker_groups(text: str) -> str:
+    """A profile's text with no workload.workerGroups (the eks-jark blueprint names one), to switch its kind."""
+    return re.sub(r"^  workerGroups:.*\n(    - .*\n)*", "", text, flags=re.MULTILINE)

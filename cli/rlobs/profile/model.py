@@ -154,25 +154,27 @@ class Rollout(Model):
         return self
 
 
-class ReplicatedJob(Model):
-    """A JobSet replicated job whose pods run the RL loop, and the container in them that runs it."""
+class PodGroup(Model):
+    """A named group of the workload's pods that run RL code (a JobSet replicated job, a Ray worker group), and the
+    container in them that runs it."""
 
-    name: DnsLabel = Field(description="The replicatedJobs entry's name.")
+    name: DnsLabel = Field(description="The replicatedJobs entry's name, or the Ray worker group's groupName.")
     container: DnsLabel | None = Field(
         None, description="The container in its pods that runs the RL loop; defaults to workload.container."
     )
 
 
 def _job_short_form(value: Any) -> Any:
-    # `replicatedJobs: [trainer]` is short for `[{name: trainer}]` (the container is workload.container).
+    # `replicatedJobs: [trainer]` is short for `[{name: trainer}]` (the container is workload.container); so for
+    # workerGroups.
     if isinstance(value, tuple | list):
         return tuple({"name": item} if isinstance(item, str) else item for item in value)
     return value
 
 
-ReplicatedJobs = Annotated[
-    tuple[ReplicatedJob, ...],
-    BeforeValidator(_job_short_form, json_schema_input_type=tuple[ReplicatedJob | DnsLabel, ...]),
+PodGroups = Annotated[
+    tuple[PodGroup, ...],
+    BeforeValidator(_job_short_form, json_schema_input_type=tuple[PodGroup | DnsLabel, ...]),
 ]
 
 
@@ -185,10 +187,16 @@ class Workload(Model):
     run: RunIdentity
     export_interval: Duration = Field("30s", description="How often the SDK exports metrics.")
     metrics_port: int = Field(9464, ge=1024, le=65535, description="Port of the app's /metrics endpoint.")
-    replicated_jobs: ReplicatedJobs = Field(
+    replicated_jobs: PodGroups = Field(
         (),
         description="JobSet only: the replicatedJobs whose pods run the RL loop, each `{name, container}` (the "
         "container defaults to workload.container; a plain name is the short form); each gets the patch.",
+    )
+    worker_groups: PodGroups = Field(
+        (),
+        description="RayJob, RayCluster, RayService: the worker groups (groupName) whose pods run RL code besides "
+        "the head, each `{name, container}` as replicatedJobs; each gets the patch. verl's TaskRunner actor and its "
+        "file logger may run on any worker pod, so name every worker group.",
     )
     tracker: Tracker | None = Field(None, description="W&B or MLflow: dashboards and alerts link to the run there.")
     rollout: Rollout = Field(
@@ -217,6 +225,10 @@ class Workload(Model):
             problems.append(ProblemAt(("replicatedJobs",), f"expected no replicatedJobs for a {self.kind}, got some"))
         if len({j.name for j in self.replicated_jobs}) != len(self.replicated_jobs):
             problems.append(ProblemAt(("replicatedJobs",), "expected each replicatedJob once"))
+        if self.kind not in ("RayJob", "RayCluster", "RayService") and self.worker_groups:
+            problems.append(ProblemAt(("workerGroups",), f"expected no workerGroups for a {self.kind}, got some"))
+        if len({g.name for g in self.worker_groups}) != len(self.worker_groups):
+            problems.append(ProblemAt(("workerGroups",), "expected each worker group once"))
         raise_all(problems)
         return self
 
@@ -224,6 +236,11 @@ class Workload(Model):
     def jobs(self) -> tuple[tuple[str, str], ...]:
         """(replicated job, its RL container) of a JobSet, in profile order."""
         return tuple((j.name, j.container or self.container) for j in self.replicated_jobs)
+
+    @property
+    def workers(self) -> tuple[tuple[str, str], ...]:
+        """(Ray worker group, its RL container), in profile order."""
+        return tuple((g.name, g.container or self.container) for g in self.worker_groups)
 
     @property
     def otel_service_name(self) -> str:

@@ -37,6 +37,10 @@ _WORKLOAD: list[JsonSchema] = [
         "else": {"properties": {"replicatedJobs": {"maxItems": 0}}},
     },
     {
+        "if": {"required": ["kind"], "properties": {"kind": {"enum": ["RayJob", "RayCluster", "RayService"]}}},
+        "else": {"properties": {"workerGroups": {"maxItems": 0}}},
+    },
+    {
         "if": {"required": ["tracker"], "properties": {"tracker": key_is("kind", "wandb")}},
         "then": {"properties": {"run": {"properties": {"id": {"not": {"type": "string", "pattern": r"[/\\#?%:]"}}}}}},
     },

@@ -56,11 +56,26 @@ def find(
         for path, text, own in _placeholders_in(located.data, known)
     ]
     data = located.data
+    found += [_at(located, display, path, message) for path, message in _workload(data)]
     target = data.get("target") if isinstance(data, dict) else None
     if isinstance(target, str) and target in targets:
         found += [_at(located, display, path, message) for path, message in targets[target](data)]
     found.sort(key=lambda p: (p.line, p.column, p.path))
     return found
+
+
+def _workload(data: Any) -> Iterator[tuple[Path, str]]:
+    """verl on Ray with only the head wired: its TaskRunner actor, which trains and writes the metrics file, may be
+    placed on a worker pod, where the env (and so the adapter) would be missing."""
+    w = data.get("workload") if isinstance(data, dict) else None
+    if not isinstance(w, dict) or not isinstance(w.get("run"), dict) or w["run"].get("system") != "verl":
+        return
+    if w.get("kind") in ("RayJob", "RayCluster", "RayService") and not w.get("workerGroups"):
+        yield (
+            ("workload", "kind"),
+            "expected workerGroups naming the worker groups of this verl Ray workload, got none: only the head gets "
+            "the env, and verl's TaskRunner may train on a worker pod (`rlobs check-workload` lists them)",
+        )
 
 
 def _placeholders_in(data: Any, known: Mapping[str, str]) -> Iterator[tuple[Path, str, str]]:

@@ -16,7 +16,7 @@ from rlobs.rl.facts import RlFacts
 ADAPTER_FILE = "app/rlobs_adapter.py"
 SITECUSTOMIZE_FILE = "app/sitecustomize.py"
 SIGNALS_DOC = "docs/signals.md"
-# The env var that starts a no-code adapter (the verl JSONL tailer) from app/sitecustomize.py.
+# The env var that starts a no-code adapter from app/sitecustomize.py.
 ADAPTER_ENV = "RLOBS_ADAPTER"
 # Where verl's `file` backend writes, in the RL container (verl reads VERL_FILE_LOGGER_PATH itself).
 # verl opens VERL_FILE_LOGGER_PATH without creating its folder (verl/utils/tracking.py:424-431), so it sits in /tmp.
@@ -25,7 +25,7 @@ VERL_LOG_PATH = "/tmp/rlobs-verl-metrics.jsonl"
 # Standard-library modules each adapter uses beyond the common part (kept sorted in the file for ruff's isort).
 _COMMON_IMPORTS = ("math", "threading", "time", "warnings")
 _EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {
-    "verl": ("atexit", "contextlib", "json", "os", "stat", "sys"),
+    "verl": ("atexit", "contextlib", "json", "os", "stat"),
     "roll": ("os",),
     "openrlhf": ("importlib",),
     "prime-rl": ("inspect",),
@@ -35,6 +35,12 @@ _EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {
 # function, what app/sitecustomize.py does, for the bundle README). sitecustomize adds the import hook when
 # ADAPTER_ENV names the framework.
 IMPORT_HOOKS: dict[str, tuple[str, str, str]] = {
+    "verl": (
+        "verl.utils.tracking",
+        "wrap_tracking",
+        "Wraps verl's Tracking and FileLogger in the process that imports them (the TaskRunner Ray actor, on any "
+        "pod): the tailer runs where the metrics file is written,",
+    ),
     "openrlhf": (
         "openrlhf.trainer.ppo_trainer",
         "wrap_openrlhf",
@@ -47,12 +53,13 @@ IMPORT_HOOKS: dict[str, tuple[str, str, str]] = {
     ),
 }
 # Frameworks whose adapter starts with no code change: app/sitecustomize.py starts it when ADAPTER_ENV names them.
-NO_CODE = ("verl", *IMPORT_HOOKS)
+NO_CODE = tuple(IMPORT_HOOKS)
 
 # The one line (or setting) a user adds, per framework; verl needs none beyond a logger setting.
 ONE_LINE: dict[str, str] = {
     "verl": "add `file` to `trainer.logger` (e.g. `trainer.logger='[console,wandb,file]'`); the workload env "
-    f"(`{ADAPTER_ENV}=verl`, `VERL_FILE_LOGGER_PATH`) starts the tailer",
+    f"(`{ADAPTER_ENV}=verl`, `VERL_FILE_LOGGER_PATH`) starts the tailer in the process that writes the file (without "
+    "`file`, each Tracking.log call is fed in-process)",
     "trl": "`trainer.add_callback(rlobs_adapter.RlobsCallback())`",
     "skyrl": "`trainer.add_callback(rlobs_adapter.RlobsSkyRLCallback())`",
     "nemo-rl": "`rlobs_adapter.attach_nemo_rl(logger)` after NeMo-RL builds its `Logger`",
@@ -125,21 +132,15 @@ def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...
             _context(framework),
         )
     ]
-    if framework.name in NO_CODE:
-        hook = IMPORT_HOOKS.get(framework.name)
-        what = hook[2] if hook else "Starts the verl JSONL tailer in a background thread of the trainer process"
+    if framework.name in IMPORT_HOOKS:
+        module, wrap, what = IMPORT_HOOKS[framework.name]
         files.append(
             TemplateFile(
                 SITECUSTOMIZE_FILE,
                 "py",
                 "common/sitecustomize.py.j2",
                 f"{what} when `{ADAPTER_ENV}={framework.name}` (Python imports it at start-up from the PYTHONPATH).",
-                {
-                    "env": ADAPTER_ENV,
-                    "framework": framework.name,
-                    "module": hook[0] if hook else "",
-                    "wrap": hook[1] if hook else "",
-                },
+                {"env": ADAPTER_ENV, "framework": framework.name, "module": module, "wrap": wrap},
             )
         )
     return tuple(files)
@@ -151,9 +152,8 @@ def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
     framework = framework_of(profile, catalog)
     if framework is None or framework.name not in NO_CODE:
         return []
-    if framework.name in IMPORT_HOOKS:
-        return [{"name": ADAPTER_ENV, "value": framework.name}]
-    return [{"name": "VERL_FILE_LOGGER_PATH", "value": VERL_LOG_PATH}, {"name": ADAPTER_ENV, "value": "verl"}]
+    out = [{"name": "VERL_FILE_LOGGER_PATH", "value": VERL_LOG_PATH}] if framework.name == "verl" else []
+    return [*out, {"name": ADAPTER_ENV, "value": framework.name}]
 
 
 def readme(profile: ProfileBase, catalog: Catalog) -> dict[str, str] | None:

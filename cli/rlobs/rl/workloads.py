@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
+import yaml
+
+from rlobs.bundle.spec import DataFile
 from rlobs.profile.model import Workload
 
 API_VERSIONS = {
@@ -23,8 +28,10 @@ CRD_KINDS = frozenset({"JobSet", *RAY_KINDS})
 
 # Where the pod template that runs the RL loop sits, from the object's root. For Ray it is the head group: the
 # driver of a RayJob and a RayService's Serve controller run there
-# (https://docs.ray.io/en/latest/cluster/kubernetes/user-guides/); KubeRay keys worker groups by groupName, which
-# the profile does not name. KubeRay ray.io/v1 CRDs: rayClusterSpec (RayJob), rayClusterConfig (RayService).
+# (https://docs.ray.io/en/latest/cluster/kubernetes/user-guides/). Ray actors (verl's TaskRunner, which trains and
+# writes the metrics file) run on any pod, so the worker groups the profile names (workload.workerGroups) get the
+# patch too: KubeRay keeps them in workerGroupSpecs, a list keyed by groupName, each with its own pod template.
+# KubeRay ray.io/v1 CRDs: rayClusterSpec (RayJob), rayClusterConfig (RayService).
 POD_TEMPLATE: dict[str, tuple[str, ...]] = {
     "Deployment": ("spec", "template"),
     "StatefulSet": ("spec", "template"),
@@ -37,10 +44,17 @@ POD_TEMPLATE: dict[str, tuple[str, ...]] = {
 # batch/v1 JobTemplateSpec, whose spec.template is the pod template (jobset api/jobset/v1alpha2/jobset_types.go).
 REPLICATED_JOBS = ("spec", "replicatedJobs")
 JOB_POD_TEMPLATE = ("template", "spec", "template")
+WORKER_POD_TEMPLATE = ("template",)
+WORKER_GROUPS = {kind: (*POD_TEMPLATE[kind][:-2], "workerGroupSpecs") for kind in RAY_KINDS}
 
 # One name for the schema in every bundle; the patch it applies to is the target's own.
 OPENAPI_FILE = "openapi.json"
 ENV_PATCH_FILE = "otel-env-patch.yaml"
+# The env for deployments Kustomize does not build: a ConfigMap for envFrom, and a Helm values list.
+ENV_CONFIGMAP_FILE = "env-configmap.yaml"
+HELM_VALUES_FILE = "helm-env-values.yaml"
+HELM_ENV_KEY = "extraEnv"
+_REF = re.compile(r"\$\((\w+)\)")  # Kubernetes expands $(VAR) in env values from the vars defined before it
 # The built-in definition the schema points the pod templates at: it carries the merge keys of containers, env,
 # ports, volumeMounts and volumes (all by name). `kubectl kustomize` resolves it from its built-in schema even when
 # a custom one is set (kustomize v5.5.0 and v5.8.1; tests/test_workloads.py checks the kubectl it finds).
@@ -71,7 +85,39 @@ def patch(workload: Workload, fragment: Fragment) -> dict[str, Any]:
     if kind == "JobSet":
         jobs = [{"name": name, **_nest(JOB_POD_TEMPLATE, fragment(container))} for name, container in workload.jobs]
         return {**head, **_nest(REPLICATED_JOBS, jobs)}
-    return {**head, **_nest(POD_TEMPLATE[kind], fragment(workload.container))}
+    out = {**head, **_nest(POD_TEMPLATE[kind], fragment(workload.container))}
+    if workload.workers:
+        groups = [{"groupName": g, **_nest(WORKER_POD_TEMPLATE, fragment(c))} for g, c in workload.workers]
+        _at(out, WORKER_GROUPS[kind][:-1])[WORKER_GROUPS[kind][-1]] = groups
+    return out
+
+
+def _at(obj: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        obj = obj.get(key) if isinstance(obj, dict) else None
+    return obj
+
+
+def pod_templates(obj: Any) -> dict[str, Any]:
+    """The pod templates a workload object (a patch, or a manifest read as untrusted input) holds where the patch
+    puts the env, by group: "" for the one template (a Ray kind's head), "job NAME" for a JobSet's replicated jobs,
+    "worker group NAME" for a Ray kind's worker groups. Values are whatever the object holds there."""
+    kind = _at(obj, ("kind",))
+    out: dict[str, Any] = {}
+    if kind == "JobSet":
+        items, key, label = _at(obj, REPLICATED_JOBS), "name", "job"
+        path: tuple[str, ...] = JOB_POD_TEMPLATE
+    elif kind in RAY_KINDS:
+        out[""] = _at(obj, POD_TEMPLATE[kind])
+        items, key, path, label = _at(obj, WORKER_GROUPS[kind]), "groupName", WORKER_POD_TEMPLATE, "worker group"
+    elif kind in POD_TEMPLATE:
+        return {"": _at(obj, POD_TEMPLATE[kind])}
+    else:
+        return out
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and isinstance(item.get(key), str):
+            out[f"{label} {item[key]}"] = _at(item, path)
+    return out
 
 
 def _objects(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:
@@ -98,6 +144,16 @@ def openapi(kind: str) -> dict[str, Any] | None:
         root = _objects(REPLICATED_JOBS, jobs)
     else:
         root = _objects(POD_TEMPLATE[kind], template)
+        workers = {
+            "type": "array",
+            "x-kubernetes-patch-merge-key": "groupName",
+            "x-kubernetes-patch-strategy": "merge",
+            "items": _objects(WORKER_POD_TEMPLATE, template),
+        }
+        parent = root
+        for key in WORKER_GROUPS[kind][:-1]:
+            parent = parent["properties"][key]
+        parent["properties"]["workerGroupSpecs"] = workers
     group, _, version = API_VERSIONS[kind].partition("/")
     definition = {
         "type": "object",
@@ -131,3 +187,78 @@ def component(workload: Workload, patches: list[str], resources: list[str]) -> d
     target = {"kind": workload.kind, "name": workload.name}
     out["patches"] = [{"path": path, "target": target} for path in patches]
     return out
+
+
+def env_config(env: list[dict[str, Any]]) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """The container env split into what a ConfigMap can hold (literal values; a $(VAR) of an earlier literal one
+    resolved, as Kubernetes would, since values from envFrom are not expanded) and the entries only `env` can hold
+    (the downward API, Secrets, and values that name them), in order."""
+    data: dict[str, str] = {}
+    kept: list[dict[str, Any]] = []
+    for entry in env:
+        value = entry.get("value")
+        if isinstance(value, str) and all(ref in data for ref in _REF.findall(value)):
+            data[entry["name"]] = _REF.sub(lambda m: data[m[1]], value)
+        else:
+            kept.append(entry)
+    return data, kept
+
+
+def configmap_name(workload: Workload) -> str:
+    return f"{workload.name}-rlobs-env"[:253]
+
+
+def env_route_files(
+    workload: Workload, env: list[dict[str, Any]], labels: dict[str, str], folder: str
+) -> tuple[DataFile, DataFile]:
+    """The ConfigMap (envFrom) and Helm values routes of the RL container's env, for deployments without Kustomize."""
+    data, kept = env_config(env)
+    name = configmap_name(workload)
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": workload.namespace, "labels": labels},
+        "data": data,
+    }
+    fragment = yaml.safe_dump({"envFrom": [{"configMapRef": {"name": name}}], "env": kept}, sort_keys=False)
+    return (
+        DataFile(
+            f"{folder}/{ENV_CONFIGMAP_FILE}",
+            "yaml",
+            configmap,
+            "The RL env as a ConfigMap for `envFrom`, for workloads Kustomize does not build.",
+            header=textwrap.fill(
+                "Without Kustomize: apply this ConfigMap, and give each RL container the Kustomize patch names "
+                f"({ENV_PATCH_FILE}) this envFrom and the env a ConfigMap cannot hold (the downward API, Secrets):",
+                116,
+            )
+            + "\n\n"
+            + fragment,
+        ),
+        DataFile(
+            f"{folder}/{HELM_VALUES_FILE}",
+            "yaml",
+            {HELM_ENV_KEY: env},
+            "The RL env as a Helm values list, for charts that take the container's env.",
+            header=textwrap.fill(
+                f"For a Helm chart: put this list under the chart's key for the RL container's env ({HELM_ENV_KEY} "
+                "in many charts, extraEnvs in opentelemetry-collector, head.containerEnv and each worker group's "
+                "containerEnv in KubeRay's ray-cluster chart) and pass the file after your own values (-f). Helm "
+                "replaces a list set twice: if your values set that key, add these entries to your list. "
+                f"{ENV_PATCH_FILE} shows what else the Kustomize patch sets where the target needs it (pod labels, "
+                "ports, the service account).",
+                116,
+            ),
+        ),
+    )
+
+
+def routes_readme(workload: Workload, env: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the bundle README's wiring step says about the ConfigMap and Helm routes (common/workload_routes.md.j2)."""
+    return {
+        "configmap": configmap_name(workload),
+        "configmap_file": ENV_CONFIGMAP_FILE,
+        "kept": [e["name"] for e in env_config(env)[1]],
+        "helm_file": HELM_VALUES_FILE,
+        "helm_key": HELM_ENV_KEY,
+    }

@@ -202,6 +202,8 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "files": sorted([*file_table(files), (README, "This file.")]),
                 "ray_logs": ray_logs,
                 "ray_kind": profile.workload.kind in workloads.RAY_KINDS,
+                "ray_kinds": sorted(workloads.RAY_KINDS),
+                "routes": workloads.routes_readme(profile.workload, workload.env(profile, catalog)),
                 "ray_head_monitor": next(
                     (f.path for f in files if f.path.endswith("/ray-head-servicemonitor.yaml")), None
                 ),
@@ -251,6 +253,8 @@ def _workload_files(profile: EksProfile, catalog: Catalog, *, ray_logs: bool) ->
     if (schema := workloads.openapi(w.kind)) is not None:
         what = "Merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name."
         files.append(DataFile(f"workload/{workloads.OPENAPI_FILE}", "json", schema, what))
+    labels = bundle_labels(profile.metadata.name)
+    files += workloads.env_route_files(w, workload.env(profile, catalog), labels, "workload")
     if ray_logs:
         files += [
             DataFile(

@@ -11,6 +11,7 @@ from rlobs.rl import adapters, app, naming, workloads
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, run_series, workload_job
 from rlobs.rl.identity import run_identity
+from rlobs.rl.labels import bundle_labels
 from rlobs.rl.naming import Pipeline
 from rlobs.targets.gke import monitoring, project, tfpolicy, workload
 from rlobs.targets.gke.profile import GkeProfile, GkeSpec
@@ -96,6 +97,8 @@ def _workload(profile: GkeProfile, catalog: Catalog) -> list[FileSpec]:
     if (schema := workloads.openapi(w.kind)) is not None:
         what = "Merge keys for the CRD's lists, so the patch merges them by name."
         files.append(DataFile(f"{WORKLOAD_DIR}/{workloads.OPENAPI_FILE}", "json", schema, what))
+    env = workload.container_env(profile, catalog)
+    files += workloads.env_route_files(w, env, bundle_labels(profile.metadata.name), WORKLOAD_DIR)
     if profile.gke.instrumentation_resource:
         files.append(
             DataFile(
@@ -242,6 +245,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "tf_policies": tfpolicy.FILE if policies and gke.manage == "terraform" else "",
         "env": workload.container_env(profile, catalog),
         "ray_kinds": sorted(workloads.RAY_KINDS),
+        "routes": workloads.routes_readme(profile.workload, workload.container_env(profile, catalog)),
     }
     files = [
         *_scripts(gke, context),
