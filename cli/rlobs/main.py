@@ -396,4 +396,15 @@ def signals(
 
 def run() -> None:
     """The Typer app: every command line but an up-to-date render (rlobs.entry)."""
-    app()
+    try:
+        app()
+    except SystemExit as exc:
+        # Typer ends a Ctrl-C it catches itself (one while it parses the command line, before a command's boundary
+        # runs) with a silent exit 130, raised from the KeyboardInterrupt; the boundary's own exit 130 is from None.
+        cause = exc.__context__.__cause__ if isinstance(exc.__context__, typer.Exit) else None
+        if exc.code == 130 and isinstance(cause, KeyboardInterrupt):
+            from rlobs import output
+            from rlobs.bundle.interrupt import message
+
+            output.error(message(cause))
+        raise
