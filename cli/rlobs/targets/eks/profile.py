@@ -21,6 +21,7 @@ from rlobs.profile.git import GitRevision, GitUrl, RepoPath
 from rlobs.profile.kube_versions import today, unsupported
 from rlobs.profile.model import ProfileBase
 from rlobs.profile.problems import ProblemAt, raise_all
+from rlobs.profile.worktree import DEFAULT_FOLDER
 from rlobs.targets.eks.helmvalues import override_problems
 from rlobs.targets.eks.terraform import entry_problems, variable_problems
 
@@ -97,7 +98,11 @@ class EksCluster(Model):
 class GitOps(Model):
     repo_url: GitUrl = Field(description="The Git repository this bundle is committed to.")
     target_revision: GitRevision = Field("main", description="Branch, tag or commit ArgoCD syncs.")
-    path: RepoPath = Field(description="Path of the rendered bundle inside that repository.")
+    path: RepoPath = Field(
+        DEFAULT_FOLDER,
+        description="Path of the rendered bundle inside that repository; rendering into a folder of a git work tree "
+        "sets it to that folder's path (a different one is refused).",
+    )
 
 
 class Resources(Model):
