@@ -33,7 +33,7 @@ def _profiles(folder: Path, count: int) -> list[Path]:
 
 
 def _jobs(paths: list[Path]) -> list[batch.Job]:
-    return batch.load(paths)
+    return batch.load(paths, paths[0].parent / "out")
 
 
 def _shown(names: list[str]) -> Progress:

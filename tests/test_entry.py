@@ -186,3 +186,29 @@ def _into_closed_pipe(command: list[str], cwd: Path) -> tuple[int, str]:
 def test_a_closed_output_pipe_ends_as_the_typer_app_ends(workspace: Path, fmt: str) -> None:
     argv = ["render", "rlobs.yaml", "-o", "out", "--check", "--format", fmt]
     assert _into_closed_pipe([str(RLOBS), *argv], workspace) == _into_closed_pipe([*TYPER_APP, *argv], workspace)
+
+
+# A real SIGINT, sent by the process to itself from an audit hook (sys.addaudithook) at the first import of a point:
+# `typer` while the Typer app is imported, or any import once rlobs.main is loaded, i.e. while Typer builds and parses
+# the command line, before any command's own error boundary runs.
+_SIGINT_AT = """
+import os, signal, sys
+point = sys.argv.pop(1)
+def hook(event, args):
+    main = sys.modules.get("rlobs.main")
+    if event == "import" and (args[0] == point or (point == "parse" and hasattr(main, "run"))):
+        os.kill(os.getpid(), signal.SIGINT)
+sys.addaudithook(hook)
+from rlobs.entry import run
+run()
+"""
+
+
+@pytest.mark.parametrize("point", ["typer", "parse"])
+@pytest.mark.parametrize("argv", [["blueprints"], ["render", "missing.yaml", "-o", "out", "--dry-run"]])
+def test_ctrl_c_while_typer_starts_or_parses_says_so_and_exits_130(tmp_path: Path, point: str, argv: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGINT_AT, point, *argv], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (130, "error: interrupted, nothing written\n", "")
+    assert list(tmp_path.iterdir()) == []

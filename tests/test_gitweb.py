@@ -46,10 +46,7 @@ def _eks(url: str) -> str:
 def test_runbook_links_of_an_ssh_repository_are_https_links() -> None:
     p = parse_profile(_eks("git@gitlab.com:rl-team/gitops.git"))
     assert isinstance(p, EksProfile)
-    assert (
-        runbook(p.eks.gitops)
-        == "https://gitlab.com/rl-team/gitops/-/blob/main/clusters/jark-stack/rlobs/docs/runbook.md"
-    )
+    assert runbook(p.eks.gitops) == "https://gitlab.com/rl-team/gitops/-/blob/main/observability/docs/runbook.md"
 
 
 @pytest.mark.parametrize(

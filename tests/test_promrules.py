@@ -42,8 +42,7 @@ def test_rule_group_shape() -> None:
         assert set(rule["annotations"]) == {"summary", "description", "runbook_url"}
         assert "{{ $labels.rl_run_id }}" in rule["annotations"]["summary"]
         assert rule["annotations"]["runbook_url"] == (
-            "https://github.com/acme/gitops/blob/main/clusters/jark-stack/rlobs/docs/runbook.md#"
-            + rule["alert"].lower()
+            "https://github.com/acme/gitops/blob/main/observability/docs/runbook.md#" + rule["alert"].lower()
         )
 
 

@@ -112,6 +112,8 @@ def test_interactive_init_asks_again_until_each_answer_passes(tmp_path: Path) ->
         "grpo",
         "https://user:pw@github.com/rl-team/gitops.git",  # credentials in the URL
         "git@github.com:rl-team/gitops.git",
+        "clusters/../x",  # leaves the repository
+        "",  # the proposed folder: the blueprint's, outside a git work tree
     ]
     result = runner.invoke(app, ["init", "-o", str(out)], input="\n".join(answers) + "\n")
     assert result.exit_code == 0, result.output
@@ -122,6 +124,7 @@ def test_interactive_init_asks_again_until_each_answer_passes(tmp_path: Path) ->
         "workload.namespace",
         "workload.kind",
         "eks.gitops.repoUrl",
+        "eks.gitops.path",
     ]
     assert "pw@" not in result.stderr  # the refusal never echoes the credentials
     profile = parse_profile(out.read_text(encoding="utf-8"))
@@ -129,6 +132,8 @@ def test_interactive_init_asks_again_until_each_answer_passes(tmp_path: Path) ->
     assert (profile.eks.cluster.name, profile.eks.cluster.region) == ("rl-prod", "us-east-1")
     assert (profile.workload.namespace, profile.workload.kind, profile.workload.name) == ("rl", "RayJob", "grpo")
     assert profile.eks.gitops.repo_url == "git@github.com:rl-team/gitops.git"
+    assert profile.eks.gitops.path == "observability"
+    assert "`rlobs render " + str(out) + " -o observability`" in result.stdout
     assert find(load_located(out.read_text(encoding="utf-8")), "p") == []  # no placeholder left
     assert (tmp_path / "rlobs.schema.json").exists()
 
@@ -152,7 +157,7 @@ def test_interactive_init_takes_the_suggested_values_on_enter(tmp_path: Path) ->
 @pytest.mark.usefixtures("terminal")
 def test_interactive_init_suggests_the_first_target(tmp_path: Path) -> None:
     out = tmp_path / "p.yaml"
-    result = runner.invoke(app, ["init", "-o", str(out)], input="\n" * 6 + "git@github.com:rl-team/gitops.git\n")
+    result = runner.invoke(app, ["init", "-o", str(out)], input="\n" * 6 + "git@github.com:rl-team/gitops.git\n\n")
     assert result.exit_code == 0, result.output
     assert "Target (name or number) [eks]:" in result.stdout
     assert isinstance(parse_profile(out.read_text(encoding="utf-8")), EksProfile)

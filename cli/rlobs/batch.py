@@ -35,18 +35,23 @@ class Job:
     owner: Owner
 
 
-def load(profiles: list[Path]) -> list[Job]:
-    """Every profile loaded and keyed before any is rendered, so one bad profile writes nothing at all."""
+def load(profiles: list[Path], out: Path) -> list[Job]:
+    """Every profile loaded and keyed before any is rendered into `out` (several: `out/<name>` each), so one bad
+    profile writes nothing at all. A profile's path in the Git repository follows its folder (profile.worktree)."""
     from collections import Counter
 
     from rlobs.errors import ProfileError
+    from rlobs.profile.worktree import placed, where
     from rlobs.renderkey import render_keys
-    from rlobs.targets import load_source
+    from rlobs.targets import TARGETS, load_source
 
     loaded, problems = [], []
     for path in profiles:
         try:
-            loaded.append(load_source(path))
+            data, profile = load_source(path)
+            key = TARGETS[profile.target].REPO_PATH
+            folder = out if len(profiles) == 1 else out / profile.metadata.name
+            loaded.append((data, profile if key is None else placed(profile, key, folder, data.decode(), str(path))))
         except ProfileError as exc:
             problems += exc.problems
     if problems:
@@ -54,7 +59,7 @@ def load(profiles: list[Path]) -> list[Job]:
     dupes = sorted(n for n, count in Counter(p.metadata.name for _, p in loaded).items() if count > 1)
     if dupes:
         raise RlobsError(f"profiles share metadata.name {', '.join(dupes)}: expected one bundle name per profile")
-    keys = render_keys([data for data, _ in loaded])
+    keys = render_keys([data for data, _ in loaded], where=where(out))
     return [
         Job(path, p, RenderKey(key, p.metadata.name), Owner("profile", p.metadata.name, p.target))
         for path, (_, p), key in zip(profiles, loaded, keys, strict=True)

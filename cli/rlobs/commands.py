@@ -92,6 +92,19 @@ def init(blueprint: str | None, target: str | None, out: Path, *, force: bool, t
     return _write_starter(out, bp.text if text is None else text, SCHEMA_FILE, schema_text, force=force)
 
 
+def render_folder(profile: Path) -> str:
+    """What `render -o` takes from the current folder for the starter profile at `profile`: its bundle's path in the
+    Git repository (rlobs.profile.worktree), or the Quick start's folder for a target synced from none."""
+    from rlobs.profile.worktree import DEFAULT_FOLDER, from_here
+    from rlobs.profile.yamlsource import get_at, load_yaml
+    from rlobs.targets import TARGETS
+
+    data = load_yaml(profile.read_text(encoding="utf-8"))
+    key = TARGETS[data["target"]].REPO_PATH
+    value = get_at(data, key) if key is not None else None
+    return from_here(value) if isinstance(value, str) else DEFAULT_FOLDER
+
+
 def init_fleet(out: Path, *, force: bool) -> list[Path]:
     """Write the example fleet (3 EKS and 2 GKE clusters), and the fleet's JSON Schema beside it."""
     from rlobs.fleet import commands as fleets
@@ -164,7 +177,7 @@ def render(profiles: list[Path], request: RenderRequest) -> list[RenderResult]:
         return [RenderResult(fleet, name, request.out, changes)]
     from rlobs import batch
 
-    jobs = batch.load(profiles)
+    jobs = batch.load(profiles, request.out)
     if len(jobs) == 1:
         done, dirs = [batch.render_one(jobs[0], request)], [request.out]
     else:
@@ -180,10 +193,11 @@ def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
     from rlobs.bundle.cache import recalled
     from rlobs.bundle.manifest import fresh, holds_bundle
     from rlobs.profile.source import read_source
+    from rlobs.profile.worktree import where
     from rlobs.renderkey import render_keys
 
     try:
-        keys = render_keys([read_source(p) for p in profiles])
+        keys = render_keys([read_source(p) for p in profiles], where=where(out))
         if len(set(keys)) != len(keys):
             return None  # the same profile twice: the full load reports the shared name
         if len(profiles) == 1:

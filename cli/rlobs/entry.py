@@ -96,13 +96,13 @@ def run() -> None:
     interrupt.install()
     try:
         code = _up_to_date(sys.argv[1:])
-    except KeyboardInterrupt as exc:  # before the boundary is imported
+        if code is None:
+            from rlobs.main import run as typer_app
+
+            typer_app()  # the Typer app ends the process
+    except KeyboardInterrupt as exc:  # before the boundary is imported, or while Typer is
         sys.stderr.write(f"error: {interrupt.message(exc)}\n")
         sys.exit(130)
     except BrokenPipeError:
         _closed_pipe()
-    if code is not None:
-        sys.exit(code)
-    from rlobs.main import run as typer_app
-
-    typer_app()
+    sys.exit(code)

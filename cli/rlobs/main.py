@@ -145,9 +145,11 @@ def init(
     """Write a starter profile from a blueprint.
 
     Without --blueprint or --target, asks on a terminal: target, cluster, region or project, namespace, workload
-    and (eks) GitOps repository, each checked as `validate` checks it. Also writes rlobs.schema.json beside it.
+    and (eks) GitOps repository and the bundle's folder in it, each checked as `validate` checks it. Also writes
+    rlobs.schema.json beside it.
     """
     from rlobs import commands, files, output
+    from rlobs.profile.worktree import hook_args
 
     with _errors():
         if fleet:
@@ -161,7 +163,10 @@ def init(
             written = commands.init(blueprint, target, out, force=force, text=text)
         for path in written:
             output.say(f"wrote {path}", style="green")
-        output.say(f"next: edit {out}, then run `rlobs render {out} -o out`")
+        folder = "out" if fleet else commands.render_folder(out)
+        output.say(f"next: edit {out}, then run `rlobs render {out} -o {folder}`")
+        if not fleet and (args := hook_args(out, folder)) is not None:
+            output.say(f"pre-commit hook rlobs-check for this layout: args: {args}")
 
 
 def _interactive() -> bool:
@@ -435,4 +440,15 @@ def check_workload(
 
 def run() -> None:
     """The Typer app: every command line but an up-to-date render (rlobs.entry)."""
-    app()
+    try:
+        app()
+    except SystemExit as exc:
+        # Typer ends a Ctrl-C it catches itself (one while it parses the command line, before a command's boundary
+        # runs) with a silent exit 130, raised from the KeyboardInterrupt; the boundary's own exit 130 is from None.
+        cause = exc.__context__.__cause__ if isinstance(exc.__context__, typer.Exit) else None
+        if exc.code == 130 and isinstance(cause, KeyboardInterrupt):
+            from rlobs import output
+            from rlobs.bundle.interrupt import message
+
+            output.error(message(cause))
+        raise

@@ -12,6 +12,7 @@ from rlobs.blueprints import Blueprint, default_blueprint
 from rlobs.errors import ProfileError
 from rlobs.profile.load import dotted
 from rlobs.profile.question import Question as Question  # the type main.py asks with
+from rlobs.profile.worktree import proposed
 from rlobs.profile.yamlsource import Path, get_at, load_yaml
 from rlobs.targets import TARGETS, parse_profile, placeholders
 
@@ -41,13 +42,14 @@ def start(found: dict[str, Blueprint], target: str) -> str:
 
 
 def default(text: str, question: Question) -> str | None:
-    """The blueprint's value as the suggested answer, except a placeholder (the user must give their own)."""
+    """The blueprint's value as the suggested answer, except a placeholder (the user must give their own); a folder
+    as its path in the git work tree init runs in (rendering from here into the blueprint's folder gives that)."""
     value = get_at(load_yaml(text), question.path)
     if question.many and isinstance(value, list):
         return ", ".join(str(v) for v in value)
     if not isinstance(value, str) or value in placeholders():
         return None
-    return value
+    return proposed(value) if question.folder else value
 
 
 def answer(text: str, question: Question, raw: str) -> tuple[str, list[str]]:

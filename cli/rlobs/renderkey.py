@@ -1,10 +1,12 @@
 """The render key: one digest of everything a bundle's bytes depend on, so an up-to-date bundle is recognised
 without importing the rendering stack (pydantic, Jinja, python-hcl2).
 
-A bundle is a pure function of the profile's bytes and of what renders it, and the key covers them: the profile's
-bytes as read; rlobs's version and every file of the installed package (bytecode caches excluded); the Python
-version and the distributions of the libraries that serialise or check the output. Rendering reads nothing else
-(no environment variable, clock or other file), so equal keys mean equal bundles. Hashing the package takes ~2 ms.
+A bundle is a pure function of the profile's bytes, of where its folder sits in a git work tree (that path is the
+bundle's path in the Git repository: rlobs.profile.worktree) and of what renders it, and the key covers them: the
+profile's bytes as read; the output folder's path in its work tree; rlobs's version and every file of the installed
+package (bytecode caches excluded); the Python version and the distributions of the libraries that serialise or check
+the output. Rendering reads nothing else (no environment variable, clock or other file), so equal keys mean equal
+bundles. Hashing the package takes ~2 ms.
 """
 
 from __future__ import annotations
@@ -30,11 +32,11 @@ _LIBRARIES = {
 }
 
 
-def render_keys(profiles: list[bytes], package: Path | None = None) -> list[str]:
-    """The key of the bundle each profile renders with the rlobs installed at `package` (default: this one); the
-    installation is hashed once for all of them."""
+def render_keys(profiles: list[bytes], package: Path | None = None, *, where: str | None = None) -> list[str]:
+    """The key of the bundle each profile renders into an output folder at `where` in its git work tree (None: in
+    none) with the rlobs installed at `package` (default: this one); the installation is hashed once for all."""
     h = hashlib.sha256(_SCHEME)
-    for part in (__version__, sys.version, *_libraries()):
+    for part in (__version__, sys.version, *_libraries(), f"in work tree: {where}"):
         h.update(part.encode() + b"\0")
     h.update(package_digest(package or Path(__file__).parent).encode() + b"\0")
     keys = []

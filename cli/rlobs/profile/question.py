@@ -21,6 +21,7 @@ class Question:
     many: bool = False  # a comma-separated list
     after: str | None = None  # where the key goes when the blueprint lacks it: the line after this sibling key
     when: Callable[[str], bool] = lambda _text: True  # asked only when the profile so far says so
+    folder: bool = False  # the bundle's path in the Git repository: proposed from where init runs (profile.worktree)
 
 
 def _is_jobset(text: str) -> bool:

@@ -47,6 +47,7 @@ class Target(Protocol):
     FLEET_PATHS: tuple[str, ...]  # every path its part of a fleet bundle can hold (fleet_part), as patterns
     QUESTIONS: tuple[Question, ...]  # what interactive `init` asks, in order (rlobs.profile.question.WORKLOAD too)
     PLACEHOLDERS: dict[Path, str]  # keys whose blueprint value stands for the user's own -> what that is
+    REPO_PATH: tuple[str, ...] | None  # the key of the bundle's path in the Git repository it is synced from, if any
 
     def profile_model(self) -> type[ProfileBase]:
         """Its profile class: the keys every profile has, `target: Literal[NAME]` and its section."""

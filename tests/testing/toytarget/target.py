@@ -23,6 +23,7 @@ PATHS: tuple[str, ...] = ("toy/*.yaml",)
 FLEET_PATHS: tuple[str, ...] = ()
 QUESTIONS: tuple[Question, ...] = (Question(("toy", "cluster"), "Toy cluster name"), *WORKLOAD)
 PLACEHOLDERS: dict[Path, str] = {("toy", "owner"): "your own team"}
+REPO_PATH: tuple[str, ...] | None = None  # a toy bundle is synced from no Git repository
 BLUEPRINT = """\
 apiVersion: rlobs/v1alpha1
 kind: Profile

@@ -3,6 +3,9 @@
 # No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
 # the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
 
+import difflib
+import json
+from functools import cache
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
@@ -21,11 +24,37 @@ from rlobs.profile.git import GitRevision, GitUrl, RepoPath
 from rlobs.profile.kube_versions import today, unsupported
 from rlobs.profile.model import ProfileBase
 from rlobs.profile.problems import ProblemAt, raise_all
+from rlobs.profile.worktree import DEFAULT_FOLDER
+from rlobs.resources import read_text
 from rlobs.targets.eks.helmvalues import override_problems
 from rlobs.targets.eks.terraform import entry_problems, variable_problems
 
-AWS_REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]"
-AwsRegion = Annotated[str, AfterValidator(matching(AWS_REGION, "an AWS region like us-west-2"))]
+AWS_REGION = r"[a-z]{2,4}(-[a-z]+)+-[0-9]{1,2}"
+
+
+@cache
+def _aws_regions() -> dict[str, Any]:
+    table: dict[str, Any] = json.loads(read_text("data", "aws_regions.json"))
+    return table
+
+
+def _real_region(value: str) -> str:
+    # A region that does not exist passes the pattern (us-west-9) and fails only at `terraform apply`.
+    table = _aws_regions()
+    if value in table["regions"]:
+        return value
+    near = difflib.get_close_matches(value, table["regions"], n=1)
+    hint = f"did you mean {near[0]}? " if near else ""
+    source = table["source"]
+    raise ValueError(
+        f"expected an AWS region like us-west-2, got {value!r}: {hint}(the regions {source['distribution']} lists, "
+        f"{source['date']})"
+    )
+
+
+AwsRegion = Annotated[
+    str, AfterValidator(matching(AWS_REGION, "an AWS region like us-west-2")), AfterValidator(_real_region)
+]
 _CLUSTER_EXPECTED = "an EKS cluster name (1-100 letters, digits, '-' and '_', starting with a letter or digit)"
 EksClusterName = Annotated[str, AfterValidator(matching(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}", _CLUSTER_EXPECTED))]
 
@@ -90,14 +119,20 @@ class SecretRef(Model):
 
 class EksCluster(Model):
     name: EksClusterName = Field(description="EKS cluster name (`name` in blueprint.tfvars).")
-    region: AwsRegion
+    region: AwsRegion = Field(
+        description="A real AWS region: one of cli/rlobs/data/aws_regions.json (the AWS SDKs' list, pinned)."
+    )
     kubernetes_version: KubernetesVersion = DEFAULT_KUBERNETES_VERSION
 
 
 class GitOps(Model):
     repo_url: GitUrl = Field(description="The Git repository this bundle is committed to.")
     target_revision: GitRevision = Field("main", description="Branch, tag or commit ArgoCD syncs.")
-    path: RepoPath = Field(description="Path of the rendered bundle inside that repository.")
+    path: RepoPath = Field(
+        DEFAULT_FOLDER,
+        description="Path of the rendered bundle inside that repository; rendering into a folder of a git work tree "
+        "sets it to that folder's path (a different one is refused).",
+    )
 
 
 class Resources(Model):

@@ -42,12 +42,16 @@ FLEET_PATHS: tuple[str, ...] = (
     "values/env/*/*.yaml",
     "values/clusters/*/*.yaml",
 )
+# The profile key of the bundle's path in the Git repository Argo CD syncs (rlobs.profile.worktree): set from the
+# render's output folder.
+REPO_PATH: tuple[str, ...] | None = ("eks", "gitops", "path")
 # What a user must answer; everything else keeps the blueprint's value (edit the file afterwards).
 QUESTIONS: tuple[Question, ...] = (
     Question(("eks", "cluster", "name"), "EKS cluster name"),
     Question(("eks", "cluster", "region"), "AWS region"),
     *WORKLOAD,
     Question(("eks", "gitops", "repoUrl"), "Git repository Argo CD syncs the bundle from"),
+    Question(("eks", "gitops", "path"), "Folder of the bundle in that repository (`rlobs render -o` it)", folder=True),
 )
 PLACEHOLDERS: dict[Path, str] = {
     ("eks", "gitops", "repoUrl"): "your own GitOps repository (Argo CD syncs the bundle from it)",

@@ -43,6 +43,8 @@ FLEET_PATHS: tuple[str, ...] = (
     "gke/*/terraform/alert_policies.tf.json",
     "gke/*/monitoring/dashboards/*.json",
 )
+# No path in a Git repository: nothing syncs the bundle from one (rlobs.targets.Target.REPO_PATH).
+REPO_PATH: tuple[str, ...] | None = None
 # What a user must answer; everything else keeps the blueprint's value (edit the file afterwards).
 QUESTIONS: tuple[Question, ...] = (
     Question(("gke", "project"), "GCP project ID"),
