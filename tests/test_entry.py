@@ -212,3 +212,29 @@ def test_ctrl_c_while_typer_starts_or_parses_says_so_and_exits_130(tmp_path: Pat
     )
     assert (done.returncode, done.stderr, done.stdout) == (130, "error: interrupted, nothing written\n", "")
     assert list(tmp_path.iterdir()) == []
+
+
+# A real SIGINT as the render's report starts printing: the write is done by then.
+_SIGINT_AT_REPORT = """
+import os, signal, time
+from rlobs import output
+real = output.report_render
+def report(*args, **kw):
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
+    return real(*args, **kw)
+output.report_render = report
+from rlobs.main import run
+run()
+"""
+
+
+@pytest.mark.parametrize(("flags", "said"), [([], "interrupted after the commit: finished"), (["--dry-run"], None)])
+def test_ctrl_c_while_the_report_prints_says_whether_the_bundle_was_written(
+    tmp_path: Path, flags: list[str], said: str | None
+) -> None:
+    profile = str(REPO / "blueprints" / "eks-jark.yaml")
+    argv = [sys.executable, "-c", _SIGINT_AT_REPORT, "render", profile, "-o", "out", *flags]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stderr) == (130, f"error: {said or 'interrupted, nothing written'}\n")
+    assert (tmp_path / "out/.rlobs-manifest.json").exists() == (not flags)

@@ -289,7 +289,14 @@ def render(
         results = commands.render(profiles, request)
     from rlobs import output
 
-    raise typer.Exit(output.report_render(results, request))
+    try:
+        code = output.report_render(results, request)
+    except KeyboardInterrupt:  # while the report prints: what the render wrote is written (run() says so)
+        from rlobs.bundle.interrupt import AFTER, BEFORE
+
+        wrote = request.writes and any(r.changes.changed for r in results)
+        raise KeyboardInterrupt(AFTER if wrote else BEFORE) from None
+    raise typer.Exit(code)
 
 
 @app.command()
