@@ -307,11 +307,31 @@ def test_every_second_lands_in_one_time_bucket(app: Path, receiver: Receiver) ->
     assert run.returncode == 0, run.stderr
     wall = float(run.stdout.split()[-1])
     got = _buckets(receiver)
-    assert set(got) == {"sample", "reward", "train", "sync", "checkpoint", "evaluation", "other", "idle", "stalled",
-                        "starting"}
+    assert set(got) == {
+        "sample",
+        "reward",
+        "train",
+        "sync",
+        "checkpoint",
+        "evaluation",
+        "other",
+        "idle",
+        "stalled",
+        "starting",
+    }
     assert sum(got.values()) == pytest.approx(wall, abs=0.1)
-    expected = {"starting": 0.3, "sample": 1.05, "other": 0.2, "train": 0.4, "idle": 0.25, "checkpoint": 0.3,
-                "evaluation": 0.2, "reward": 0.0, "sync": 0.0, "stalled": 0.0}
+    expected = {
+        "starting": 0.3,
+        "sample": 1.05,
+        "other": 0.2,
+        "train": 0.4,
+        "idle": 0.25,
+        "checkpoint": 0.3,
+        "evaluation": 0.2,
+        "reward": 0.0,
+        "sync": 0.0,
+        "stalled": 0.0,
+    }
     for bucket, seconds in expected.items():
         assert got[bucket] == pytest.approx(seconds, abs=0.08), (bucket, sorted(got.items()))
 

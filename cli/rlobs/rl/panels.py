@@ -40,6 +40,12 @@ BADPUT = ("sync", "checkpoint", "evaluation", "other", "idle", "stalled", "start
 LOST_WINDOW = "24h"  # the GPU-hours lost panel sums the last day (a fixed range: Cloud Monitoring has no $__range)
 
 
+def goodput(catalog: Catalog) -> dict[str, str]:
+    """The names the README's goodput section uses."""
+    names = {k: catalog.metric(k).name for k in ("run_time", "run_gpus", "run_state", "state_since")}
+    return {**names, "bucket": catalog.attribute("time_bucket").name, "lost_window": LOST_WINDOW}
+
+
 def bucket_selector(catalog: Catalog, pipeline: Pipeline, sel: Selector, buckets: Sequence[str]) -> str:
     """The time-accounting counter of these buckets only."""
     matcher = (
