@@ -23,6 +23,7 @@ from testing.helpers import module, tool
 CATALOG = load_catalog()
 IDENTITY = {a.name for a in CATALOG.identity}
 DROP = CATALOG.attribute("drop_reason").name
+BUCKET = CATALOG.attribute("time_bucket").name
 
 
 def _verl_record(step: int, **extra: Any) -> bytes:
@@ -56,7 +57,7 @@ def _no_unbounded_attributes(app: App) -> None:
     for name, points in app.points().items():
         for p in points:
             keys = set(dict(p.attributes))
-            assert keys <= IDENTITY | {DROP}, (name, keys)
+            assert keys <= IDENTITY | {DROP, BUCKET}, (name, keys)
 
 
 def test_verl_tailer_maps_the_file_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -48,10 +48,11 @@ def test_trl_reports_progress_at_every_optimizer_step(tmp_path: Path, monkeypatc
     app = load_app(tmp_path, "trl", monkeypatch)
     trl = _trl(app, tmp_path)
     assert _gauge(app, "run_state") == STARTING
-    clock = iter(float(t) for t in range(1000, 2000, 30))
-    monkeypatch.setattr(app.telemetry.time, "time", lambda: next(clock))
+    now = [1000.0]  # 30 s between steps, however often the module reads the clock
+    monkeypatch.setattr(app.telemetry.time, "time", lambda: now[0])
     seen = []
     for step in range(1, 6):
+        now[0] += 30
         trl.state.global_step = step
         trl.handler.on_step_end(trl.args, trl.state, trl.control)
         seen.append((app.total(CATALOG.metric("train_steps").name), _gauge(app, "progress_time")))

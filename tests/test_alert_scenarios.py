@@ -10,7 +10,7 @@ import pytest
 from testing.helpers import tool
 from testing.scenario_cases import STALL, scenarios
 from testing.scenario_report import PIPELINES, judge
-from testing.scenario_run import run
+from testing.scenario_run import accounting, run
 
 pytestmark = pytest.mark.slow
 
@@ -50,3 +50,26 @@ def test_every_scenario_fires_exactly_its_alerts_in_time(profile: str) -> None:
     # One fault, one page: a stalled, failed or vanished run fires nothing but the stall page.
     stalled = {(r.scenario, r.run) for r in rows if r.alert == STALL and r.fired is not None}
     assert all(r.alert == STALL or r.fired is None for r in rows if (r.scenario, r.run) in stalled)
+
+
+@pytest.mark.parametrize("profile", list(PIPELINES))
+def test_time_accounting_adds_up_on_every_scenario(profile: str) -> None:
+    """The expected accounting of each scenario is written down in it: the buckets Prometheus reads sum to the run's
+    wall time within 2%, and each bucket is within 2% of its expected minutes."""
+    tool("promtool", "reads the time accounting of the scenarios")
+    found = scenarios()
+    kinds = {"converged-plateau", "checkpoint-pause", "eval-pauses", "restart-new-pod", "stall", "sync-grows"}
+    assert kinds | {"rank-imbalance"} <= {n for n, sc in found.items() if sc.accounting}
+    bad, worst = [], 0.0
+    for name, got in accounting(profile).items():
+        expected = found[name].accounting
+        wall = sum(expected.values())
+        if abs(sum(got.values()) - wall) > 0.02 * wall:
+            bad.append((name, "wall", wall, sum(got.values())))
+        for bucket in {*expected, *got}:
+            want, have = expected.get(bucket, 0.0), got.get(bucket, 0.0)
+            if abs(have - want) > 0.02 * want + 1e-6:
+                bad.append((name, bucket, round(want, 2), round(have, 2)))
+            worst = max(worst, abs(have - want) / want if want else 0.0)
+    print(f"\nworst bucket off by {worst:.2%}")
+    assert bad == []

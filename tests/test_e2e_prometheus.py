@@ -164,8 +164,9 @@ def test_every_dashboard_query_and_alert_probe_returns_data(stack: tuple[str, su
         f"{len(_alert_probes())} alert probes)"
     )
     # A misspelt name returns nothing: the check above can fail.
-    wrong = queries[0].replace("rl_loop_duration_milliseconds_bucket", "rl_loop_duration_bucket")
-    assert wrong != queries[0] and query(base, wrong) == []
+    right = next(q for q in queries if "rl_loop_duration_milliseconds_bucket" in q)
+    wrong = right.replace("rl_loop_duration_milliseconds_bucket", "rl_loop_duration_bucket")
+    assert query(base, wrong) == []
 
 
 def test_generated_rules_evaluate_cleanly_in_prometheus(stack: tuple[str, subprocess.Popen[str]]) -> None:

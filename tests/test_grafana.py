@@ -62,7 +62,7 @@ def test_panels_have_latency_percentiles_and_units() -> None:
     ]
     assert by_title["Model FLOPs utilisation"]["fieldConfig"]["defaults"]["unit"] == "percentunit"
     rows = [p["title"] for p in dash["panels"] if p["type"] == "row"]
-    assert rows == ["Latency", "Throughput", "Training health", "Saturation"]
+    assert rows == ["Goodput", "Latency", "Throughput", "Training health", "Saturation"]
 
 
 def test_panels_do_not_overlap() -> None:

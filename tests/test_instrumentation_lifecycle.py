@@ -262,3 +262,91 @@ def test_only_global_rank_0_serves_and_the_others_stay_silent(app: Path) -> None
     _, err0 = first.communicate(timeout=60)
     assert first.returncode == 0, err0
     assert "dropped a value" in err0  # the same code does warn on rank 0: rank 1's silence is the gating
+
+
+TIME = CATALOG.metric("run_time").name
+BUCKET = CATALOG.attribute("time_bucket").name
+
+
+def _buckets(receiver: Receiver) -> dict[str, float]:
+    """The last export of the time-accounting counter: bucket -> seconds."""
+    points = receiver.metric_points()[TIME].sum.data_points
+    return {kv.value.string_value: p.as_double for p in points for kv in p.attributes if kv.key == BUCKET}
+
+
+def test_every_second_lands_in_one_time_bucket(app: Path, receiver: Receiver) -> None:
+    """Phases, loop overhead, idle time, pauses by reason and an adapter's own phase timer, in a real process: the
+    buckets sum to the process's wall time and each holds what the code spent in it."""
+    body = """
+    import time
+    import rlobs_telemetry as telemetry
+
+    telemetry.init()
+    began = time.time()
+    time.sleep(0.3)                                    # starting
+    for _ in range(2):
+        with telemetry.loop(0):
+            with telemetry.phase("sample"):
+                time.sleep(0.4)
+            time.sleep(0.1)                            # other: inside the loop, between phases
+            with telemetry.phase("train"):
+                with telemetry.train_step():
+                    time.sleep(0.2)
+        time.sleep(0.1)                                # idle
+    with telemetry.pause("checkpoint"):
+        time.sleep(0.3)
+    with telemetry.pause("eval"):
+        time.sleep(0.2)
+    time.sleep(0.3)                                    # a framework's own timer: 0.25 s of it was its rollout
+    telemetry.record_duration("sample", 250)
+    telemetry.record_train_steps(1)
+    print(time.time() - began)                         # the wall time since the module set up
+    telemetry.finish()
+    """
+    run = _run(app, receiver, body)
+    assert run.returncode == 0, run.stderr
+    wall = float(run.stdout.split()[-1])
+    got = _buckets(receiver)
+    assert set(got) == {
+        "sample",
+        "reward",
+        "train",
+        "sync",
+        "checkpoint",
+        "evaluation",
+        "other",
+        "idle",
+        "stalled",
+        "starting",
+    }
+    assert sum(got.values()) == pytest.approx(wall, abs=0.1)
+    expected = {
+        "starting": 0.3,
+        "sample": 1.05,
+        "other": 0.2,
+        "train": 0.4,
+        "idle": 0.25,
+        "checkpoint": 0.3,
+        "evaluation": 0.2,
+        "reward": 0.0,
+        "sync": 0.0,
+        "stalled": 0.0,
+    }
+    for bucket, seconds in expected.items():
+        assert got[bucket] == pytest.approx(seconds, abs=0.08), (bucket, sorted(got.items()))
+
+
+def test_time_past_the_stall_limit_is_stalled(app: Path, receiver: Receiver) -> None:
+    """A first step later than the start-up limit: the time past it is stalled, not starting."""
+    body = """
+    import time
+    import rlobs_telemetry as telemetry
+
+    telemetry.STALL_STARTUP = 0.1                      # the profile's 30m, shortened for the test
+    telemetry.init()
+    time.sleep(0.5)
+    telemetry.finish()
+    """
+    assert _run(app, receiver, body).returncode == 0
+    got = _buckets(receiver)
+    assert got["starting"] == pytest.approx(0.1, abs=0.03) and got["stalled"] >= 0.38, got

@@ -21,13 +21,42 @@ STALL, LOSS, REWARD, MFU, LOOP, SYNC, TARGET = (
 LONG_START = {"stall": {"startup": "90m"}}  # a team whose first iteration takes up to an hour says so
 
 
+def _loops(
+    minutes: float, steps: float, sync_s: float = 4, shares: tuple[float, ...] = (0.5, 0.1, 0.3)
+) -> dict[str, float]:
+    """The expected accounting (minutes) of `minutes` of loops with `steps` weight syncs of sync_s each: the rest
+    split between sample, reward and train by `shares`, and other (loop overhead)."""
+    sync = steps * sync_s / 60
+    rest = minutes - sync
+    found = dict(zip(("sample", "reward", "train"), (x * rest for x in shares), strict=True))
+    return {**found, "sync": sync, "other": rest * (1 - sum(shares))}
+
+
+def _plus(*parts: dict[str, float]) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for part in parts:
+        for bucket, minutes in part.items():
+            found[bucket] = found.get(bucket, 0.0) + minutes
+    return found
+
+
+# A hang at minute 240 of 1-minute loops: the loop under way syncs (4 s), samples and scores, then hangs in train; the
+# stall rule's limit is max(8m, 2.5 x ~1.05 min) = 8 minutes after the last step, and from then on it is stalled.
+HANG = _plus(
+    _loops(240, 240),
+    {"sync": 4 / 60, "sample": 0.5 * 56 / 60, "reward": 0.1 * 56 / 60},
+    {"train": 8 - 0.6 * 56 / 60 - 4 / 60, "stalled": 112},
+)
+
+
 def _one(
     name: str, story: str, expected: set[str], onset: float | None = None, bound: str = "", **kw: object
 ) -> Scenario:
     settings = kw.pop("settings", {})
     outage = kw.pop("outage", None)
+    accounting = kw.pop("accounting", {})
     proc = Proc(run=name, seed=len(name) * 7 + sum(map(ord, name)), **kw)  # type: ignore[arg-type]
-    return Scenario(story, [proc], {name: expected}, onset, bound, settings, outage)  # type: ignore[arg-type]
+    return Scenario(story, [proc], {name: expected}, onset, bound, settings, outage, accounting)  # type: ignore[arg-type]
 
 
 def _sparse(t: float, n: float) -> float:
@@ -46,7 +75,9 @@ def scenarios() -> dict[str, Scenario]:
             loss=warm_up_loss,
             reward=rising_reward,
         ),
-        "converged-plateau": _one("converged-plateau", "a converged run on a plateau", set()),
+        "converged-plateau": _one(
+            "converged-plateau", "a converged run on a plateau", set(), accounting=_loops(360, 360)
+        ),
         "noisy-rewards": _one(
             "noisy-rewards",
             "rewards noisy by +-0.2 around a slow rise",
@@ -55,7 +86,7 @@ def scenarios() -> dict[str, Scenario]:
         ),
         "long-iterations": _one("long-iterations", "10-minute iterations", set(), interval=10.0),
         "finished": _one("finished", "a clean finish at minute 200", set(), end=200),
-        "stall": _one("stall", "the trainer hangs in a step (NCCL)", {STALL}, h, "hang", hang=h),
+        "stall": _one("stall", "the trainer hangs in a step (NCCL)", {STALL}, h, "hang", hang=h, accounting=HANG),
         "crash": _one(
             "crash", "SIGKILL / OOM kill: series vanish, no final state", {STALL}, h, "hang", end=h, ending="killed"
         ),
@@ -92,13 +123,19 @@ def scenarios() -> dict[str, Scenario]:
         ),
         # Lifecycle: pauses, start-up, restarts, failures.
         "checkpoint-pause": _one(
-            "checkpoint-pause", "a declared 35-minute checkpoint + validation pause", set(), pauses=((200, 235),)
+            "checkpoint-pause",
+            "a declared 35-minute checkpoint + validation pause",
+            set(),
+            pauses=((200, 235),),
+            accounting={**_loops(325, 325), "checkpoint": 35},
         ),
         "eval-pauses": _one(
             "eval-pauses",
             "a declared 20-minute evaluation every 90 minutes",
             set(),
             pauses=((90, 110), (180, 200), (270, 290)),
+            pause_bucket="evaluation",
+            accounting={**_loops(300, 300), "evaluation": 60},
         ),
         "pause-hangs": _one(
             "pause-hangs",
@@ -107,6 +144,7 @@ def scenarios() -> dict[str, Scenario]:
             200,
             "pause",
             pauses=((200, 10_000),),
+            accounting={**_loops(200, 200), "checkpoint": 60, "stalled": 100},  # past the 60m pause limit: stalled
         ),
         "finishing-save": _one(
             "finishing-save",
@@ -123,6 +161,7 @@ def scenarios() -> dict[str, Scenario]:
             0,
             "startup",
             first=10_000.0,
+            accounting={"starting": 30, "stalled": 330},  # the 30m start-up limit, then stalled
         ),
         "sys-exit-1": _one(
             "sys-exit-1", "an exception ends through sys.exit(1): state 4", {STALL}, h, "hang", end=h, ending="failed"
@@ -187,6 +226,27 @@ def scenarios() -> dict[str, Scenario]:
             slow=lambda k: 5.0 if k == 240 else 1.0,
             sync_ms=lambda t, n: 90_000.0 if 240 <= t < 241 else 4000.0,
         ),
+        # Time accounting.
+        "sync-grows": _one(
+            "sync-grows",
+            "3-minute iterations; weight sync from 4 s to 80 s at minute 240 (the iteration grows by 76 s)",
+            {SYNC},
+            h,
+            "",
+            interval=3.0,
+            slow=lambda k: 256 / 180 if k > 80 else 1.0,
+            sync_ms=until(h, steady(4000, 200), steady(80_000, 2000)),
+            # 80 iterations of 3 minutes, then 120 minutes of 256 s ones: 29 syncs begin in them (each iteration
+            # starts with its sync: 28 whole ones and the one under way at the end)
+            accounting=_plus(_loops(240, 80), _loops(120, 29, sync_s=80)),
+        ),
+        "rank-imbalance": _one(
+            "rank-imbalance",
+            "8 data-parallel ranks, one rolling out long-tail samples: rank 0 waits for it in the sample phase",
+            set(),
+            shares=(0.7, 0.05, 0.2),
+            accounting=_loops(360, 360, shares=(0.7, 0.05, 0.2)),
+        ),
         "gradual-growth": _one(
             "gradual-growth",
             "iterations grow 35% over 6 hours (longer sequences)",
@@ -201,6 +261,8 @@ def scenarios() -> dict[str, Scenario]:
             Proc(run="restart-same-pod", start=202, restarts=1, seed=4, instance="p"),
         ],
         {"restart-same-pod": set()},
+        # Down: the 2 minutes to the restart and the minute before the kill no scrape saw.
+        accounting={**_loops(357, 357), "down": 3},
     )
     found["restart-new-pod"] = Scenario(
         "fails (state 4) at 200, resumed in a new pod at 215: one page, ended by the restart",
@@ -211,6 +273,9 @@ def scenarios() -> dict[str, Scenario]:
         {"restart-new-pod": {STALL}},
         200,
         "hang",
+        # Down: 15 minutes, less the 30 s Prometheus' increase() extrapolates a vanished series by (half its scrape
+        # interval), which it counts as the failed process's.
+        accounting={**_loops(345.5, 345), "down": 14.5},
     )
     found["two-runs-one-namespace"] = Scenario(
         "two runs in one namespace; one hangs at 240",

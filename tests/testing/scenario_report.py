@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from testing.scenario_cases import scenarios
-from testing.scenario_run import Fired, bound, bundle, run
+from testing.scenario_run import Fired, accounting, bound, bundle, run
 
 PIPELINES = {"eks-jark": "otel-collector", "eks-prometheus-exporter": "python-prometheus"}
 
@@ -55,7 +55,7 @@ def judge(profile: str, results: dict[str, dict[str, dict[str, Fired]]]) -> list
     return rows
 
 
-def table(rows_by_profile: dict[str, list[Row]]) -> str:
+def table(rows_by_profile: dict[str, list[Row]], accounted: dict[str, dict[str, dict[str, float]]]) -> str:
     lines = [
         "# Alert scenarios",
         "",
@@ -88,6 +88,18 @@ def table(rows_by_profile: dict[str, list[Row]]) -> str:
             )
         lines.append("")
         del bad
+        lines += [
+            f"Time accounting ({PIPELINES.get(profile, profile)}): minutes per bucket at minute 360, expected",
+            "(written in the scenario) / read from Prometheus; the suite requires each within 2%.",
+            "",
+            "| scenario | wall | buckets |",
+            "|---|---|---|",
+        ]
+        for name, got in accounted.get(profile, {}).items():
+            want = scenarios()[name].accounting
+            cells = ", ".join(f"{b} {want.get(b, 0):.1f} / {got.get(b, 0):.1f}" for b in sorted({*want, *got}))
+            lines.append(f"| {name} | {sum(want.values()):.1f} / {sum(got.values()):.1f} | {cells} |")
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -95,7 +107,7 @@ def main(out: str) -> int:
     with ThreadPoolExecutor(2) as pool:
         results = dict(zip(PIPELINES, pool.map(run, PIPELINES), strict=True))
     rows = {p: judge(p, r) for p, r in results.items()}
-    Path(out).write_text(table(rows), encoding="utf-8")
+    Path(out).write_text(table(rows, {p: accounting(p) for p in PIPELINES}), encoding="utf-8")
     bad = [r for rs in rows.values() for r in rs if r.verdict != "ok"]
     print(f"{out}: {sum(len(r) for r in rows.values())} rows, {len(bad)} not ok")
     return 1 if bad else 0

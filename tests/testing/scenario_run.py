@@ -13,13 +13,13 @@ from typing import Any
 import yaml
 
 from rlobs.profile.fields import duration_seconds
-from rlobs.rl import naming, promrules
+from rlobs.rl import naming, panels, promrules
 from rlobs.rl.facts import RlFacts
 from rlobs.targets import parse_profile
 from testing.bundles import facts
 from testing.helpers import all_profiles
 from testing.scenario_cases import scenarios
-from testing.scenarios import MINUTES, Proc, Samples, Scenario, export, values
+from testing.scenarios import BUCKETS, MINUTES, Proc, Samples, Scenario, export, values
 
 # Scenario key -> catalog metric and part (histograms: their sum and count only; the rules read nothing else).
 _SERIES = {
@@ -60,9 +60,16 @@ def bundle(name: str, settings: dict[str, dict[str, str]]) -> RlFacts:
 def _input(rl: RlFacts, sc: Scenario) -> list[dict[str, str]]:
     # Processes of one run in one pod (a container restart) write the same series: the newer one's points win.
     merged: dict[tuple[str, str], dict[str, Samples]] = {}
+    st = rl.profile.alerts.stall
+    stall = (
+        duration_seconds(st.window) / 60,
+        st.factor,
+        duration_seconds(st.startup) / 60,
+        duration_seconds(st.pause_limit) / 60,
+    )
     for i, p in enumerate(sc.procs):
         key = (p.run, p.instance or f"{p.run}-{i}")
-        new = export(p, rl.pipeline, sc.outage)
+        new = export(p, rl.pipeline, sc.outage, stall)
         old = merged.get(key)
         merged[key] = (
             new
@@ -76,6 +83,10 @@ def _input(rl: RlFacts, sc: Scenario) -> list[dict[str, str]]:
         for key, (metric, part) in _SERIES.items():
             sel = naming.selector(rl.catalog.metric(metric), rl.pipeline, part, labels)  # type: ignore[arg-type]
             found.append({"series": sel[:-1] + f', instance="{instance}"}}', "values": values(samples[key])})
+        for bucket in BUCKETS:
+            labelled = {**labels, rl.catalog.attribute("time_bucket").name: bucket}
+            sel = naming.selector(rl.catalog.metric("run_time"), rl.pipeline, "", labelled)
+            found.append({"series": sel[:-1] + f', instance="{instance}"}}', "values": values(samples[bucket])})
         if rl.pipeline == "python-prometheus":
             found.append(
                 {"series": f'up{{job="{plain["job"]}", instance="{instance}"}}', "values": values(samples["up"])}
@@ -120,15 +131,7 @@ def run(profile: str, rules: list[dict[str, Any]] | None = None) -> dict[str, di
             {"name": n, "interval": "1m", "input_series": _input(rl, cases[n]), "promql_expr_test": _queries(run_label)}
             for n in members
         ]
-        with tempfile.TemporaryDirectory() as tmp:
-            group = {"groups": rules if rules is not None else promrules.rule_groups(rl)}
-            (Path(tmp) / "rules.yaml").write_text(yaml.safe_dump(group), encoding="utf-8")
-            test = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests}
-            (Path(tmp) / "s.test.yaml").write_text(yaml.safe_dump(test, width=1 << 20), encoding="utf-8")
-            proc = subprocess.run(["promtool", "test", "rules", "s.test.yaml"], cwd=tmp, capture_output=True, text=True)
-        output = proc.stdout + proc.stderr  # promtool prints its failures (here: what fired) to stderr
-        if "got:" not in output and proc.returncode != 0:
-            raise RuntimeError(output[-3000:])
+        output = _promtool(tests, rules if rules is not None else promrules.rule_groups(rl))
         owner = {p.run: n for n in members for p in cases[n].procs}
         kind = ""
         for line in output.splitlines():
@@ -143,6 +146,50 @@ def run(profile: str, rules: list[dict[str, Any]] | None = None) -> dict[str, di
                     found[owner[r]][r][alert] = (
                         Fired(int(v), prev.first) if kind == "episodes" else Fired(prev.episodes, v / 60)
                     )
+    return found
+
+
+def _promtool(tests: list[dict[str, Any]], rules: list[dict[str, Any]]) -> str:
+    """What promtool printed for tests that expect nothing: the `got:` lines hold what the queries returned."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "rules.yaml").write_text(yaml.safe_dump({"groups": rules}), encoding="utf-8")
+        test = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests}
+        (Path(tmp) / "s.test.yaml").write_text(yaml.safe_dump(test, width=1 << 20), encoding="utf-8")
+        proc = subprocess.run(["promtool", "test", "rules", "s.test.yaml"], cwd=tmp, capture_output=True, text=True)
+    output = proc.stdout + proc.stderr  # promtool prints its failures (here: what the queries returned) to stderr
+    if "got:" not in output and proc.returncode != 0:
+        raise RuntimeError(output[-3000:])
+    return output
+
+
+def accounting(profile: str) -> dict[str, dict[str, float]]:
+    """scenario -> bucket -> minutes, as Prometheus reads them at the end: each bucket's increase over the whole
+    run summed over the run's processes, and down by the dashboard's own expression."""
+    cases = {name: sc for name, sc in scenarios().items() if sc.accounting}
+    rl = bundle(profile, {})
+    run_label = naming.label(rl.catalog.attribute("run_id").name, rl.pipeline)
+    bucket_label = naming.label(rl.catalog.attribute("time_bucket").name, rl.pipeline)
+
+    def sel(key: str, part: naming.Part) -> str:
+        return naming.selector(rl.catalog.metric(key), rl.pipeline, part, rl.scope)
+
+    window = f"{MINUTES + 1}m"
+    live = f"sum by ({run_label}, {bucket_label}) (increase({sel('run_time', '')}[{window}]))"
+    queries = [
+        {"expr": q, "eval_time": f"{MINUTES}m", "exp_samples": []}
+        for q in (live, panels.down(rl.catalog, rl.pipeline, sel, window))
+    ]
+    tests = [
+        {"name": n, "interval": "1m", "input_series": _input(rl, sc), "promql_expr_test": queries}
+        for n, sc in cases.items()
+    ]
+    owner = {p.run: n for n, sc in cases.items() for p in sc.procs}
+    found: dict[str, dict[str, float]] = {n: {} for n in cases}
+    for line in _promtool(tests, []).splitlines():
+        if line.strip().startswith("got:"):
+            for labels, value in _GOT.findall(line):
+                d = dict(re.findall(r'([\w.]+)="([^"]*)"', labels))
+                found[owner[d[run_label]]][d.get(bucket_label, "down")] = float(value) / 60
     return found
 
 

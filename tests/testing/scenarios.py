@@ -2,7 +2,10 @@
 
 A process exports rl.run.state (2 starting, 1 training, 3 paused, 0 finished, 4 failed), rl.run.state.since,
 rl.progress.time and rl.progress.interval (p95 of the last 20 step intervals, pauses excluded), the step counter,
-loss and its non-finite counter, reward, MFU, and one loop and one sync duration per step (histogram sum and count).
+loss and its non-finite counter, reward, MFU, one loop and one sync duration per step (histogram sum and count), and
+the time accounting (rl.run.time by bucket) as the module counts it: each loop is sync, sample, reward, train and
+other in turn (`shares`), a pause is its reason's bucket, time before the first loop is starting, and time past the
+stall rule's limits is stalled.
 How its series end depends on the pipeline: scraped directly, they end at the process's last scrape (a final state
 is scraped first); pushed through the collector, the last values stay for the exporter's 10-minute expiry.
 """
@@ -72,6 +75,9 @@ class Proc:
     restarts: int = 0
     instance: str = ""
     seed: int = 0
+    pause_bucket: str = "checkpoint"  # the bucket of the declared pauses (their reason)
+    shares: tuple[float, float, float] = (0.5, 0.1, 0.3)  # sample, reward, train of each loop after its sync; the
+    # rest is other (rank 0's view: its wait for slower ranks lies in the phase that waits)
 
     def steps(self) -> list[float]:
         """Completion times (minutes) of the steps, pauses pushing them back."""
@@ -100,6 +106,79 @@ class Scenario:
     bound: str = ""  # which time-to-fire bound applies: hang, startup, quality, pause (see test_alert_scenarios)
     settings: dict[str, dict[str, str]] = field(default_factory=dict)  # profile `alerts:` overrides
     outage: tuple[float, float] | None = None  # scrape outage (up == 0) in minutes
+    accounting: dict[str, float] = field(default_factory=dict)  # minutes per time bucket of its run, down included
+
+
+# The stall rule's limits in minutes (profile alerts.stall): window, factor, startup, pause limit.
+Stall = tuple[float, float, float, float]
+BUCKETS = ("sample", "reward", "train", "sync", "checkpoint", "evaluation", "other", "idle", "stalled", "starting")
+Segment = tuple[float, float, str]  # [from, to) minutes, bucket
+
+
+def _lay(p: Proc, pieces: list[tuple[str, float]], t: float, stop: float) -> list[Segment]:
+    """Phases of one loop laid in turn from t, a declared pause taking its time wherever it falls."""
+    out: list[Segment] = []
+    for bucket, length in [*pieces, ("", 0.0)]:
+        while t < stop:
+            pause = next(((a, b) for a, b in p.pauses if a <= t < b), None)
+            if pause:
+                out.append((t, min(pause[1], stop), p.pause_bucket))
+                t = min(pause[1], stop)
+                continue
+            if length <= 1e-9:
+                break
+            nxt = min([stop, t + length, *(a for a, _ in p.pauses if a > t)])
+            out.append((t, nxt, bucket))
+            length -= nxt - t
+            t = nxt
+    return out
+
+
+def timeline(p: Proc, stall: Stall) -> list[Segment]:
+    """Where each minute of the process went, as the generated module accounts it."""
+    done = p.steps()
+    stop = min(x for x in (p.end, MINUTES) if x is not None)
+    first = p.first if p.first is not None else p.interval
+    begin = p.start + max(0.0, first - p.interval)  # the first loop; before it, start-up
+    segs: list[Segment] = [(p.start, min(begin, stop), "starting")] if begin > p.start else []
+    sample, reward, train = p.shares
+    for a, b in itertools.pairwise([begin, *done]):
+        active = b - a - sum(max(0.0, min(b, y) - max(a, x)) for x, y in p.pauses)
+        sync = p.sync_ms(b, 0.0) / 60_000
+        rest = active - sync
+        pieces = [("sync", sync), ("sample", sample * rest), ("reward", reward * rest), ("train", train * rest)]
+        segs += _lay(p, [*pieces, ("other", rest - sum(x for _, x in pieces[1:]))], a, b)
+    tail = done[-1] if done else begin
+    if tail < stop:  # the loop under way: a hang never leaves its train phase
+        rest = p.interval - p.sync_ms(tail, 0.0) / 60_000
+        pieces = [("sync", p.interval - rest), ("sample", sample * rest), ("reward", reward * rest)]
+        segs += _lay(p, [*pieces, ("train", math.inf)], tail, stop)
+    # The stall rule's limits, from the last step (or the start, or a pause's start) on.
+    window, factor, startup, pause_limit = stall
+    pause = next(((a, b) for a, b in p.pauses if a <= stop < b), None) if done else None
+    if not done:
+        onset = p.start + startup
+    elif pause:
+        onset = pause[0] + pause_limit
+    else:
+        gaps = [b - a - sum(max(0.0, min(b, e) - max(a, s)) for s, e in p.pauses) for a, b in itertools.pairwise(done)]
+        since = max([done[-1], *(b for _, b in p.pauses if done[-1] < b <= stop)])
+        onset = since + max(window, factor * (p95(gaps[-20:]) if gaps else done[0] - p.start))
+    out: list[Segment] = []
+    for a, b, bucket in segs:
+        if a < onset:
+            out.append((a, min(b, onset), bucket))
+        if b > onset:
+            out.append((max(a, onset), b, "stalled"))
+    return out
+
+
+def accounted(segs: list[Segment], t: float) -> dict[str, float]:
+    """Seconds per bucket up to minute t."""
+    found = dict.fromkeys(BUCKETS, 0.0)
+    for a, b, bucket in segs:
+        found[bucket] += max(0.0, min(b, t) - a) * 60
+    return found
 
 
 def p95(xs: list[float]) -> float:
@@ -110,10 +189,11 @@ def p95(xs: list[float]) -> float:
 Samples = list[float | None]
 
 
-def export(p: Proc, pipeline: str, outage: tuple[float, float] | None) -> dict[str, Samples]:
+def export(p: Proc, pipeline: str, outage: tuple[float, float] | None, stall: Stall) -> dict[str, Samples]:
     """Per-minute samples of every series of the process (key -> values; None: no point)."""
     rng = random.Random(p.seed + 1)
     done = p.steps()
+    segs = timeline(p, stall)
     keys = (
         "run_state",
         "state_since",
@@ -130,6 +210,7 @@ def export(p: Proc, pipeline: str, outage: tuple[float, float] | None) -> dict[s
         "sync_sum",
         "sync_count",
         "up",
+        *BUCKETS,
     )
     out: dict[str, Samples] = {k: [] for k in keys}
     last: dict[str, float | None] = {}
@@ -145,11 +226,12 @@ def export(p: Proc, pipeline: str, outage: tuple[float, float] | None) -> dict[s
                 row = dict(last)
                 if p.ending != "killed":
                     row["run_state"], row["state_since"] = (0.0 if p.ending == "finished" else 4.0), gone * 60
+                    row.update(accounted(segs, gone))  # the final state's scrape counts to the end
                 row["up"] = 1.0
             else:
                 row = dict.fromkeys(keys)
         else:
-            row = _alive(p, t, done, rng)
+            row = {**_alive(p, t, done, rng), **accounted(segs, t)}
             last = row
         if outage and outage[0] <= t < outage[1]:
             row = {**dict.fromkeys(keys), "up": 0.0 if row.get("up") is not None else None}

@@ -81,6 +81,7 @@ _BY_THE_MODULE = {
     "step_interval": "p95 of the last 20 intervals between the steps the hook reported",
     "run_restarts": "TORCHELASTIC_RESTART_COUNT or RLOBS_RESTART_COUNT (the workload wiring)",
     "telemetry_dropped": "mapped values that are not finite scalars",
+    "run_gpus": "RL_NUM_GPUS or init(gpus=...) (the trainer's world size where the hook passes it)",
     "tokens_rate_per_gpu": "the total rate / RL_NUM_GPUS (or the trainer's world size)",
     "samples_rate_per_gpu": "the total rate / RL_NUM_GPUS (or the trainer's world size)",
 }
@@ -164,6 +165,14 @@ def readme(profile: ProfileBase, catalog: Catalog) -> dict[str, str] | None:
     return {"framework": framework.name, "line": ONE_LINE[framework.name], "file": ADAPTER_FILE}
 
 
+def time_buckets(framework: Framework, catalog: Catalog) -> str:
+    """Which time-accounting buckets the framework's own timers fill (the rest come from the run's lifecycle)."""
+    timed = {k.metric for k in framework.keys} | {d.metric for d in framework.derived}
+    phases = [s.key for s in catalog.spans if s.key != "loop" and s.metric in timed]
+    own = f"{', '.join(phases)} from {framework.name}'s own timers" if phases else f"no phase timer of {framework.name}"
+    return f"{own}; idle, starting, stalled and pauses (checkpoint, evaluation, other) from the lifecycle"
+
+
 def mapping_rows(framework: Framework, catalog: Catalog) -> list[dict[str, str]]:
     """One row per catalog metric: how the framework supplies it (mapped key, derivation, or not available)."""
     rows = []
@@ -181,6 +190,8 @@ def mapping_rows(framework: Framework, catalog: Catalog) -> list[dict[str, str]]
             how, phase, note = derived.op, derived.phase, ""
         elif framework.coverage(m.key) == "derived":
             source, how, phase, note = "", "by rlobs_telemetry", "", _BY_THE_MODULE.get(m.key, "")
+            if m.key == "run_time":
+                note = time_buckets(framework, catalog)
         else:
             source, how, phase, note = "", "", "", ""
         rows.append(

@@ -8,6 +8,7 @@ from pydantic.alias_generators import to_camel
 
 from rlobs.bundle.filters import number
 from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
+from rlobs.profile.fields import duration_seconds
 from rlobs.profile.model import ProfileBase
 from rlobs.rl import naming, promrules
 from rlobs.rl.adapters import ONE_LINE, adapter_files, framework_of, mapping_rows
@@ -62,6 +63,13 @@ def _telemetry_context(profile: ProfileBase, catalog: Catalog) -> dict[str, Any]
         "spans": spans,
         "drop_reason": catalog.attribute("drop_reason").name,
         "export_interval_ms": profile.workload.export_interval_ms,
+        # The stall limits of the alerts (seconds), so time past them is accounted `stalled` as the alert sees it.
+        "stall": {
+            "window": duration_seconds(profile.alerts.stall.window),
+            "factor": number(profile.alerts.stall.factor),
+            "startup": duration_seconds(profile.alerts.stall.startup),
+            "pause": duration_seconds(profile.alerts.stall.pause_limit),
+        },
     }
 
 

@@ -96,7 +96,8 @@ class Framework:
 # What the app module records itself for every adapter-fed run, and what it derives from a mapped metric
 # (a NaN or infinite loss is counted, not set: see loss_nonfinite in signals.yaml).
 _BY_THE_MODULE = frozenset(
-    {"run_state", "state_since", "progress_time", "step_interval", "run_restarts", "telemetry_dropped"}
+    {"run_state", "state_since", "progress_time", "step_interval", "run_restarts", "telemetry_dropped", "run_time"}
+    | {"run_gpus"}
 )
 # A per-GPU rate follows its total: the module divides it by the GPU count (RL_NUM_GPUS, or the hook's world size).
 _FOLLOWS = {

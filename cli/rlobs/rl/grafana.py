@@ -57,6 +57,8 @@ def timeseries(
     at: tuple[int, int],
     description: str = "",
     links: list[dict[str, Any]] | None = None,
+    *,
+    stacked: bool = False,
 ) -> dict[str, Any]:
     """A half-width time-series panel at `at` (x, y): one query per (expr, legend), on the Prometheus datasource;
     `links` are data links on its series."""
@@ -64,6 +66,8 @@ def timeseries(
     if description:
         panel["description"] = description
     defaults: dict[str, Any] = {"unit": unit, **({"links": links} if links else {})}
+    if stacked:
+        defaults["custom"] = {"stacking": {"mode": "normal", "group": "A"}, "fillOpacity": 60}
     return panel | {
         "datasource": DATASOURCE,
         "gridPos": {"h": PANEL_HEIGHT, "w": WIDTH // 2, "x": at[0], "y": at[1]},
@@ -197,7 +201,18 @@ def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
             links = run_links if any("{run}" in q.legend for q in panel.queries) else None
             at = two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)
             panel_id = len(items) + 1
-            items.append(timeseries(panel_id, panel.title, panel.grafana_unit, targets, at, panel.description, links))
+            items.append(
+                timeseries(
+                    panel_id,
+                    panel.title,
+                    panel.grafana_unit,
+                    targets,
+                    at,
+                    panel.description,
+                    links,
+                    stacked=panel.stacked,
+                )
+            )
         y += rows_height(len(chosen), PANEL_HEIGHT)
 
     return {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from rlobs.profile.fields import duration_seconds
 from rlobs.rl import naming
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.naming import Part, Pipeline
@@ -28,9 +29,41 @@ class Panel:
     unit: str  # UCUM, for Cloud Monitoring unitOverride
     queries: tuple[Query, ...]
     description: str
+    stacked: bool = False  # series stacked (their sum means something: the time accounting)
 
 
-SECTIONS = ("Latency", "Throughput", "Training health", "Saturation")
+SECTIONS = ("Goodput", "Latency", "Throughput", "Training health", "Saturation")
+# Time accounting (the module's run_time buckets; `down` is computed here). Goodput is train time over wall time,
+# goodput including rollout (sample + reward + train) over wall time; every other bucket is badput, by cause.
+PRODUCTIVE = ("sample", "reward", "train")
+BADPUT = ("sync", "checkpoint", "evaluation", "other", "idle", "stalled", "starting")
+LOST_WINDOW = "24h"  # the GPU-hours lost panel sums the last day (a fixed range: Cloud Monitoring has no $__range)
+
+
+def goodput(catalog: Catalog) -> dict[str, str]:
+    """The names the README's goodput section uses."""
+    names = {k: catalog.metric(k).name for k in ("run_time", "run_gpus", "run_state", "state_since")}
+    return {**names, "bucket": catalog.attribute("time_bucket").name, "lost_window": LOST_WINDOW}
+
+
+def bucket_selector(catalog: Catalog, pipeline: Pipeline, sel: Selector, buckets: Sequence[str]) -> str:
+    """The time-accounting counter of these buckets only."""
+    matcher = (
+        f"{naming.label_token(catalog.attribute('time_bucket').name, pipeline)}=~{naming.quote('|'.join(buckets))}"
+    )
+    found = sel("run_time", "")
+    return found[:-1] + ", " + matcher + "}" if found.endswith("}") else found + "{" + matcher + "}"
+
+
+def down(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str, keep: Sequence[str] = ()) -> str:
+    """Seconds of the last `window` a live run had no process (between a failure and its restart): its wall time in
+    the window (since its first process began, at most the window) minus what its processes accounted. The gap is
+    known once a process of the run reports again, so a run that is down now, or ended, shows none."""
+    by = f"({', '.join([naming.label_token(catalog.attribute('run_id').name, pipeline), *keep])})"
+    start = f"min by {by} (min_over_time({sel('state_since', '')}[{window}]))"
+    live = f"sum by {by} (increase({sel('run_time', '')}[{window}]))"
+    alive = f"(max by {by} ({sel('run_state', '')}) > 0 < 4)"
+    return f"(clamp_min(clamp_max(time() - {start}, {duration_seconds(window)}) - {live}, 0) and on {by} {alive})"
 
 
 def two_per_row(index: int, top: int, width: int, height: int) -> tuple[int, int]:
@@ -72,7 +105,70 @@ def panels(
             section, title, grafana_unit, "1", (Query(expr or gauge(key), "{run}"),), catalog.metric(key).description
         )
 
+    def share(buckets: Sequence[str]) -> str:
+        return f"{by('sum', f'rate({bucket_selector(catalog, pipeline, sel, buckets)}[{window}])')}"
+
+    def since_start(buckets: Sequence[str]) -> str:
+        total = by("sum", sel("run_time", ""))
+        return f"{by('sum', bucket_selector(catalog, pipeline, sel, buckets))} / {total}"
+
+    gpus = by("max", sel("run_gpus", ""))
+    on = f"on ({', '.join([run, *keep])})"
+
+    def lost(expr: str) -> str:
+        return f"{expr} * {on} group_left () {gpus} / 3600"
+
     found = [
+        Panel(
+            "Goodput",
+            "Time accounting",
+            "percentunit",
+            "1",
+            tuple(Query(share((b,)), f"{{run}} {b}") for b in (*PRODUCTIVE, *BADPUT)),
+            "Where each second of the run's wall time goes (stacked: they sum to 1 while a process of the run is "
+            "alive; rank 0's view). Time between a failure and the restart is in GPU-hours lost, as down.",
+            stacked=True,
+        ),
+        Panel(
+            "Goodput",
+            "Goodput",
+            "percentunit",
+            "1",
+            (
+                Query(since_start(("train",)), "{run} goodput (train)"),
+                Query(since_start(PRODUCTIVE), "{run} incl. rollout (sample + reward + train)"),
+            ),
+            "Train time over wall time since the process started; and sample + reward + train time over it.",
+        ),
+        Panel(
+            "Goodput",
+            "Badput by cause",
+            "percentunit",
+            "1",
+            tuple(Query(share((b,)), f"{{run}} {b}") for b in BADPUT),
+            "Share of wall time lost to each cause: weight sync, checkpoints, evaluation, loop overhead, idle time "
+            "between loops, stalls (past the stall alert's limit), start-up.",
+        ),
+        Panel(
+            "Goodput",
+            f"GPU-hours lost by cause ({LOST_WINDOW})",
+            "none",
+            "h",
+            (
+                *(
+                    Query(
+                        lost(by("sum", f"increase({bucket_selector(catalog, pipeline, sel, (b,))}[{LOST_WINDOW}])")),
+                        f"{{run}} {b}",
+                    )
+                    for b in BADPUT
+                ),
+                Query(lost(down(catalog, pipeline, sel, LOST_WINDOW, keep)), "{run} down"),
+            ),
+            f"Badput seconds of the last {LOST_WINDOW} times the run's GPUs ({catalog.metric('run_gpus').name}, from "
+            "RL_NUM_GPUS or init(gpus=...)), in hours; down is the gap between a failure and the restart.",
+        ),
+    ]
+    found += [
         Panel(
             "Latency",
             title,

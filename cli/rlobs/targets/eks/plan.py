@@ -17,6 +17,7 @@ from rlobs.rl.grafana import board_links, rl_dashboard
 from rlobs.rl.identity import identity_rows, run_identity
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.naming import Pipeline
+from rlobs.rl.panels import goodput
 from rlobs.rl.tracker import tracker_env
 from rlobs.targets.eks import argocd, dashboards, monitors, security, stack, tfvars, values, workload
 from rlobs.targets.eks.profile import EksProfile, GitOps
@@ -224,6 +225,7 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "adapter": adapters.readme(profile, catalog),
                 "alert_coverage": adapters.alert_coverage(rl),
                 "run_identity": run_identity(profile, catalog),
+                "goodput": goodput(catalog),
                 "rollout": _rollout_readme(profile),
                 "extra_envs": [e["name"] for e in adapters.adapter_env(profile, catalog) + tracker_env(profile)],
             },

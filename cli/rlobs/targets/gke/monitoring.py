@@ -73,7 +73,7 @@ def _chart(panel: Panel, run_label: str) -> dict[str, Any]:
         unit = q.unit or panel.unit
         data_set = {
             "timeSeriesQuery": {"prometheusQuery": q.expr, "unitOverride": unit},
-            "plotType": "LINE",
+            "plotType": "STACKED_AREA" if panel.stacked else "LINE",
             "targetAxis": "Y1" if unit == panel.unit else "Y2",
             "minAlignmentPeriod": "60s",
         }

@@ -13,6 +13,7 @@ from rlobs.rl.facts import RlFacts, rl_facts, run_series, workload_job
 from rlobs.rl.identity import run_identity
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.naming import Pipeline
+from rlobs.rl.panels import goodput
 from rlobs.targets.gke import monitoring, project, tfpolicy, workload
 from rlobs.targets.gke.profile import GkeProfile, GkeSpec
 
@@ -269,6 +270,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "adapter": adapters.readme(profile, catalog),
         "alert_coverage": adapters.alert_coverage(rl),
         "run_identity": run_identity(profile, catalog),
+        "goodput": goodput(catalog),
     }
     files.append(TemplateFile("README.md", "md", "gke/README.md.j2", "This file.", readme))
     return Plan(profile.metadata.name, tuple(files))

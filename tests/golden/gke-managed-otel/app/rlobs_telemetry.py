@@ -53,6 +53,14 @@ init(run_name=...), else the tracker's run (WANDB_RUN_ID, the active or resumed 
 Job/JobSet/RayJob (RLOBS_OWNER_UID, set by the bundle's workload wiring), else host name, start time and process id:
 two runs never share an id unless told to. rl.run.restarts: TORCHELASTIC_RESTART_COUNT or RLOBS_RESTART_COUNT.
 Telemetry is flushed at exit and on SIGTERM (preemption); call flush() before a checkpoint.
+Time accounting (rl.run.time{rl.time.bucket}, rank 0's view, like the run state): every second
+since the module started lands in one bucket: a pause by its reason (checkpoint/save, eval/evaluation/validation,
+else other), else the innermost phase (sample, reward, train, sync), else other inside loop(), else starting before
+the first step and idle after it; time past the alerts' stall limit (no progress for longer than the stall rule
+allows, a first step later than its start-up limit, a pause longer than its limit) is stalled instead. Phase
+durations an adapter reports (record_duration) are taken out of the idle time of their step. `down` (between a
+failure and the restart) is never exported: no process of the run is alive then, so the rules compute it as the
+run's wall time minus the seconds its processes accounted.
 No function here raises into the training loop: a bad value is dropped, counted in rl.telemetry.dropped{reason}
 and warned about once. Neither does a bad setting: a number out of its bounds (SETTINGS below) is clamped or refused,
 a malformed value the SDK would raise on is hidden from it, each with one warning, and a set-up that fails anyway
@@ -230,6 +238,18 @@ METRICS: dict[str, Metric] = {
         "{value}",
         "Values the instrumentation refused instead of raising into the loop",
     ),
+    "run_time": Metric(
+        "rl.run.time",
+        "counter",
+        "s",
+        "Seconds of the run's wall time by where they went (time accounting)",
+    ),
+    "run_gpus": Metric(
+        "rl.run.gpus",
+        "gauge",
+        "{GPU}",
+        "GPUs the run holds (RL_NUM_GPUS or init(gpus=...)): converts lost seconds into GPU-hours",
+    ),
 }
 
 # Explicit RL-sized bucket boundaries (ms) per histogram: the SDK default stops at 10 s, and loops last minutes.
@@ -299,7 +319,7 @@ PHASES = tuple(k for k in SPANS if k != "loop")
 # set at every optimizer step costs a dict update, not an SDK measurement (tens of microseconds each, most of it
 # checking and hashing the identity attributes). Histograms, and the dropped counter with its reason attribute, are
 # recorded through the SDK.
-OBSERVED = frozenset(k for k, m in METRICS.items() if m.kind != "histogram") - {"telemetry_dropped"}
+OBSERVED = frozenset(k for k, m in METRICS.items() if m.kind != "histogram") - {"telemetry_dropped", "run_time"}
 
 
 # Why a value was dropped (the values of the drop-reason attribute: a fixed set, so no new series per value).
@@ -316,6 +336,18 @@ RANK_ENV = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID")
 # After SIGTERM the wait for a last scrape stays well inside Kubernetes' default 30 s termination grace period.
 TERM_LINGER_SECONDS = 20.0
 INTERVALS = 20  # METRICS["step_interval"] is the p95 of this many intervals between completed steps
+TIME_BUCKET = "rl.time.bucket"
+# The exported buckets (a fixed set: no new series per value); `down` is the rules' (see the docstring).
+BUCKETS_OF_TIME = (
+    *("sample", "reward", "train", "sync"),
+    *("checkpoint", "evaluation", "other", "idle", "stalled", "starting"),
+)
+PAUSE_BUCKETS = {
+    **dict.fromkeys(("checkpoint", "save", "saving", "finishing"), "checkpoint"),
+    **dict.fromkeys(("eval", "evaluation", "validation"), "evaluation"),
+}
+# The stall rule's limits (seconds, from the profile's alerts.stall): past them the time is stalled.
+STALL_WINDOW, STALL_FACTOR, STALL_STARTUP, STALL_PAUSE = 480, 2.5, 1800, 3600
 
 
 class _Telemetry:
@@ -347,7 +379,11 @@ class _Telemetry:
         meter = self.meter_provider.get_meter(SCOPE)
         self.tracer = self.tracer_provider.get_tracer(SCOPE)
         for key, (name, kind, unit, description) in METRICS.items():
-            if key in OBSERVED:
+            if key == "run_time":
+                observe = [self._observe_time]  # one point per bucket, with the bucket attribute
+                counter = meter.create_observable_counter(name, observe, unit=unit, description=description)
+                self.instruments[key] = counter
+            elif key in OBSERVED:
                 # An observable gauge reports the last value set (negative values too); the counters their totals.
                 create = meter.create_observable_counter if kind == "counter" else meter.create_observable_gauge
                 self.instruments[key] = create(name, [self._observer(key)], unit=unit, description=description)
@@ -373,7 +409,17 @@ class _Telemetry:
         self.exit_status: Any = None  # a non-zero sys.exit() status seen, until the run makes progress again
         self.failed = False
         self.terminated = False  # SIGTERM: the pod's grace period bounds the wait for a last scrape
+        # Time accounting: seconds per bucket, the clock of the last tick, the phases open now (innermost last), the
+        # idle time of the current step (held until its phase durations arrive) and those durations.
+        self.time = dict.fromkeys(BUCKETS_OF_TIME, 0.0)
+        self.ticked = self.since = self.born
+        self.where: list[str] = []
+        self.pause_bucket = "other"
+        self.interval = 0.0
+        self.pending = 0.0
+        self.credit: dict[str, float] = {}
         self.record("run_restarts", _restarts())
+        self.record("run_gpus", self.gpus)
         self._set_state(STARTING, self.born)
         # Event counters start at 0: increase() cannot see a first event on a series that starts at 1.
         for key in ("train_steps", "loss_nonfinite"):
@@ -403,7 +449,56 @@ class _Telemetry:
         else:
             instrument.add(value, attributes=attributes)
 
+    def _observe_time(self, _options: CallbackOptions) -> list[Observation]:
+        try:
+            with self.lock:
+                self._tick(time.time())
+                return [Observation(v, {**self.identity, TIME_BUCKET: b}) for b, v in self.time.items()]
+        except Exception:  # an exporter thread: never raise, report nothing this time
+            return []
+
+    def _tick(self, now: float) -> None:
+        """Account the time since the last tick (the caller holds the lock; the bucket has not changed since)."""
+        start, self.ticked = self.ticked, max(self.ticked, now)
+        if self.closed or now <= start or self.state in (FINISHED, FAILED):
+            return
+        if self.pauses:
+            bucket, onset = self.pause_bucket, self.paused_at + STALL_PAUSE
+        else:
+            bucket = self.where[-1] if self.where else ("starting" if self.state == STARTING else "idle")
+            if self.last_step is None:
+                onset = self.born + STALL_STARTUP
+            else:
+                onset = max(self.last_step, self.since) + max(STALL_WINDOW, STALL_FACTOR * self.interval)
+        live = max(0.0, min(now, onset) - start)
+        if bucket == "idle":
+            self.pending += live
+        else:
+            self.time[bucket] += live
+        self.time["stalled"] += now - start - live
+
+    def _settle(self) -> None:
+        """The idle time of the step that ended: the phase durations an adapter reported for it first."""
+        for bucket, seconds in self.credit.items():
+            moved = min(seconds, self.pending)
+            self.time[bucket] += moved
+            self.pending -= moved
+        self.time["idle"] += self.pending
+        self.pending, self.credit = 0.0, {}
+
+    def enter(self, bucket: str | None) -> None:
+        """A phase (or loop(), as other) begins (None: it ends)."""
+        with self.lock:
+            self._tick(time.time())
+            if bucket is None:
+                if self.where:
+                    self.where.pop()
+            else:
+                self.where.append(bucket)
+
     def _set_state(self, state: int, now: float) -> None:
+        self._tick(now)
+        self.since = now
         self.state = state
         self.record("run_state", state)
         self.record("state_since", now)
@@ -424,7 +519,9 @@ class _Telemetry:
                 del self.intervals[:-INTERVALS]
                 ordered = sorted(self.intervals)
                 interval = ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
-            self.last_step, self.paused_total = now, 0.0
+            self._tick(now)
+            self._settle()
+            self.last_step, self.paused_total, self.interval = now, 0.0, max(0.0, interval)
             self.record("progress_time", now)
             self.record("step_interval", max(0.0, interval))
             if self.state == STARTING:
@@ -432,15 +529,17 @@ class _Telemetry:
             elif self.state == PAUSED and self.resume_to == STARTING:
                 self.resume_to = TRAINING
 
-    def pause(self, entering: bool) -> None:
+    def pause(self, entering: bool, reason: str = "pause") -> None:
         """Enter or leave a pause; nested pauses end with the outermost one."""
         now = time.time()
         with self.lock:
             if self.closed:
                 return
+            self._tick(now)  # the time before, in the bucket it was spent in
             if entering:
                 self.pauses += 1
                 if self.pauses == 1:
+                    self.pause_bucket = PAUSE_BUCKETS.get(reason, "other")
                     self.resume_to, self.paused_at = self.state, now
                     self._set_state(PAUSED, now)
             elif self.pauses > 0:
@@ -505,9 +604,10 @@ class _Telemetry:
         with self.lock:
             if self.closed:
                 return
-            self.closed = True
             failed = self.failed or self.exit_status is not None or not clean
             self._set_state(FAILED if failed else FINISHED, time.time())
+            self._settle()
+            self.closed = True
         _restore_exit()
         try:
             if self.scrapes is not None:
@@ -654,6 +754,7 @@ def _get(gpus: int | None = None, run_name: str | None = None) -> _Telemetry:
                 _install_exit()
         elif gpus:
             _state.gpus = gpus
+            _state.record("run_gpus", gpus)
         return _state
 
 
@@ -713,8 +814,9 @@ def run() -> Iterator[None]:
 @contextmanager
 def pause(reason: str = "pause") -> Iterator[None]:
     """A planned wait (checkpoint, evaluation, saving): the run is "paused" (no stall alert up to the profile's pause
-    limit) and the time does not count as a step interval. The reason is for the reader; it is not exported."""
-    _pausing(True)
+    limit) and the time does not count as a step interval. The reason picks the time-accounting bucket
+    (PAUSE_BUCKETS; any other reason is `other`); it is not exported itself."""
+    _pausing(True, reason)
     try:
         yield
     finally:
@@ -722,8 +824,8 @@ def pause(reason: str = "pause") -> Iterator[None]:
 
 
 @_guarded
-def _pausing(entering: bool) -> None:
-    _get().pause(entering)
+def _pausing(entering: bool, reason: str = "pause") -> None:
+    _get().pause(entering, str(reason).lower())
 
 
 @_guarded
@@ -731,7 +833,7 @@ def finishing() -> None:
     """The framework's train() returned (saving, pushing): paused until exit or finish(), never a stall."""
     state = _get()
     if state.pauses == 0:
-        state.pause(True)
+        state.pause(True, "finishing")
 
 
 @_guarded
@@ -752,12 +854,16 @@ def _exit_ok(code: Any) -> bool:
 
 
 @contextmanager
-def _span(name: str, attributes: dict[str, Any], metric_key: str, on_end: Callable[[float], None]) -> Iterator[Any]:
-    """A span and its duration histogram; the caller's exceptions pass through, telemetry's own never escape."""
+def _span(
+    name: str, attributes: dict[str, Any], metric_key: str, on_end: Callable[[float], None], bucket: str
+) -> Iterator[Any]:
+    """A span, its duration histogram and its time-accounting bucket; the caller's exceptions pass through,
+    telemetry's own never escape."""
     try:
         state = _get()
         manager = state.tracer.start_as_current_span(name, attributes=attributes)
         span = manager.__enter__()
+        state.enter(bucket)
     except Exception:
         _drop("error", name)
         yield trace.INVALID_SPAN
@@ -772,6 +878,7 @@ def _span(name: str, attributes: dict[str, Any], metric_key: str, on_end: Callab
     finally:
         try:
             seconds = time.perf_counter() - start
+            state.enter(None)
             state.record(metric_key, seconds * 1000.0)
             on_end(seconds)
             if failure is None:
@@ -821,7 +928,7 @@ def loop(iteration: int, name: str = "train") -> Any:
         if seconds > 0 and (_state.samples or _state.tokens):
             set_rates(samples_per_second=_state.samples / seconds, tokens_per_second=_state.tokens / seconds)
 
-    return _span(span_name, attributes, metric_key, rates)
+    return _span(span_name, attributes, metric_key, rates, "other")
 
 
 def phase(name: str, **attributes: Any) -> Any:
@@ -841,7 +948,7 @@ def phase(name: str, **attributes: Any) -> Any:
         **identity,
         **{allowed[k]: _attribute(v) for k, v in attributes.items() if k in allowed and v is not None},
     }
-    return _span(span_name, span_attrs, metric_key, lambda _seconds: None)
+    return _span(span_name, span_attrs, metric_key, lambda _seconds: None, name)
 
 
 def _attribute(value: Any) -> str | int | float | bool:
@@ -903,7 +1010,12 @@ def record_duration(phase: str, duration_ms: float) -> None:
     """A duration the framework measured itself (adapters): loop, a phase, env_step or train_step, in ms."""
     if phase not in DURATIONS:
         raise _Refused("out_of_range")
-    _get().record(DURATIONS[phase], _count(duration_ms))
+    state = _get()
+    duration = _count(duration_ms)
+    state.record(DURATIONS[phase], duration)
+    if phase in PHASES:
+        with state.lock:
+            state.credit[phase] = state.credit.get(phase, 0.0) + duration / 1000.0
 
 
 @_recording("record_train_steps")
