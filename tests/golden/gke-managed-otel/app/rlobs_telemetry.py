@@ -230,6 +230,12 @@ METRICS: dict[str, Metric] = {
         "{value}",
         "Values the instrumentation refused instead of raising into the loop",
     ),
+    "run_time": Metric(
+        "rl.run.time",
+        "counter",
+        "s",
+        "Seconds of the run's wall time by where they went (time accounting)",
+    ),
 }
 
 # Explicit RL-sized bucket boundaries (ms) per histogram: the SDK default stops at 10 s, and loops last minutes.
