@@ -15,7 +15,7 @@ CATALOG = load_catalog()
 HISTOGRAMS = ["rl.loop.duration", "rl.sample.duration", "rl.reward.duration", "rl.train.duration", "rl.sync.duration"]
 HISTOGRAMS += ["rl.step.duration", "rl.train.step.duration"]
 COUNTERS = ["rl.sample.samples", "rl.sample.episodes", "rl.train.steps", "rl.train.tokens"]
-COUNTERS += ["rl.train.loss.nonfinite", "rl.telemetry.dropped"]
+COUNTERS += ["rl.train.loss.nonfinite", "rl.telemetry.dropped", "rl.run.time"]
 GAUGES = [
     "rl.tokens.rate",
     "rl.tokens.rate_per_gpu",
@@ -71,7 +71,7 @@ def test_units_signals_and_buckets() -> None:
 
 def test_attributes_and_scopes() -> None:
     scopes = {a.name: a.scope for a in CATALOG.attributes}
-    metric_only = {"rl.telemetry.reason"}
+    metric_only = {"rl.telemetry.reason", "rl.time.bucket"}
     assert scopes == {n: "identity" for n in IDENTITY} | {n: "span" for n in SPAN_ONLY} | dict.fromkeys(
         metric_only, "metric"
     )

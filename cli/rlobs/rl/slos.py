@@ -53,15 +53,29 @@ def objectives(facts: RlFacts) -> tuple[Slo, ...]:
         # A run judged on a whole hour of training: the hour after a start, resume or pause is not counted.
         trained = f"((time() - {q.by('max', q.sel('state_since'))}) >= 3600)"
         bad = f"avg(((({steps} < bool {n}) and on ({q.run}) {q.state(TRAINING)}) and on ({q.run}) {trained}))"
-        found.append(Slo("steps_per_hour", "StepsPerHour", s.steps_per_hour.objective, f"of the minutes at {n}+ steps an hour", bad))
+        found.append(
+            Slo(
+                "steps_per_hour",
+                "StepsPerHour",
+                s.steps_per_hour.objective,
+                f"of the minutes at {n}+ steps an hour",
+                bad,
+            )
+        )
     if s.time_to_first_step:
         m = duration_seconds(s.time_to_first_step.max)
         waiting = f"(time() - {q.by('max', q.sel('state_since'))} > bool {m})"
         live = f"(({q.by('max', q.sel('run_state'))} > {FINISHED}) < {FAILED})"
-        bad = f"avg(((({q.by('max', q.sel('run_state'))} == bool {STARTING}) * on ({q.run}) {waiting}) and on ({q.run}) {live}))"
+        starting = f"({q.by('max', q.sel('run_state'))} == bool {STARTING})"
+        bad = f"avg((({starting} * on ({q.run}) {waiting}) and on ({q.run}) {live}))"
         found.append(
-            Slo("time_to_first_step", "TimeToFirstStep", s.time_to_first_step.objective,
-                f"of the run minutes not waiting past {s.time_to_first_step.max} for a first step", bad)
+            Slo(
+                "time_to_first_step",
+                "TimeToFirstStep",
+                s.time_to_first_step.objective,
+                f"of the run minutes not waiting past {s.time_to_first_step.max} for a first step",
+                bad,
+            )
         )
     return tuple(found)
 
@@ -107,17 +121,12 @@ def _threshold(slo: Slo, burn: float) -> str:
 
 
 def _burning(facts: RlFacts, slo: Slo, severity: str) -> str:
-    pairs = [
-        f"({ERRORS}{long}{_matchers(facts, slo)} >= {_threshold(slo, b)} and {ERRORS}{short}{_matchers(facts, slo)} "
-        f">= {_threshold(slo, b)})"
+    on = _series(facts, "", slo)
+    return " or ".join(
+        f"({ERRORS}{long}{on} >= {_threshold(slo, b)} and {ERRORS}{short}{on} >= {_threshold(slo, b)})"
         for sev, long, short, b in BURNS
         if sev == severity
-    ]
-    return " or ".join(pairs)
-
-
-def _matchers(facts: RlFacts, slo: Slo) -> str:
-    return _series(facts, "", slo)
+    )
 
 
 def alert_name(slo: Slo, severity: str) -> str:
@@ -141,7 +150,7 @@ def rule_group(facts: RlFacts) -> dict[str, Any] | None:
     for slo in chosen:
         for w in windows(facts):
             record(ERRORS + w, _errors(facts, slo, w), slo)
-        record(BUDGET, f"1 - {ERRORS}{period}{_matchers(facts, slo)} / {number(round(1 - slo.objective, 6))}", slo)
+        record(BUDGET, f"1 - {ERRORS}{period}{_series(facts, '', slo)} / {number(round(1 - slo.objective, 6))}", slo)
     for slo in chosen:
         for severity in (PAGE, TICKET):
             how = "fast (1h and 6h windows)" if severity == PAGE else "steadily (3d window)"
@@ -149,7 +158,11 @@ def rule_group(facts: RlFacts) -> dict[str, Any] | None:
                 {
                     "alert": alert_name(slo, severity),
                     "expr": _burning(facts, slo, severity),
-                    "labels": {"severity": severity, **facts.alert_labels, BURN_LABEL: "page" if severity == PAGE else "ticket"},
+                    "labels": {
+                        "severity": severity,
+                        **facts.alert_labels,
+                        BURN_LABEL: "page" if severity == PAGE else "ticket",
+                    },
                     "annotations": {
                         "summary": f"RL SLO {slo.key} of {facts.profile.workload.name} burns its error budget {how}",
                         "description": f"The objective is {number(slo.objective)} {slo.meaning} over "
@@ -177,18 +190,24 @@ def rule_tests(facts: RlFacts) -> list[dict[str, Any]]:
     for slo in objectives(facts):
         for burning in (True, False):
             b = CaseBuilder(facts.catalog.metric("run_state"), facts.catalog, facts.pipeline, facts.scope)
-            at = _case(facts, slo, b, burning)
+            at = _case(facts, slo, b, burning=burning)
             alerts = [alert_name(slo, s) for s in (PAGE, TICKET)]
-            exp = [
-                {"labels": _alert_series(facts, slo, s), "value": 1} for s in (PAGE, TICKET) if burning
-            ]
+            exp = [{"labels": _alert_series(facts, slo, s), "value": 1} for s in (PAGE, TICKET) if burning]
             checks: list[dict[str, Any]] = [
-                {"expr": f'ALERTS{{alertname=~"{"|".join(alerts)}", alertstate="firing"}}', "eval_time": f"{at}m",
-                 "exp_samples": exp},
+                {
+                    "expr": f'ALERTS{{alertname=~"{"|".join(alerts)}", alertstate="firing"}}',
+                    "eval_time": f"{at}m",
+                    "exp_samples": exp,
+                },
             ]
             if not burning:
-                checks.append({"expr": _series(facts, BUDGET, slo), "eval_time": f"{at}m",
-                               "exp_samples": [{"labels": _series(facts, BUDGET, slo), "value": 1}]})
+                checks.append(
+                    {
+                        "expr": _series(facts, BUDGET, slo),
+                        "eval_time": f"{at}m",
+                        "exp_samples": [{"labels": _series(facts, BUDGET, slo), "value": 1}],
+                    }
+                )
             tests.append(
                 {
                     "name": f"{' and '.join(alerts)} {'fire' if burning else 'stay silent'} for a "
@@ -214,7 +233,7 @@ def _alert_series(facts: RlFacts, slo: Slo, severity: str) -> str:
     return "ALERTS{" + ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(labels.items())) + "}"
 
 
-def _case(facts: RlFacts, slo: Slo, b: CaseBuilder, burning: bool) -> int:
+def _case(facts: RlFacts, slo: Slo, b: CaseBuilder, *, burning: bool) -> int:
     """Input series from t=0, one sample a minute; returns the minute to evaluate at."""
     bucket = facts.catalog.attribute("time_bucket").name
     s = facts.profile.slos

@@ -48,7 +48,7 @@ def _group(bundle: str, r: Receiver) -> list[list[str]]:
     return groups[r.alerts]
 
 
-def inhibit_rules(bundle: str, slos: bool = False) -> list[dict[str, Any]]:
+def inhibit_rules(bundle: str, *, slos: bool = False) -> list[dict[str, Any]]:
     """The stall page of a run silences that run's dependent alerts (Alertmanager inhibit_rules); an SLO's burn-rate
     page silences the same SLO's ticket."""
     slo = {
@@ -75,7 +75,7 @@ def _severities(r: Receiver) -> str:
     return f'severity =~ "{"|".join(r.routed_severities)}"'
 
 
-def alertmanager_config(bundle: str, receivers: tuple[Receiver, ...], slos: bool = False) -> dict[str, Any]:
+def alertmanager_config(bundle: str, receivers: tuple[Receiver, ...], *, slos: bool = False) -> dict[str, Any]:
     """rlobs mode: routes and receivers of the stack's Alertmanager (`alertmanager.config` of the chart)."""
     routes: list[dict[str, Any]] = [{"receiver": "null", "matchers": ['alertname = "Watchdog"']}]
     routes += [
@@ -93,7 +93,7 @@ def alertmanager_config(bundle: str, receivers: tuple[Receiver, ...], slos: bool
             "routes": routes,
         },
         "receivers": [{"name": "null"}, *(_receiver(r) for r in receivers)],
-        "inhibit_rules": inhibit_rules(bundle, slos),
+        "inhibit_rules": inhibit_rules(bundle, slos=slos),
     }
 
 

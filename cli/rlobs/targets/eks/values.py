@@ -55,7 +55,7 @@ def kube_prometheus_stack(profile: EksProfile) -> dict[str, Any]:
         "alertmanager": {
             "alertmanagerSpec": {"secrets": sorted({r.secret_ref.name for r in eks.alertmanager_receivers})},
             "config": alerting.alertmanager_config(
-                profile.metadata.name, eks.alertmanager_receivers, profile.slos is not None
+                profile.metadata.name, eks.alertmanager_receivers, slos=profile.slos is not None
             ),
         },
         "grafana": _grafana(eks),

@@ -248,8 +248,13 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "endpoint_resolved": workload.RESOLVED_ENDPOINT,
         "dashboards": dashboards,
         "policies": policies,
-        "slos": slos and {"service": slos.service_id, "service_file": slo.SERVICE_FILE, "slo": slo.GOODPUT,
-                          "slo_file": slo.slo_file()},
+        "slos": slos
+        and {
+            "service": slos.service_id,
+            "service_file": slo.SERVICE_FILE,
+            "slo": slo.GOODPUT,
+            "slo_file": slo.slo_file(),
+        },
         # What step 4 lists before deploying, to delete afterwards what this bundle no longer has.
         "bundle_dashboards": equals(f"labels.{monitoring.BUNDLE_LABEL}", rl.name),
         "bundle_policies": equals(f"userLabels.{monitoring.BUNDLE_LABEL}", rl.name),

@@ -92,9 +92,10 @@ def objects(
             }
             for w in (long, short)
         ]
+        counter = facts.catalog.metric("run_time").name
         content = (
             f"## {alert}\n\nThe goodput of {facts.profile.workload.name} (train seconds over all seconds of "
-            f"rl.run.time) burns its error budget at {number(rate)}x or more over both {long} and {short} "
+            f"{counter}) burns its error budget at {number(rate)}x or more over both {long} and {short} "
             f"(objective {number(objective)} over {slos.window_days}d). The time-accounting panels show where the "
             "time went: stalls, restarts, slow syncs or idle loops."
         )
