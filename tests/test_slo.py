@@ -200,3 +200,19 @@ def test_terraform_slos_use_provider_arguments_and_match_the_json() -> None:
             == api_policy["conditions"][0]["conditionThreshold"]["filter"]
         )
     assert slo.TF_FILE not in _files(GKE[1])  # scripts mode: step 4 deploys the JSON
+
+
+def test_ai_on_eks_mode_inhibits_tickets_in_its_alertmanagerconfig() -> None:
+    from rlobs.targets.eks.alerting import alertmanager_config_cr
+    from testing.crdschema import errors
+    from testing.eks import schema as crd
+
+    text = all_profiles()["eks-ai-on-eks"] + "slos:\n  goodput: {objective: 0.9}\n"
+    p = parse_profile(text, "p.yaml")
+    amc = alertmanager_config_cr(p)  # type: ignore[arg-type]
+    assert errors(crd("prometheus-operator/crd-alertmanagerconfigs.v0.84.1.yaml"), amc) == []
+    (inhibit,) = [r for r in amc["spec"]["inhibitRules"] if r["sourceMatch"][0]["name"] == slos.BURN_LABEL]
+    assert inhibit["equal"] == ["rlobs_bundle", slos.SLO_LABEL]
+    # The operator confines the config to alerts labelled with its namespace: the SLO alerts carry it too.
+    (group,) = [g for g in promrules.rule_groups(facts(p)) if g["name"].endswith(".rl-slos")]
+    assert all(r["labels"]["namespace"] == p.workload.namespace for r in group["rules"] if "alert" in r)
