@@ -103,7 +103,7 @@ def test_ai_on_eks_install_is_planned_before_it_auto_approves() -> None:
 @pytest.mark.parametrize("name", [n for n in PROFILES if "\ntarget: gke" in all_profiles()[n]])
 def test_policies_without_channels_say_they_notify_nobody(name: str) -> None:
     text, files = _readme(name)
-    policies = any(f.startswith("monitoring/alert-policies/") for f in files)
+    policies = any(f.startswith(("monitoring/alert-policies/", "monitoring/slos/")) for f in files)
     assert ("notify nobody" in text) == (policies and not gke_profile(name).gke.notification_channels)
 
 

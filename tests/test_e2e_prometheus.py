@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rlobs.rl import naming
+from rlobs.rl import naming, slos
 from rlobs.rl.alerts import alerts
 from rlobs.rl.catalog import load_catalog
 from rlobs.rl.facts import workload_job
@@ -176,7 +176,9 @@ def test_generated_rules_evaluate_cleanly_in_prometheus(stack: tuple[str, subpro
         rules = [r for g in get(f"{base}/api/v1/rules")["data"]["groups"] for r in g["rules"]]
         # Every alert is loaded (beside the lifecycle recording rules), and every rule was evaluated.
         alerting = [r for r in rules if r["type"] == "alerting"]
-        done = len(alerting) == len(alerts(profile(PROFILE).alerts, CATALOG, "python-prometheus"))
+        # ...and each SLO's page and ticket (slos: in the profile).
+        expected = len(alerts(profile(PROFILE).alerts, CATALOG, "python-prometheus"))
+        done = len(alerting) == expected + 2 * len(slos.objectives(facts(profile(PROFILE))))
         done = done and all(r.get("lastEvaluation", "").startswith("20") for r in rules)
         if done and all(r["health"] == "ok" for r in rules):
             return True

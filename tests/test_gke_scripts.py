@@ -172,12 +172,17 @@ def test_deploy_monitoring_covers_every_file(bundles: dict[str, Path], name: str
     deployed = {
         c[-1].split("=", 1)[1] for c in cmds if c[-1].startswith(("--config-from-file=", "--policy-from-file="))
     }
+    # The SLO's service and SLO go through the Monitoring API (no gcloud commands): `api ... --data-binary @FILE`.
+    by_api = {c[c.index("--data-binary") + 1][1:] for c in cmds if c[0] == "api" and "--data-binary" in c}
+    deployed |= by_api
+    # ...each looked up first (GET), so a second run patches instead of failing on an existing id.
+    assert len([c for c in cmds if c[0] == "api" and len(c) == 2]) == len(by_api)
     on_disk = {str(p) for p in (bundle / "monitoring").rglob("*.json")}
     assert deployed == on_disk and on_disk
     # Each file is first looked up by display name, so a second run updates instead of duplicating.
     lists = [c for c in cmds if "list" in c]
     by_name = [c for c in lists if c[-2].startswith("--filter=displayName>=")]
-    assert len(by_name) == len(on_disk)
+    assert len(by_name) == len(on_disk) - len(by_api)
     # Before any change, the bundle's labelled dashboards and policies are listed: those left over get deleted.
     bundle_name, project_id = profile(name).metadata.name, profile(name).gke.project
     assert [c for c in lists if c not in by_name] == [

@@ -376,7 +376,10 @@ def test_setup_on_a_fresh_cluster_ends_with_exit_0(tmp_path: Path, bundles: dict
     assert len(waits) == 1 and calls.index(waits[0]) > max(i for i, c in enumerate(calls) if "--output=name" in c)
     assert "no metrics of " in out
     # The data check asks for the run's own pushed run-state gauge (every framework sets it), not `up`.
-    (query,) = [c for c in calls if c.startswith("curl ")]
+    (query,) = [c for c in calls if c.startswith("curl ") and "/services" not in c]
+    # The SLO's service and SLO (slos: in gke-standard-rayjob) go to the Monitoring API with the token too.
+    objects = [c for c in calls if c.startswith("curl ") and "monitoring.googleapis.com/v3/" in c]
+    assert all("Bearer fake-token" in c for c in objects) and len(objects) == (4 if profile(name).slos else 0)
     assert "up{" not in query and "query=count(" in query and "rl.run.state" in query
     assert "Bearer fake-token" in query and "fake-token" not in out  # the token is used, never printed
 

@@ -54,7 +54,8 @@ def test_scripts_mode_has_no_terraform(name: str) -> None:
 def test_tfvars_keys_are_declared_with_matching_types(name: str) -> None:
     files = _files(name)
     policies = {"alert_policies.tf.json"} if _tf(name).alerts.enabled else set()
-    assert set(files) == {"main.tf", "variables.tf", "terraform.tfvars"} | policies
+    slos = {"slos.tf.json"} if _tf(name).slos else set()  # the goodput SLO (tests/test_slo.py)
+    assert set(files) == {"main.tf", "variables.tf", "terraform.tfvars"} | policies | slos
     declared = _variables(files["variables.tf"])
     values = _loads(files["terraform.tfvars"])
     assert set(values) == set(declared)

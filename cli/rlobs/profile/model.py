@@ -396,6 +396,45 @@ class Alerts(Model):
     )
 
 
+# Objectives below 1: an objective of 1 leaves no error budget to burn.
+Objective = Annotated[float, Field(gt=0, lt=1)]
+
+
+class GoodputSlo(Model):
+    objective: Objective = Field(
+        description="Least share of the workload's wall time spent training: the `train` bucket of the "
+        "time-accounting counter over all its buckets, e.g. 0.9."
+    )
+
+
+class StepsPerHourSlo(Model):
+    min: Positive = Field(
+        description="Least optimizer steps an hour (the step counter) while a run trains; an hour counts "
+        "once a run has trained for a whole hour since it started, resumed or ended a pause."
+    )
+    objective: Objective = Field(0.99, description="Share of the training minutes that must meet `min`.")
+
+
+class FirstStepSlo(Model):
+    max: Duration = Field("30m", description="Most time from a run's start to its first completed step.")
+    objective: Objective = Field(
+        0.99, description="Share of the workload's run minutes not spent waiting past `max` for a first step."
+    )
+
+
+class Slos(Model):
+    """RL-run SLOs with error budgets: multi-window multi-burn-rate alerts (eks) or Cloud Monitoring SLOs (gke)."""
+
+    window_days: int = Field(
+        7, ge=1, le=30, description="The rolling period the error budget covers, in days (Cloud Monitoring: 1-30)."
+    )
+    goodput: GoodputSlo | None = Field(None, description="Goodput SLO (eks and gke).")
+    steps_per_hour: StepsPerHourSlo | None = Field(None, description="Training pace SLO, per workload (eks only).")
+    time_to_first_step: FirstStepSlo | None = Field(
+        None, description="Start-up SLO: each start, restart included, must reach a first step in time (eks only)."
+    )
+
+
 class ProfileBase(Model):
     """What every profile has, whatever its target; a target's profile class adds its own section and `target` tag
     (rlobs.targets.Target.profile_model, e.g. rlobs.targets.eks.profile.EksProfile)."""
@@ -406,3 +445,7 @@ class ProfileBase(Model):
     target: str = Field(description="Which bundle to render.")
     workload: Workload
     alerts: Alerts = Alerts()
+    slos: Slos | None = Field(
+        None,
+        description="RL-run SLOs with error budgets and burn-rate alerts; none unless given (no blueprint sets it).",
+    )

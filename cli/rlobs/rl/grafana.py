@@ -7,7 +7,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from rlobs.rl import naming, tracker
+from rlobs.rl import naming, slos, tracker
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.naming import Part
 from rlobs.rl.panels import SECTIONS, panels, rows_height, two_per_row
@@ -214,6 +214,12 @@ def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
                 )
             )
         y += rows_height(len(chosen), PANEL_HEIGHT)
+    budget = slos.budget_query(facts)
+    if budget:
+        items.append(row(len(items) + 1, "Error budget", y))
+        what = "Share of each SLO's error budget left over its period (negative once overspent)."
+        legend = "{{" + slos.SLO_LABEL + "}}"
+        items.append(timeseries(len(items) + 1, slos.BUDGET_TITLE, "percentunit", [(budget, legend)], (0, y + 1), what))
 
     return {
         "uid": dashboard_uid(facts.name, "rl"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.rl import naming, tracker
+from rlobs.rl import naming, slos, tracker
 from rlobs.rl.alerts import Alert, cases, records
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts
@@ -65,7 +65,12 @@ def _rule(facts: RlFacts, alert: Alert, run: str) -> dict[str, Any]:
 
 
 def rule_groups(facts: RlFacts) -> list[dict[str, Any]]:
-    """The `spec.groups` of the RL PrometheusRule (alerts only; no group when alerts are disabled)."""
+    """The `spec.groups` of the RL PrometheusRule: the alerts (none when disabled), then the SLOs (when given)."""
+    slo = slos.rule_group(facts)
+    return [*_alert_groups(facts), *([slo] if slo else [])]
+
+
+def _alert_groups(facts: RlFacts) -> list[dict[str, Any]]:
     if not facts.alerts:
         return []
     run = run_template(facts.catalog, facts.pipeline)
@@ -110,4 +115,4 @@ def rule_tests(facts: RlFacts, rule_file: str = "rl-alerts.rules.yaml") -> dict[
                 ],
             }
         )
-    return {"rule_files": [rule_file], "evaluation_interval": "1m", "tests": tests}
+    return {"rule_files": [rule_file], "evaluation_interval": "1m", "tests": tests + slos.rule_tests(facts)}

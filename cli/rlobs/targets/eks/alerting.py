@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlobs.rl.labels import bundle_labels
+from rlobs.rl.slos import BURN_LABEL, SLO_LABEL
 from rlobs.targets.eks.profile import EksProfile, Receiver
 
 # Alertmanager mounts each Secret of alertmanagerSpec.secrets at /etc/alertmanager/secrets/<name>/<key>
@@ -47,8 +48,14 @@ def _group(bundle: str, r: Receiver) -> list[list[str]]:
     return groups[r.alerts]
 
 
-def inhibit_rules(bundle: str) -> list[dict[str, Any]]:
-    """The stall page of a run silences that run's dependent alerts (Alertmanager inhibit_rules)."""
+def inhibit_rules(bundle: str, *, slos: bool = False) -> list[dict[str, Any]]:
+    """The stall page of a run silences that run's dependent alerts (Alertmanager inhibit_rules); an SLO's burn-rate
+    page silences the same SLO's ticket."""
+    slo = {
+        "source_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', f'{BURN_LABEL} = "page"'],
+        "target_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', f'{BURN_LABEL} = "ticket"'],
+        "equal": [BUNDLE_LABEL, SLO_LABEL],
+    }
     return [
         {
             "source_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', 'alertname = "RLTrainingStalled"'],
@@ -60,6 +67,7 @@ def inhibit_rules(bundle: str) -> list[dict[str, Any]]:
             "target_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', f'alertname =~ "{"|".join(DEPENDENT)}"'],
             "equal": [BUNDLE_LABEL, RUN_LABEL],
         },
+        *([slo] if slos else []),
     ]
 
 
@@ -67,7 +75,7 @@ def _severities(r: Receiver) -> str:
     return f'severity =~ "{"|".join(r.routed_severities)}"'
 
 
-def alertmanager_config(bundle: str, receivers: tuple[Receiver, ...]) -> dict[str, Any]:
+def alertmanager_config(bundle: str, receivers: tuple[Receiver, ...], *, slos: bool = False) -> dict[str, Any]:
     """rlobs mode: routes and receivers of the stack's Alertmanager (`alertmanager.config` of the chart)."""
     routes: list[dict[str, Any]] = [{"receiver": "null", "matchers": ['alertname = "Watchdog"']}]
     routes += [
@@ -85,7 +93,7 @@ def alertmanager_config(bundle: str, receivers: tuple[Receiver, ...]) -> dict[st
             "routes": routes,
         },
         "receivers": [{"name": "null"}, *(_receiver(r) for r in receivers)],
-        "inhibit_rules": inhibit_rules(bundle),
+        "inhibit_rules": inhibit_rules(bundle, slos=slos),
     }
 
 
@@ -95,6 +103,13 @@ def _receiver(r: Receiver) -> dict[str, Any]:
     if r.type == "slack" and r.channel:
         config["channel"] = r.channel
     return {"name": r.name, key: [config]}
+
+
+_CR_SLO_INHIBIT = {
+    "sourceMatch": [{"name": BURN_LABEL, "value": "page", "matchType": "="}],
+    "targetMatch": [{"name": BURN_LABEL, "value": "ticket", "matchType": "="}],
+    "equal": [BUNDLE_LABEL, SLO_LABEL],
+}
 
 
 def alertmanager_config_cr(profile: EksProfile) -> dict[str, Any]:
@@ -138,7 +153,8 @@ def alertmanager_config_cr(profile: EksProfile) -> dict[str, Any]:
                     "equal": [BUNDLE_LABEL, RUN_LABEL],
                 }
                 for source in ("RLTrainingStalled", "RLTelemetryTargetDown")
-            ],
+            ]
+            + ([_CR_SLO_INHIBIT] if profile.slos else []),
         },
     }
 

@@ -8,7 +8,7 @@ from rlobs.bundle.filters import to_json
 from rlobs.bundle.gitignore import gitignore
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
 from rlobs.profile.gitweb import file_link
-from rlobs.rl import adapters, app, workloads
+from rlobs.rl import adapters, app, slos, workloads
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.engines import load_engines
@@ -197,6 +197,8 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "charts": CHARTS,
                 "deployed_charts": sorted(chart_values),
                 "prom_exporter_port": PROM_EXPORTER_PORT,
+                "slo_group": (group := slos.rule_group(rl)),
+                "slo_alerts": [r for r in group["rules"] if "alert" in r] if group else [],
                 "identity_envs": [row["env"] for row in identity_rows(profile, catalog)],
                 "release_label": RELEASE_LABEL,
                 "stack": stack.stack(eks),

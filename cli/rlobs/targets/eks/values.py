@@ -54,7 +54,9 @@ def kube_prometheus_stack(profile: EksProfile) -> dict[str, Any]:
         **{component: {"enabled": False} for component in EKS_UNSCRAPABLE},
         "alertmanager": {
             "alertmanagerSpec": {"secrets": sorted({r.secret_ref.name for r in eks.alertmanager_receivers})},
-            "config": alerting.alertmanager_config(profile.metadata.name, eks.alertmanager_receivers),
+            "config": alerting.alertmanager_config(
+                profile.metadata.name, eks.alertmanager_receivers, slos=profile.slos is not None
+            ),
         },
         "grafana": _grafana(eks),
         "prometheusOperator": {"admissionWebhooks": {"patch": {"image": dict(WEBHOOK_CERTGEN_IMAGE)}}},

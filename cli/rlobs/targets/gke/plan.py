@@ -14,7 +14,7 @@ from rlobs.rl.identity import run_identity
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.naming import Pipeline
 from rlobs.rl.panels import goodput
-from rlobs.targets.gke import monitoring, project, tfpolicy, workload
+from rlobs.targets.gke import monitoring, project, slo, tfpolicy, workload
 from rlobs.targets.gke.profile import GkeProfile, GkeSpec
 
 DASHBOARDS_DIR = "monitoring/dashboards"
@@ -58,10 +58,13 @@ _DEPLOYED_BY = {"scripts": "step 4", "terraform": "Terraform"}
 
 
 def _monitoring(
-    rl: RlFacts, gke: GkeSpec, policy_data: list[tuple[str, dict[str, Any]]]
+    rl: RlFacts, gke: GkeSpec, policy_data: list[tuple[str, dict[str, Any]]], slos: slo.SloObjects | None
 ) -> tuple[list[FileSpec], list[Deployable], list[Deployable]]:
     by = _DEPLOYED_BY[gke.manage]
+    by_what = " (deployed by step 4)." if gke.manage == "scripts" else f" (the content of {slo.TF_FILE})."
     dashboard = monitoring.dashboard(rl, gke.user_labels, gke.dashboard_filters)
+    if slos:
+        dashboard = slo.with_budget_tile(dashboard, gke.project, rl)
     path = f"{DASHBOARDS_DIR}/{rl.name}.json"
     files: list[FileSpec] = [DataFile(path, "json", dashboard, f"Cloud Monitoring dashboard (deployed by {by}).")]
     dashboards = [Deployable(path, dashboard["displayName"], equals("displayName", dashboard["displayName"]))]
@@ -69,10 +72,14 @@ def _monitoring(
     what = "Cloud Monitoring alert policy" + (
         " (deployed by step 4)." if gke.manage == "scripts" else f" (the content of {tfpolicy.FILE})."
     )
-    for stem, policy in policy_data:
-        path = f"{POLICIES_DIR}/{stem}.json"
+    slo_policies = slos.policies if slos else []
+    for folder, stem, policy in [(POLICIES_DIR, *p) for p in policy_data] + [(slo.SLO_DIR, *p) for p in slo_policies]:
+        path = f"{folder}/{stem}.json"
         files.append(DataFile(path, "json", policy, what))
         policies.append(Deployable(path, policy["displayName"], equals("displayName", policy["displayName"])))
+    if slos:
+        files.append(DataFile(slo.SERVICE_FILE, "json", slos.service, f"Cloud Monitoring service of the SLOs{by_what}"))
+        files.append(DataFile(slo.slo_file(), "json", slos.slo, f"The goodput SLO (request-based){by_what}"))
     return files, dashboards, policies
 
 
@@ -147,13 +154,20 @@ def _tfvars(profile: GkeProfile, identity: project.Identity) -> dict[str, Any]:
 _TF_POLICIES = "The alert policies of monitoring/alert-policies/ as google_monitoring_alert_policy resources."
 
 
+_TF_SLOS = "The goodput SLO's service, SLO and burn-rate policies of monitoring/slos/ as Terraform resources."
+
+
 def _terraform(
-    profile: GkeProfile, context: dict[str, Any], policy_data: list[tuple[str, dict[str, Any]]]
+    profile: GkeProfile,
+    context: dict[str, Any],
+    policy_data: list[tuple[str, dict[str, Any]]],
+    slos: slo.SloObjects | None,
 ) -> list[FileSpec]:
     if profile.gke.manage != "terraform":
         return []
     tfvars = _tfvars(profile, context["identity"])
-    policies = tfpolicy.resources(profile.metadata.name, policy_data, ["google_project_service.apis"])
+    apis = ["google_project_service.apis"]
+    policies = tfpolicy.resources(profile.metadata.name, policy_data, apis)
     variables = [
         {"name": k, "type": "list(string)" if isinstance(v, list) else "string", "description": _TF_INPUTS[k]}
         for k, v in tfvars.items()
@@ -181,6 +195,7 @@ def _terraform(
             header=f"Values of profile {profile.metadata.name} for main.tf (terraform init && terraform apply).",
         ),
         *([DataFile(tfpolicy.FILE, "json", policies, _TF_POLICIES)] if policies else []),
+        *([DataFile(slo.TF_FILE, "json", slo.resources(slos, profile.metadata.name, apis), _TF_SLOS)] if slos else []),
     ]
 
 
@@ -219,7 +234,8 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
     gke = profile.gke
     rl = facts(profile, catalog)
     policy_data = monitoring.alert_policies(rl, gke.channels_for, gke.user_labels)
-    monitoring_files, dashboards, policies = _monitoring(rl, gke, policy_data)
+    slos = slo.objects(rl, gke.project, gke.channels_for, gke.user_labels)
+    monitoring_files, dashboards, policies = _monitoring(rl, gke, policy_data, slos)
     context: dict[str, Any] = {
         "profile": profile,
         "gke": gke,
@@ -236,6 +252,13 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "endpoint_resolved": workload.RESOLVED_ENDPOINT,
         "dashboards": dashboards,
         "policies": policies,
+        "slos": slos
+        and {
+            "service": slos.service_id,
+            "service_file": slo.SERVICE_FILE,
+            "slo": slo.GOODPUT,
+            "slo_file": slo.slo_file(),
+        },
         # What step 4 lists before deploying, to delete afterwards what this bundle no longer has.
         "bundle_dashboards": equals(f"labels.{monitoring.BUNDLE_LABEL}", rl.name),
         "bundle_policies": equals(f"userLabels.{monitoring.BUNDLE_LABEL}", rl.name),
@@ -250,7 +273,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
     }
     files = [
         *_scripts(gke, context),
-        *_terraform(profile, context, policy_data),
+        *_terraform(profile, context, policy_data, slos),
         *_workload(profile, catalog),
         *monitoring_files,
         *app.app_files(rl),

@@ -26,6 +26,7 @@ PATHS: tuple[str, ...] = (
     "docs/*.md",
     "monitoring/alert-policies/*.json",
     "monitoring/dashboards/*.json",
+    "monitoring/slos/*.json",
     "scripts/*.sh",
     "terraform/*.tf",
     "terraform/*.tf.json",

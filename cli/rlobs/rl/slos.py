@@ -1,0 +1,268 @@
+"""The profile's RL-run SLOs (`slos:`) as Prometheus rules: error ratios over each window, the error budget left, and
+multi-window multi-burn-rate alerts, with promtool tests that burn a budget and keep one whole."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rlobs.bundle.filters import number
+from rlobs.profile.fields import duration_seconds
+from rlobs.rl import naming
+from rlobs.rl.alerts.cases import CaseBuilder
+from rlobs.rl.alerts.lifecycle import FAILED, FINISHED, RECORDED, STARTING, TRAINING
+from rlobs.rl.facts import RlFacts
+
+# The SRE workbook's multi-window multi-burn-rate alerts ("Alerting on SLOs", table 5-8): (severity, long window,
+# short window, burn rate); the two page pairs are one alert, the ticket another. A threshold is the burn rate times
+# the budget (1 - objective), capped at an error ratio of 1: below an objective of 1 - 1/14.4 the fast page fires
+# only when its whole window was bad.
+PAGE, TICKET = "critical", "warning"
+BURNS = ((PAGE, "1h", "5m", 14.4), (PAGE, "6h", "30m", 6.0), (TICKET, "3d", "6h", 1.0))
+ERRORS = "rlobs:slo_errors:ratio_rate"  # + window: the error ratio over it
+BAD = "rlobs:slo_bad"  # time-based SLIs: 1 for a bad minute, 0 for a good one, nothing when the SLO does not apply
+BUDGET = "rlobs:slo_budget_remaining"  # share of the period's error budget left (negative once overspent)
+BUDGET_TITLE = "Error budget remaining"
+SLO_LABEL = "slo"
+BURN_LABEL = "slo_burn"  # page or ticket: a page of an SLO inhibits its ticket (targets/eks/alerting.py)
+
+
+@dataclass(frozen=True, slots=True)
+class Slo:
+    key: str  # the profile's slos field (snake_case)
+    title: str  # CamelCase, in alert names
+    objective: float
+    meaning: str  # what a good share means, for descriptions
+    bad: str  # time-based SLIs: the per-minute bad indicator; "" for the counter ratio (goodput)
+
+
+def objectives(facts: RlFacts) -> tuple[Slo, ...]:
+    """The SLOs the profile asks for, in profile order (none without `slos:`)."""
+    s = facts.profile.slos
+    if s is None:
+        return ()
+    q = _Q(facts)
+    found = []
+    if s.goodput:
+        found.append(Slo("goodput", "Goodput", s.goodput.objective, "of the wall time training", ""))
+    if s.steps_per_hour:
+        n = number(s.steps_per_hour.min)
+        steps = q.by("sum", f"increase({q.sel('train_steps')}[1h])")
+        # A run judged on a whole hour of training: the hour after a start, resume or pause is not counted.
+        trained = f"((time() - {q.by('max', q.sel('state_since'))}) >= 3600)"
+        bad = f"avg(((({steps} < bool {n}) and on ({q.run}) {q.state(TRAINING)}) and on ({q.run}) {trained}))"
+        found.append(
+            Slo(
+                "steps_per_hour",
+                "StepsPerHour",
+                s.steps_per_hour.objective,
+                f"of the minutes at {n}+ steps an hour",
+                bad,
+            )
+        )
+    if s.time_to_first_step:
+        m = duration_seconds(s.time_to_first_step.max)
+        waiting = f"(time() - {q.by('max', q.sel('state_since'))} > bool {m})"
+        live = f"(({q.by('max', q.sel('run_state'))} > {FINISHED}) < {FAILED})"
+        starting = f"({q.by('max', q.sel('run_state'))} == bool {STARTING})"
+        bad = f"avg((({starting} * on ({q.run}) {waiting}) and on ({q.run}) {live}))"
+        found.append(
+            Slo(
+                "time_to_first_step",
+                "TimeToFirstStep",
+                s.time_to_first_step.objective,
+                f"of the run minutes not waiting past {s.time_to_first_step.max} for a first step",
+                bad,
+            )
+        )
+    return tuple(found)
+
+
+class _Q:
+    def __init__(self, facts: RlFacts) -> None:
+        self.facts = facts
+        self.run = naming.label_token(facts.catalog.attribute("run_id").name, facts.pipeline)
+
+    def sel(self, key: str, matchers: dict[str, str] | None = None) -> str:
+        m = self.facts.catalog.metric(key)
+        return naming.selector(m, self.facts.pipeline, "", {**self.facts.scope, **(matchers or {})})
+
+    def by(self, agg: str, inner: str) -> str:
+        return f"{agg} by ({self.run}) ({inner})"
+
+    def state(self, value: int) -> str:
+        return f"({self.by('max', self.sel('run_state'))} == {value})"
+
+
+def windows(facts: RlFacts) -> tuple[str, ...]:
+    """Every window a rule reads: the burn windows and the SLO period."""
+    period = f"{facts.profile.slos.window_days}d" if facts.profile.slos else ""
+    found = {w for _, long, short, _ in BURNS for w in (long, short)} | {period}
+    return tuple(sorted(found, key=duration_seconds))
+
+
+def _series(facts: RlFacts, name: str, slo: Slo) -> str:
+    labels = {**facts.scope, SLO_LABEL: slo.key}
+    return name + "{" + ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(labels.items())) + "}"
+
+
+def _errors(facts: RlFacts, slo: Slo, window: str) -> str:
+    if slo.bad:
+        return f"avg_over_time({_series(facts, BAD, slo)}[{window}])"
+    q = _Q(facts)
+    train = q.sel("run_time", {facts.catalog.attribute("time_bucket").name: "train"})
+    return f"(1 - sum(rate({train}[{window}])) / sum(rate({q.sel('run_time')}[{window}])))"
+
+
+def _threshold(slo: Slo, burn: float) -> str:
+    return number(min(1.0, round(burn * (1 - slo.objective), 6)))
+
+
+def _burning(facts: RlFacts, slo: Slo, severity: str) -> str:
+    on = _series(facts, "", slo)
+    return " or ".join(
+        f"({ERRORS}{long}{on} >= {_threshold(slo, b)} and {ERRORS}{short}{on} >= {_threshold(slo, b)})"
+        for sev, long, short, b in BURNS
+        if sev == severity
+    )
+
+
+def alert_name(slo: Slo, severity: str) -> str:
+    return f"RL{slo.title}BudgetBurn" + ("" if severity == PAGE else "Slow")
+
+
+def rule_group(facts: RlFacts) -> dict[str, Any] | None:
+    """The SLO rule group (Prometheus pipelines only; None without `slos:`)."""
+    chosen = objectives(facts)
+    if not chosen or facts.pipeline not in RECORDED or facts.profile.slos is None:
+        return None
+    period = f"{facts.profile.slos.window_days}d"
+    rules: list[dict[str, Any]] = []
+
+    def record(name: str, expr: str, slo: Slo) -> None:
+        rules.append({"record": name, "expr": expr, "labels": {**facts.scope, SLO_LABEL: slo.key}})
+
+    for slo in chosen:
+        if slo.bad:
+            record(BAD, slo.bad, slo)
+    for slo in chosen:
+        for w in windows(facts):
+            record(ERRORS + w, _errors(facts, slo, w), slo)
+        record(BUDGET, f"1 - {ERRORS}{period}{_series(facts, '', slo)} / {number(round(1 - slo.objective, 6))}", slo)
+    for slo in chosen:
+        for severity in (PAGE, TICKET):
+            how = "fast (1h and 6h windows)" if severity == PAGE else "steadily (3d window)"
+            rules.append(
+                {
+                    "alert": alert_name(slo, severity),
+                    "expr": _burning(facts, slo, severity),
+                    "labels": {
+                        "severity": severity,
+                        **facts.alert_labels,
+                        BURN_LABEL: "page" if severity == PAGE else "ticket",
+                    },
+                    "annotations": {
+                        "summary": f"RL SLO {slo.key} of {facts.profile.workload.name} burns its error budget {how}",
+                        "description": f"The objective is {number(slo.objective)} {slo.meaning} over "
+                        f"{period}; the error ratio is {{{{ $value | humanizePercentage }}}} in the long window.",
+                    },
+                }
+            )
+    return {"name": f"rlobs-{facts.name}.rl-slos", "rules": rules}
+
+
+def budget_query(facts: RlFacts) -> str:
+    """The remaining-budget series of every SLO of the bundle ("" where no SLO rules are recorded)."""
+    if rule_group(facts) is None:
+        return ""
+    return BUDGET + "{" + ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(facts.scope.items())) + "}"
+
+
+def rule_tests(facts: RlFacts) -> list[dict[str, Any]]:
+    """promtool tests: per SLO, a workload that spends its whole budget fires both alerts; a healthy one neither,
+    and keeps its budget whole."""
+    tests = []
+    group = rule_group(facts)
+    if group is None:
+        return []
+    for slo in objectives(facts):
+        for burning in (True, False):
+            b = CaseBuilder(facts.catalog.metric("run_state"), facts.catalog, facts.pipeline, facts.scope)
+            at = _case(facts, slo, b, burning=burning)
+            alerts = [alert_name(slo, s) for s in (PAGE, TICKET)]
+            exp = [{"labels": _alert_series(facts, slo, s), "value": 1} for s in (PAGE, TICKET) if burning]
+            checks: list[dict[str, Any]] = [
+                {
+                    "expr": f'ALERTS{{alertname=~"{"|".join(alerts)}", alertstate="firing"}}',
+                    "eval_time": f"{at}m",
+                    "exp_samples": exp,
+                },
+            ]
+            if not burning:
+                checks.append(
+                    {
+                        "expr": _series(facts, BUDGET, slo),
+                        "eval_time": f"{at}m",
+                        "exp_samples": [{"labels": _series(facts, BUDGET, slo), "value": 1}],
+                    }
+                )
+            tests.append(
+                {
+                    "name": f"{' and '.join(alerts)} {'fire' if burning else 'stay silent'} for a "
+                    f"{'budget-burning' if burning else 'healthy'} {slo.key}",
+                    "interval": "1m",
+                    "input_series": [{"series": s, "values": v} for s, v in b.series],
+                    "promql_expr_test": checks,
+                }
+            )
+    return tests
+
+
+def _alert_series(facts: RlFacts, slo: Slo, severity: str) -> str:
+    labels = {
+        "alertname": alert_name(slo, severity),
+        "alertstate": "firing",
+        "severity": severity,
+        **facts.alert_labels,
+        BURN_LABEL: "page" if severity == PAGE else "ticket",
+        **facts.scope,
+        SLO_LABEL: slo.key,
+    }
+    return "ALERTS{" + ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(labels.items())) + "}"
+
+
+def _case(facts: RlFacts, slo: Slo, b: CaseBuilder, *, burning: bool) -> int:
+    """Input series from t=0, one sample a minute; returns the minute to evaluate at."""
+    bucket = facts.catalog.attribute("time_bucket").name
+    s = facts.profile.slos
+
+    def goodput() -> int:
+        # Burning: every second stalled; healthy: every second training, beside a bucket that stays empty.
+        b.add("r1", "0+0x200" if burning else "0+60x200", "run_time", scope={**facts.scope, bucket: "train"})
+        b.add("r1", "0+60x200" if burning else "0+0x200", "run_time", scope={**facts.scope, bucket: "stalled"})
+        return 70
+
+    def steps_per_hour() -> int:
+        b.trainer("r1", 200)
+        per_minute = math.ceil(s.steps_per_hour.min / 30) if s and s.steps_per_hour else 1  # twice the least rate
+        b.add("r1", f"0+{0 if burning else per_minute}x200", "train_steps")
+        return 130
+
+    def first_step() -> int:
+        wait = s.time_to_first_step.max if s and s.time_to_first_step else "0s"
+        end = duration_seconds(wait) // 60 + 70
+        if burning:
+            b.add("r1", f"2+0x{end}", "run_state")
+            b.add("r1", f"0+0x{end}", "state_since")
+        else:
+            b.trainer("r1", end + 1)
+        return end
+
+    cases: dict[str, Callable[[], int]] = {
+        "goodput": goodput,
+        "steps_per_hour": steps_per_hour,
+        "time_to_first_step": first_step,
+    }
+    return cases[slo.key]()

@@ -1,0 +1,185 @@
+"""The profile's goodput SLO in Cloud Monitoring: a custom service, a request-based SLO on the time-accounting
+counter (train seconds over all seconds), and the SRE workbook's burn-rate alert policies on select_slo_burn_rate;
+as API JSON (scripts mode) and as Terraform resources (terraform mode), from the same data."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rlobs.bundle.filters import number
+from rlobs.profile.fields import duration_seconds
+from rlobs.rl import naming
+from rlobs.rl.facts import RlFacts
+from rlobs.rl.slos import BUDGET_TITLE, BURNS, PAGE, TICKET
+from rlobs.targets.gke import tfpolicy
+from rlobs.targets.gke.monitoring import AUTO_CLOSE, BUNDLE_LABEL, SEVERITIES, TILE_HEIGHT
+
+SLO_DIR = "monitoring/slos"
+SERVICE_FILE = f"{SLO_DIR}/service.json"
+GOODPUT = "goodput"  # the SLO id; the only SLO Cloud Monitoring can express (rlobs.targets.gke.warnings)
+_NAMES = {PAGE: "RLGoodputBudgetBurn", TICKET: "RLGoodputBudgetBurnSlow"}
+
+
+@dataclass(frozen=True, slots=True)
+class SloObjects:
+    service_id: str
+    service: dict[str, Any]  # Service (monitoring v3)
+    slo: dict[str, Any]  # ServiceLevelObjective
+    policies: list[tuple[str, dict[str, Any]]]  # (file stem, AlertPolicy) per burn-rate window pair
+
+
+def service_id(facts: RlFacts) -> str:
+    return f"rlobs-{facts.name}"
+
+
+def slo_name(project: str, facts: RlFacts) -> str:
+    return f"projects/{project}/services/{service_id(facts)}/serviceLevelObjectives/{GOODPUT}"
+
+
+def _filter(facts: RlFacts, bucket: str = "") -> str:
+    """A monitoring filter on the time-accounting counter of the bundle's workload (prometheus_target's resource
+    labels, as the alert queries scope it), optionally one bucket; label keys quoted, as dotted ones must be."""
+    metric = facts.catalog.metric("run_time")
+    parts = [f"metric.type={naming.quote(naming.monitoring_type(metric, facts.pipeline))}"]
+    parts += ['resource.type="prometheus_target"']
+    parts += [f'resource.label."{k}"={naming.quote(v)}' for k, v in sorted(facts.scope.items())]
+    if bucket:
+        key = naming.label(facts.catalog.attribute("time_bucket").name, facts.pipeline)
+        parts.append(f'metric.label."{key}"={naming.quote(bucket)}')
+    return " AND ".join(parts)
+
+
+def objects(
+    facts: RlFacts, project: str, channels: Callable[[str], list[str]], user_labels: Mapping[str, str]
+) -> SloObjects | None:
+    """The service, SLO and burn-rate policies of the profile's `slos.goodput` (None without it)."""
+    slos = facts.profile.slos
+    if slos is None or slos.goodput is None:
+        return None
+    objective, name = slos.goodput.objective, facts.name
+    labels = {**user_labels, BUNDLE_LABEL: name}
+    service = {"displayName": f"RL workload {facts.profile.workload.name} ({name})", "custom": {}, "userLabels": labels}
+    slo = {
+        "displayName": f"Goodput at least {number(objective)} over {slos.window_days}d ({name})",
+        "goal": objective,
+        "rollingPeriod": f"{slos.window_days * 86400}s",
+        "serviceLevelIndicator": {
+            "requestBased": {
+                "goodTotalRatio": {"goodServiceFilter": _filter(facts, "train"), "totalServiceFilter": _filter(facts)}
+            }
+        },
+        "userLabels": labels,
+    }
+    # A burn rate above 1 / (1 - objective) cannot happen (every second bad); a higher workbook rate is capped just
+    # below it, so that policy fires when nearly the whole window was bad.
+    top = math.floor(0.999 / (1 - objective) * 1000) / 1000
+    policies = []
+    for severity, long, short, burn in BURNS:
+        rate = min(burn, top)
+        alert = _NAMES[severity]
+        conditions = [
+            {
+                "displayName": f"Goodput budget burn rate over {w} at least {number(rate)}x",
+                "conditionThreshold": {
+                    "filter": f'select_slo_burn_rate("{slo_name(project, facts)}", "{duration_seconds(w)}s")',
+                    "comparison": "COMPARISON_GE",
+                    "thresholdValue": rate,
+                    "duration": "0s",
+                },
+            }
+            for w in (long, short)
+        ]
+        counter = facts.catalog.metric("run_time").name
+        content = (
+            f"## {alert}\n\nThe goodput of {facts.profile.workload.name} (train seconds over all seconds of "
+            f"{counter}) burns its error budget at {number(rate)}x or more over both {long} and {short} "
+            f"(objective {number(objective)} over {slos.window_days}d). The time-accounting panels show where the "
+            "time went: stalls, restarts, slow syncs or idle loops."
+        )
+        policies.append(
+            (
+                f"{name}-{alert[2:].lower()}-{long}",
+                {
+                    "displayName": f"{alert} {long}/{short} ({name})",
+                    "documentation": {"content": content, "mimeType": "text/markdown", "subject": alert},
+                    "userLabels": {**labels, "rl_alert": "goodput-budget-burn"},
+                    "conditions": conditions,
+                    "combiner": "AND",
+                    "enabled": True,
+                    "alertStrategy": {"autoClose": AUTO_CLOSE},
+                    "severity": SEVERITIES[severity],
+                    "notificationChannels": channels(severity),
+                },
+            )
+        )
+    return SloObjects(service_id(facts), service, slo, policies)
+
+
+def with_budget_tile(dashboard: dict[str, Any], project: str, facts: RlFacts) -> dict[str, Any]:
+    """The dashboard with a remaining-error-budget tile below its others (select_slo_budget_fraction of the SLO)."""
+    layout = dashboard["mosaicLayout"]
+    bottom = max(t.get("yPos", 0) + t["height"] for t in layout["tiles"])
+    chart = {
+        "dataSets": [
+            {
+                "timeSeriesQuery": {
+                    "timeSeriesFilter": {"filter": f'select_slo_budget_fraction("{slo_name(project, facts)}")'},
+                    "unitOverride": "1",
+                },
+                "plotType": "LINE",
+                "targetAxis": "Y1",
+                "minAlignmentPeriod": "60s",
+                "legendTemplate": "goodput",
+            }
+        ],
+        "yAxis": {"label": "1", "scale": "LINEAR"},
+        "chartOptions": {"mode": "COLOR"},
+    }
+    tile = {"yPos": bottom, "width": layout["columns"] // 2, "height": TILE_HEIGHT}
+    widget = {"title": BUDGET_TITLE, "xyChart": chart}
+    return {**dashboard, "mosaicLayout": {**layout, "tiles": [*layout["tiles"], {**tile, "widget": widget}]}}
+
+
+def slo_file() -> str:
+    return f"{SLO_DIR}/{GOODPUT}.json"
+
+
+TF_FILE = "terraform/slos.tf.json"
+
+
+def resources(found: SloObjects, bundle: str, depends_on: list[str]) -> dict[str, Any]:
+    """slos.tf.json: google_monitoring_custom_service, google_monitoring_slo (the API's serviceLevelIndicator is the
+    provider's request_based_sli block, the rolling period its days) and the burn-rate policies, which wait for the
+    SLO they select."""
+    common = {"provider": "google-beta", "project": "${var.project_id}"}
+    s = found.slo
+    policies = tfpolicy.resources(bundle, found.policies, [f"google_monitoring_slo.{GOODPUT}"])["resource"]
+    return {
+        "resource": {
+            "google_monitoring_custom_service": {
+                "rl": {
+                    **common,
+                    "service_id": found.service_id,
+                    "display_name": tfpolicy.literal(found.service["displayName"]),
+                    "user_labels": tfpolicy.arguments(found.service["userLabels"], "userLabels"),
+                    "depends_on": depends_on,
+                }
+            },
+            "google_monitoring_slo": {
+                GOODPUT: {
+                    **common,
+                    "service": "${google_monitoring_custom_service.rl.service_id}",
+                    "slo_id": GOODPUT,
+                    "display_name": tfpolicy.literal(s["displayName"]),
+                    "goal": s["goal"],
+                    "rolling_period_days": duration_seconds(s["rollingPeriod"]) // 86400,
+                    "request_based_sli": tfpolicy.arguments(s["serviceLevelIndicator"]["requestBased"]),
+                    "user_labels": tfpolicy.arguments(s["userLabels"], "userLabels"),
+                }
+            },
+            **policies,
+        }
+    }

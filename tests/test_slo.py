@@ -1,0 +1,218 @@
+"""RL-run SLOs (`slos:`): burn-rate rules proven with promtool on EKS, Cloud Monitoring objects parsed strictly by
+Google's libraries and checked against the provider's arguments on GKE, and nothing at all without `slos:`."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from rlobs.errors import ProfileError
+from rlobs.profile.yamlsource import load_located
+from rlobs.rl import grafana, naming, promrules, slos
+from rlobs.targets import parse_profile
+from rlobs.targets import warnings as find
+from rlobs.targets.gke import slo, tfpolicy
+from testing.bundles import build, facts
+from testing.gketf import SCHEMA, SLO_SCHEMA
+from testing.helpers import GOOD, all_profiles, module, profile, tool
+
+EKS = "eks-prometheus-exporter"  # slos: goodput, stepsPerHour, timeToFirstStep
+GKE = ("gke-autopilot-jobset", "gke-standard-rayjob")  # slos: goodput; terraform and scripts
+
+
+def _slo_group(name: str) -> dict[str, Any]:
+    (group,) = [g for g in promrules.rule_groups(facts(profile(name))) if g["name"].endswith(".rl-slos")]
+    return group
+
+
+def test_no_slos_unless_the_profile_asks() -> None:
+    for name in ("eks-jark", "gke-managed-otel"):
+        p = profile(name)
+        assert p.slos is None
+        assert not any(g["name"].endswith(".rl-slos") for g in promrules.rule_groups(facts(p)))
+        assert not [r.path for r in build(p) if "slo" in r.path]
+        assert slos.budget_query(facts(p)) == ""
+
+
+def test_eks_rules_record_every_window_and_the_budget() -> None:
+    rules = _slo_group(EKS)["rules"]
+    records = [(r["record"], r["labels"]["slo"]) for r in rules if "record" in r]
+    for key in ("goodput", "steps_per_hour", "time_to_first_step"):
+        assert {f"{slos.ERRORS}{w}" for w in ("5m", "30m", "1h", "6h", "3d", "7d")} <= {
+            n for n, k in records if k == key
+        }
+        assert (slos.BUDGET, key) in records
+    # Rules read only the records before them (Prometheus evaluates a group in order at one timestamp).
+    seen: set[str] = set()
+    for r in rules:
+        for name in (slos.BAD, slos.ERRORS, slos.BUDGET):
+            if name + "{" in r["expr"] or name + "5m{" in r["expr"]:
+                assert any(s.startswith(name) for s in seen), r
+        seen.add(r.get("record", ""))
+    alerts = {r["alert"]: r for r in rules if "alert" in r}
+    assert sorted(alerts) == sorted(
+        f"RL{t}BudgetBurn{s}" for t in ("Goodput", "StepsPerHour", "TimeToFirstStep") for s in ("", "Slow")
+    )
+    page = alerts["RLGoodputBudgetBurn"]
+    # The workbook's page pairs (1h/5m at 14.4x, 6h/30m at 6x), capped at an error ratio of 1 (objective 0.9).
+    assert "ratio_rate1h" in page["expr"] and "ratio_rate5m" in page["expr"] and ">= 1 " in page["expr"]
+    assert "ratio_rate6h" in page["expr"] and ">= 0.6" in page["expr"]
+    assert page["labels"]["severity"] == "critical" and page["labels"]["slo_burn"] == "page"
+    ticket = alerts["RLGoodputBudgetBurnSlow"]
+    assert "ratio_rate3d" in ticket["expr"] and ">= 0.1" in ticket["expr"] and ticket["labels"]["severity"] == "warning"
+
+
+def test_the_grafana_dashboard_shows_the_budget_left() -> None:
+    board = grafana.rl_dashboard(facts(profile(EKS)))
+    (panel,) = [p for p in board["panels"] if p["title"] == slos.BUDGET_TITLE]
+    assert panel["targets"][0]["expr"] == 'rlobs:slo_budget_remaining{job="rl/grpo-trainer"}'
+    assert not [
+        p for p in grafana.rl_dashboard(facts(profile("eks-jark")))["panels"] if p["title"] == slos.BUDGET_TITLE
+    ]
+
+
+def _promtool_run(tmp: Path, groups: list[dict[str, Any]], tests: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    (tmp / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False), encoding="utf-8")
+    (tmp / "test.yaml").write_text(yaml.safe_dump({**tests, "rule_files": ["rules.yaml"]}), encoding="utf-8")
+    return subprocess.run(
+        [tool("promtool", "runs the SLO rule tests"), "test", "rules", "test.yaml"], capture_output=True, text=True
+    )
+
+
+@pytest.mark.slow
+def test_promtool_burning_budgets_fire_and_healthy_ones_stay_silent(tmp_path: Path) -> None:
+    f = facts(profile(EKS))
+    tests = {"evaluation_interval": "1m", "tests": slos.rule_tests(f)}
+    assert len(tests["tests"]) == 6  # per SLO: one burning, one healthy
+    run = _promtool_run(tmp_path, [_slo_group(EKS)], tests)
+    assert run.returncode == 0, run.stdout + run.stderr
+    # The tests can fail: alerts that never fire fail the burning cases, alerts that always fire the healthy ones.
+    for broken, failing in ((" > 2", "got: nil"), (" or vector(1)", 'alertname="RLGoodputBudgetBurn"')):
+        group = copy.deepcopy(_slo_group(EKS))
+        for r in group["rules"]:
+            if "alert" in r:
+                r["expr"] = f"({r['expr']}){broken}"
+        run = _promtool_run(tmp_path, [group], tests)
+        assert run.returncode != 0 and failing in run.stdout + run.stderr, broken
+
+
+def test_slo_keys_are_located_and_checked() -> None:
+    text = all_profiles()[EKS].replace("goodput: {objective: 0.9}", "goodput: {objective: 1}")
+    with pytest.raises(ProfileError) as info:
+        parse_profile(text, "p.yaml")
+    (line,) = info.value.lines()
+    assert "slos.goodput.objective" in line and "less than 1" in line
+    with pytest.raises(ProfileError, match=r"slos\.windowDays"):
+        parse_profile(all_profiles()[EKS] + "  windowDays: 31\n", "p.yaml")
+
+
+def test_gke_warns_about_the_slos_cloud_monitoring_cannot_express() -> None:
+    text = GOOD + "slos:\n  goodput: {objective: 0.9}\n  stepsPerHour: {min: 10}\n"
+    parse_profile(text, "p.yaml")
+    lines = [str(w) for w in find(load_located(text), "p.yaml")]
+    assert [w.split(": ")[1] for w in lines if "eks only" in w] == ["slos.stepsPerHour"]
+
+
+def _bucket(name: str) -> str:
+    f = facts(profile(name))
+    return naming.label(f.catalog.attribute("time_bucket").name, f.pipeline)
+
+
+def _files(name: str) -> dict[str, str]:
+    return {r.path: r.text for r in build(profile(name))}
+
+
+@pytest.mark.parametrize("name", GKE)
+def test_google_client_libraries_accept_the_slo_objects(name: str) -> None:
+    module("google.cloud.monitoring_v3", "Google's Service, ServiceLevelObjective and AlertPolicy parse the JSON")
+    from google.cloud.monitoring_v3.types import AlertPolicy, Service, ServiceLevelObjective
+
+    files = _files(name)
+    Service.from_json(files[slo.SERVICE_FILE], ignore_unknown_fields=False)
+    objective = ServiceLevelObjective.from_json(files[slo.slo_file()], ignore_unknown_fields=False)
+    ratio = objective.service_level_indicator.request_based.good_total_ratio
+    assert ratio.good_service_filter == ratio.total_service_filter + f' AND metric.label."{_bucket(name)}"="train"'
+    assert objective.rolling_period.days == 7
+    policies = [AlertPolicy.from_json(t, ignore_unknown_fields=False) for p, t in files.items() if "burn" in p]
+    windows = [[c.condition_threshold.filter.rsplit('"', 2)[1] for c in p.conditions] for p in policies]
+    assert sorted(windows) == [["21600s", "1800s"], ["259200s", "21600s"], ["3600s", "300s"]]
+    name_ = slo.slo_name(profile(name).gke.project, facts(profile(name)))  # type: ignore[attr-defined]
+    assert all(
+        f'select_slo_burn_rate("{name_}"' in c.condition_threshold.filter for p in policies for c in p.conditions
+    )
+    assert all(p.combiner == AlertPolicy.ConditionCombinerType.AND for p in policies)
+    board = json.loads(next(t for p, t in files.items() if p.startswith("monitoring/dashboards/")))
+    tile = board["mosaicLayout"]["tiles"][-1]["widget"]
+    assert tile["title"] == slos.BUDGET_TITLE
+    assert name_ in tile["xyChart"]["dataSets"][0]["timeSeriesQuery"]["timeSeriesFilter"]["filter"]
+
+
+def test_google_client_libraries_reject_a_bad_slo_field() -> None:
+    module("google.cloud.monitoring_v3", "Google's ServiceLevelObjective parses the SLO JSON")
+    from google.cloud.monitoring_v3.types import ServiceLevelObjective
+
+    data = json.loads(_files(GKE[0])[slo.slo_file()])
+    data["serviceLevelIndicator"]["requestBased"]["goodTotalRatio"]["goodFilter"] = "x"
+    with pytest.raises(Exception, match="goodFilter"):
+        ServiceLevelObjective.from_json(json.dumps(data), ignore_unknown_fields=False)
+
+
+def _keys(value: Any, path: str = "") -> list[tuple[str, str]]:
+    if isinstance(value, list):
+        return [k for v in value for k in _keys(v, path)]
+    if not isinstance(value, dict) or path.endswith("user_labels"):
+        return []
+    return [(path, k) for k in value] + [kk for k, v in value.items() for kk in _keys(v, f"{path}.{k}".lstrip("."))]
+
+
+def test_terraform_slos_use_provider_arguments_and_match_the_json() -> None:
+    files = _files(GKE[0])  # gke.manage: terraform
+    resources = json.loads(files[slo.TF_FILE])["resource"]
+    unknown = [
+        (kind, f"{p}.{k}")
+        for kind, table in (*SLO_SCHEMA.items(), ("google_monitoring_alert_policy", SCHEMA))
+        for body in resources[kind].values()
+        for p, k in _keys(body)
+        if k not in table.get(p, set())
+    ]
+    assert unknown == []
+    tf_slo = resources["google_monitoring_slo"][slo.GOODPUT]
+    api = json.loads(files[slo.slo_file()])
+    assert tf_slo["goal"] == api["goal"] and tf_slo["rolling_period_days"] * 86400 == int(api["rollingPeriod"][:-1])
+    ratio = api["serviceLevelIndicator"]["requestBased"]["goodTotalRatio"]
+    assert tf_slo["request_based_sli"]["good_total_ratio"]["good_service_filter"] == ratio["goodServiceFilter"]
+    # The burn-rate policies wait for the SLO they select; the rest for the APIs.
+    policies = resources["google_monitoring_alert_policy"]
+    assert len(policies) == 3 and all(p["depends_on"] == ["google_monitoring_slo.goodput"] for p in policies.values())
+    assert resources["google_monitoring_custom_service"]["rl"]["depends_on"] == ["google_project_service.apis"]
+    bundle = profile(GKE[0]).metadata.name
+    for stem in (p.rsplit("/", 1)[1][:-5] for p in files if "budgetburn" in p):
+        tf = policies[tfpolicy.resource_name(stem, bundle)]
+        api_policy = json.loads(files[f"{slo.SLO_DIR}/{stem}.json"])
+        assert (
+            tf["conditions"][0]["condition_threshold"]["filter"]
+            == api_policy["conditions"][0]["conditionThreshold"]["filter"]
+        )
+    assert slo.TF_FILE not in _files(GKE[1])  # scripts mode: step 4 deploys the JSON
+
+
+def test_ai_on_eks_mode_inhibits_tickets_in_its_alertmanagerconfig() -> None:
+    from rlobs.targets.eks.alerting import alertmanager_config_cr
+    from testing.crdschema import errors
+    from testing.eks import schema as crd
+
+    text = all_profiles()["eks-ai-on-eks"] + "slos:\n  goodput: {objective: 0.9}\n"
+    p = parse_profile(text, "p.yaml")
+    amc = alertmanager_config_cr(p)  # type: ignore[arg-type]
+    assert errors(crd("prometheus-operator/crd-alertmanagerconfigs.v0.84.1.yaml"), amc) == []
+    (inhibit,) = [r for r in amc["spec"]["inhibitRules"] if r["sourceMatch"][0]["name"] == slos.BURN_LABEL]
+    assert inhibit["equal"] == ["rlobs_bundle", slos.SLO_LABEL]
+    # The operator confines the config to alerts labelled with its namespace: the SLO alerts carry it too.
+    (group,) = [g for g in promrules.rule_groups(facts(p)) if g["name"].endswith(".rl-slos")]
+    assert all(r["labels"]["namespace"] == p.workload.namespace for r in group["rules"] if "alert" in r)
