@@ -379,6 +379,24 @@ class Alerts(Model):
     )
 
 
+class Budget(Model):
+    """What `rlobs plan --check` fails above (and `validate` and `render` warn about): unset, no limit."""
+
+    series: int | None = Field(None, gt=0, description="Active series in total (RL and third-party).")
+    samples_per_second: Positive | None = Field(None, description="Samples ingested per second in total.")
+    money_per_month: Positive | None = Field(None, description="USD per month on every backend at list prices.")
+
+
+class PlanSettings(Model):
+    """What `rlobs plan` multiplies the catalog by; it counts what no other key says (only rank 0 of a run reports)."""
+
+    budget: Budget = Budget()
+    runs: int = Field(1, ge=1, description="RL runs in parallel on the cluster (each its own rl.run.id).")
+    nodes: int = Field(1, ge=1, description="GPU nodes the runs use (node exporter, Ray and DCGM series).")
+    gpus_per_node: int = Field(8, ge=0, description="GPUs per node (DCGM series are per GPU).")
+    engines: int = Field(1, ge=0, description="Rollout engine servers (vLLM or SGLang) per run.")
+
+
 class ProfileBase(Model):
     """What every profile has, whatever its target; a target's profile class adds its own section and `target` tag
     (rlobs.targets.Target.profile_model, e.g. rlobs.targets.eks.profile.EksProfile)."""
@@ -389,3 +407,4 @@ class ProfileBase(Model):
     target: str = Field(description="Which bundle to render.")
     workload: Workload
     alerts: Alerts = Alerts()
+    plan: PlanSettings = Field(PlanSettings(), description="Sizing counts and budgets for `rlobs plan`.")

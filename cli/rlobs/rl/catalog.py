@@ -20,6 +20,7 @@ class Attribute:
     name: str  # e.g. rl.run.id
     description: str
     scope: Scope  # identity: on every metric point and span; span: spans only
+    values: tuple[str, ...] = ()  # metric scope: the fixed set of values it takes (rlobs plan counts them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +145,10 @@ class Catalog:
 
 
 def parse_catalog(raw: dict[str, Any]) -> Catalog:
-    attributes = tuple(Attribute(a["key"], a["name"], a["description"], a["scope"]) for a in raw["attributes"])
+    attributes = tuple(
+        Attribute(a["key"], a["name"], a["description"], a["scope"], tuple(a.get("values", ())))
+        for a in raw["attributes"]
+    )
     identity = tuple(a.name for a in attributes if a.scope == "identity")
     by_key = {a.key: a for a in attributes}
     metrics = tuple(

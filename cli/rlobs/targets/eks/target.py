@@ -60,6 +60,7 @@ DEFERRED = {
     "pipeline": "plan",
     "facts": "plan",
     "plan": "plan",
+    "volume": "volume",
 }
 
 

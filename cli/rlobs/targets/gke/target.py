@@ -59,6 +59,7 @@ DEFERRED = {
     "pipeline": "plan",
     "facts": "plan",
     "plan": "plan",
+    "volume": "volume",
 }
 
 
