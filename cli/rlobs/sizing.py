@@ -3,19 +3,14 @@ profiles in, data and text out (each target counts its own bundle: Target.volume
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from rlobs.profile.fields import duration_seconds
 from rlobs.profile.model import Budget, ProfileBase
 from rlobs.profile.yamlsource import Path
-from rlobs.rl.catalog import Catalog, load_catalog
-from rlobs.rl.volume import Lever, Totals, Volume, amp_quota, as_data, over_budget, prices, totals_data
+from rlobs.rl.catalog import Catalog, for_profile, load_catalog
+from rlobs.rl.volume import Totals, Volume, amp_quota, as_data, month_samples, over_budget, planned, prices, totals_data
 from rlobs.targets import TARGETS
-
-# The longest export interval a lever suggests: Managed OpenTelemetry's limit (targets/gke/profile.py).
-_LONGEST_EXPORT_S = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,25 +23,7 @@ class FleetVolume:
 
 def plan_profile(profile: ProfileBase, catalog: Catalog | None = None) -> Volume:
     """The profile's volume, the effect of each lever it has, and the budget keys it is above."""
-    catalog = catalog or load_catalog()
-    volume = TARGETS[profile.target].volume(profile, catalog)
-    return replace(
-        volume,
-        levers=tuple(_levers(profile, catalog, volume.totals)),
-        over=tuple(over_budget(volume.totals, profile.plan.budget)),
-    )
-
-
-def _levers(profile: ProfileBase, catalog: Catalog, before: Totals) -> Iterator[Lever]:
-    """Each profile setting that would lower the plan, tried once; shown only where it changes the figures."""
-    w = profile.workload
-    now = duration_seconds(w.export_interval)
-    if now < _LONGEST_EXPORT_S:
-        longer = f"{min(2 * now, _LONGEST_EXPORT_S)}s"
-        tried = profile.model_copy(update={"workload": w.model_copy(update={"export_interval": longer})})
-        after = TARGETS[profile.target].volume(tried, catalog).totals
-        if after != before:
-            yield Lever("workload.exportInterval", f"{w.export_interval} -> {longer}", before, after)
+    return planned(profile, for_profile(catalog or load_catalog(), profile), TARGETS[profile.target].volume)
 
 
 def plan_fleet(name: str, budget: Budget, profiles: list[ProfileBase]) -> FleetVolume:
@@ -86,25 +63,38 @@ def text(v: Volume) -> str:
         mark = "  (estimate)" if f.estimate else ""
         rate = f"{f.samples_per_second:,.2f}"
         lines.append(f"  {f.name.ljust(width)}  {f.series:>7,}  {rate:>10}  {f.interval_s:g}s{mark}")
-    lines.append(f"Per month, at list prices read {prices()['checked']}:")
+    lines.append(
+        f"Per month: {month_samples(t.samples_per_second):,.0f} samples, at list prices read {prices()['checked']}:"
+    )
     for c in v.costs:
         lines.append(f"  {c.title}: {c.usd_per_month:,.2f} USD ({c.source})")
         lines += [f"    {note}" for note in c.notes]
     for e in sorted({f.source: f.estimate for f in v.families if f.estimate}.items()):
         lines.append(f"Estimate, {e[0]}: {e[1]}")
     for lv in v.levers:
-        lines.append(
-            f"Lever {lv.setting} {lv.change}: {lv.before.samples_per_second:,.1f} -> "
-            f"{lv.after.samples_per_second:,.1f} samples/s, {lv.before.usd_per_month:,.2f} -> "
-            f"{lv.after.usd_per_month:,.2f} USD per month"
-        )
+        lines.append(f"Lever {lv.setting} {lv.change}: {_effect(lv.before, lv.after)}")
     lines += [f"Over budget: {'.'.join(map(str, k))}: {m}" for k, m in v.over]
     return "\n".join(lines) + "\n"
 
 
+def _effect(before: Totals, after: Totals) -> str:
+    return (
+        f"{before.series:,} -> {after.series:,} series, {before.samples_per_second:,.1f} -> "
+        f"{after.samples_per_second:,.1f} samples/s, {before.usd_per_month:,.2f} -> {after.usd_per_month:,.2f} USD per "
+        "month"
+    )
+
+
 def fleet_text(f: FleetVolume) -> str:
+    """One line per cluster (rlobs plan on its profile shows the families), the fleet's totals, budgets, quotas."""
     t = f.totals
-    out = "".join(text(v) + "\n" for v in f.clusters)
+    out = "".join(
+        f"{v.name}: {v.totals.series:,} series, {v.totals.samples_per_second:,.1f} samples/s, "
+        + ", ".join(f"{c.title} {c.usd_per_month:,.2f} USD" for c in v.costs)
+        + "".join(f"\n  over budget: {'.'.join(map(str, k))}: {m}" for k, m in v.over)
+        + "\n"
+        for v in f.clusters
+    )
     out += (
         f"{f.name} (fleet, {len(f.clusters)} clusters): {t.series:,} active series, "
         f"{t.samples_per_second:,.1f} samples/s, {t.usd_per_month:,.2f} USD per month (each cluster priced alone)\n"

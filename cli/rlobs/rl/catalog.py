@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rlobs.profile.yamlsource import load_yaml
 from rlobs.resources import read_text
+
+if TYPE_CHECKING:
+    from rlobs.profile.model import ProfileBase
 
 Kind = Literal["histogram", "counter", "gauge"]
 Signal = Literal["latency", "traffic", "errors", "saturation"]
@@ -214,6 +217,15 @@ def _check_key(framework: str, k: KeyMapping, metric: Metric) -> None:
         raise ValueError(f"{where}: unit {k.unit!r} does not convert into {metric.unit!r} ({metric.name})")
     if metric.unit == "ms" and k.unit is None:
         raise ValueError(f"{where}: {metric.name} is in ms: say the key's unit (s or ms)")
+
+
+def for_profile(catalog: Catalog, profile: ProfileBase) -> Catalog:
+    """The catalog a profile's bundle records: workload.histogramBuckets replaces every duration histogram's."""
+    bounds = profile.workload.histogram_buckets
+    if bounds is None:
+        return catalog
+    metrics = tuple(replace(m, buckets=tuple(bounds)) if m.kind == "histogram" else m for m in catalog.metrics)
+    return replace(catalog, metrics=metrics)
 
 
 @cache

@@ -5,16 +5,22 @@ and where it goes: rlobs.targets.<target>.volume)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from rlobs.profile.model import Budget
+from rlobs.profile.fields import duration_seconds
+from rlobs.profile.model import Budget, ProfileBase
 from rlobs.profile.yamlsource import Path, load_yaml
 from rlobs.resources import read_text
 from rlobs.rl import naming
-from rlobs.rl.catalog import Catalog, Metric
+from rlobs.rl.catalog import Catalog, Metric, for_profile
+
+# A target's count of its bundle (Target.volume): profile and its catalog in, families and costs out.
+Count = Callable[[Any, Catalog], "Volume"]
+# The longest export interval a lever suggests: Managed OpenTelemetry's limit (targets/gke/profile.py).
+_LONGEST_EXPORT_S = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,10 +181,42 @@ def over_budget(totals: Totals, budget: Budget, at: Path = ("plan", "budget")) -
     ]
 
 
+def planned(profile: ProfileBase, catalog: Catalog, count: Count) -> Volume:
+    """The target's count of the profile's bundle (`catalog`: the profile's, catalog.for_profile), with the effect of
+    each lever and the budget keys it is above."""
+    volume = count(profile, catalog)
+    totals = volume.totals
+    return replace(
+        volume,
+        levers=tuple(_levers(profile, catalog, count, totals)),
+        over=tuple(over_budget(totals, profile.plan.budget)),
+    )
+
+
+def _levers(profile: ProfileBase, catalog: Catalog, count: Count, before: Totals) -> Iterator[Lever]:
+    """Each profile setting that would lower the plan, tried once; shown only where it changes the figures."""
+    w = profile.workload
+    tries: list[tuple[str, str, str, Any]] = []
+    now = duration_seconds(w.export_interval)
+    if now < _LONGEST_EXPORT_S:
+        longer = f"{min(2 * now, _LONGEST_EXPORT_S)}s"
+        tries.append(("workload.exportInterval", "export_interval", f"{w.export_interval} -> {longer}", longer))
+    bounds = next((m.buckets for m in catalog.metrics if m.kind == "histogram"), ())
+    if len(bounds) > 1:
+        fewer = bounds[1::2]  # every other boundary: the same range at half the resolution
+        tries.append(("workload.histogramBuckets", "histogram_buckets", f"{len(bounds)} -> {len(fewer)}", fewer))
+    for setting, key, change, value in tries:
+        tried = profile.model_copy(update={"workload": w.model_copy(update={key: value})})
+        after = count(tried, for_profile(catalog, tried)).totals
+        if after != before:
+            yield Lever(setting, change, before, after)
+
+
 def totals_data(t: Totals) -> dict[str, Any]:
     return {
         "series": t.series,
         "samplesPerSecond": round(t.samples_per_second, 3),
+        "samplesPerMonth": round(month_samples(t.samples_per_second)),
         "moneyPerMonth": round(t.usd_per_month, 2),
     }
 
@@ -195,7 +233,7 @@ def as_data(v: Volume) -> dict[str, Any]:
                 "series": f.series,
                 "intervalSeconds": f.interval_s,
                 "samplesPerSecond": round(f.samples_per_second, 3),
-                **({"estimate": f.estimate} if f.estimate else {}),
+                "estimate": f.estimate,
             }
             for f in v.families
         ],

@@ -198,6 +198,7 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "prom_exporter_port": PROM_EXPORTER_PORT,
                 "identity_envs": [row["env"] for row in identity_rows(profile, catalog)],
                 "release_label": RELEASE_LABEL,
+                "plan": _plan(profile, catalog),
                 "stack": stack.stack(eks),
                 "files": sorted([*file_table(files), (README, "This file.")]),
                 "ray_logs": ray_logs,
@@ -267,3 +268,11 @@ def _workload_files(profile: EksProfile, catalog: Catalog, *, ray_logs: bool) ->
             ),
         ]
     return files
+
+
+def _plan(profile: EksProfile, catalog: Catalog) -> dict[str, Any]:
+    """rlobs plan's figures for the README (imported here: the count reads this module's pipeline())."""
+    from rlobs.rl.volume import as_data, planned
+    from rlobs.targets.eks.volume import volume
+
+    return as_data(planned(profile, catalog, volume))

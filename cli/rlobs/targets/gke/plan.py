@@ -265,6 +265,15 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "adapter": adapters.readme(profile, catalog),
         "alert_coverage": adapters.alert_coverage(rl),
         "run_identity": run_identity(profile, catalog),
+        "plan": _plan(profile, catalog),
     }
     files.append(TemplateFile("README.md", "md", "gke/README.md.j2", "This file.", readme))
     return Plan(profile.metadata.name, tuple(files))
+
+
+def _plan(profile: GkeProfile, catalog: Catalog) -> dict[str, Any]:
+    """rlobs plan's figures for the README (imported here: the count reads this module's pipeline())."""
+    from rlobs.rl.volume import as_data, planned
+    from rlobs.targets.gke.volume import volume
+
+    return as_data(planned(profile, catalog, volume))
