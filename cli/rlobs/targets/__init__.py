@@ -230,13 +230,14 @@ def _over_budget(name: str, data: dict[str, Any]) -> list[tuple[Path, str]]:
         return []
     from pydantic import ValidationError
 
-    from rlobs.sizing import plan_profile
+    from rlobs.rl.catalog import for_profile, load_catalog
+    from rlobs.rl.volume import planned
 
     try:
         profile = PROFILES[name].model_validate(data)
     except (ValidationError, ValueError):
         return []
-    return list(plan_profile(profile).over)
+    return list(planned(profile, for_profile(load_catalog(), profile), TARGETS[name].volume).over)
 
 
 @cache

@@ -16,8 +16,8 @@ from rlobs.rl.facts import RlFacts, rl_facts, workload_job
 from rlobs.rl.grafana import board_links, rl_dashboard
 from rlobs.rl.identity import identity_rows, run_identity
 from rlobs.rl.labels import bundle_labels
-from rlobs.rl.naming import Pipeline
 from rlobs.rl.tracker import tracker_env
+from rlobs.rl.volume import as_data, planned
 from rlobs.targets.eks import argocd, dashboards, monitors, security, stack, tfvars, values, workload
 from rlobs.targets.eks.profile import EksProfile, GitOps
 from rlobs.targets.eks.stack import GRAFANA_DASHBOARD_LABEL, MONITORING, PROM_EXPORTER_PORT, RELEASE_LABEL
@@ -31,13 +31,9 @@ from rlobs.targets.eks.versions import (
     OPENSEARCH_VERSION,
     WEBHOOK_CERTGEN_IMAGE,
 )
+from rlobs.targets.eks.volume import pipeline, volume
 
 README = "README.md"
-
-
-def pipeline(profile: EksProfile) -> Pipeline:
-    """How the RL metrics reach Prometheus: pushed through the collector, or scraped from the app."""
-    return "otel-collector" if profile.eks.metrics_pipeline == "otel-collector" else "python-prometheus"
 
 
 def runbook(gitops: GitOps) -> str:
@@ -271,8 +267,5 @@ def _workload_files(profile: EksProfile, catalog: Catalog, *, ray_logs: bool) ->
 
 
 def _plan(profile: EksProfile, catalog: Catalog) -> dict[str, Any]:
-    """rlobs plan's figures for the README (imported here: the count reads this module's pipeline())."""
-    from rlobs.rl.volume import as_data, planned
-    from rlobs.targets.eks.volume import volume
-
+    """rlobs plan's figures for the README."""
     return as_data(planned(profile, catalog, volume))

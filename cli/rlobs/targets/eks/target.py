@@ -57,7 +57,7 @@ DEFERRED = {
     "schema_rules": "schema",
     "warnings": "warnings",
     "fleet_part": "fleet",
-    "pipeline": "plan",
+    "pipeline": "volume",
     "facts": "plan",
     "plan": "plan",
     "volume": "volume",

@@ -9,10 +9,10 @@ from typing import Any
 from rlobs.profile.fields import duration_seconds
 from rlobs.profile.yamlsource import get_at
 from rlobs.rl.catalog import Catalog
+from rlobs.rl.naming import Pipeline
 from rlobs.rl.volume import Cost, Volume, amp_quota, in_cluster, managed, rl_families, third_party
 from rlobs.rl.workloads import RAY_KINDS
 from rlobs.targets.eks.monitors import SCRAPE_INTERVAL
-from rlobs.targets.eks.plan import pipeline
 from rlobs.targets.eks.profile import EksProfile
 
 _GIB = {
@@ -57,3 +57,8 @@ def _gib(eks: Any) -> float:
     size = eks.prometheus.storage_size
     number = size.rstrip("KiMGTmk")
     return float(number) * _GIB.get(size[len(number) :], 1 / 2**30)
+
+
+def pipeline(profile: EksProfile) -> Pipeline:
+    """How the RL metrics reach Prometheus: pushed through the collector, or scraped from the app."""
+    return "otel-collector" if profile.eks.metrics_pipeline == "otel-collector" else "python-prometheus"

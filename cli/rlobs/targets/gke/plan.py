@@ -11,9 +11,10 @@ from rlobs.rl import adapters, app, naming, workloads
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, run_loops, workload_job
 from rlobs.rl.identity import run_identity
-from rlobs.rl.naming import Pipeline
+from rlobs.rl.volume import as_data, planned
 from rlobs.targets.gke import monitoring, project, tfpolicy, workload
 from rlobs.targets.gke.profile import GkeProfile, GkeSpec
+from rlobs.targets.gke.volume import pipeline, volume
 
 DASHBOARDS_DIR = "monitoring/dashboards"
 POLICIES_DIR = "monitoring/alert-policies"
@@ -35,11 +36,6 @@ def equals(key: str, value: str) -> str:
     `key <= value AND key >= value` as the equality test."""
     quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return f"{key}>={quoted} AND {key}<={quoted}"
-
-
-def pipeline(profile: GkeProfile) -> Pipeline:
-    """Managed OpenTelemetry keeps dotted names; a self-run collector's googlemanagedprometheus exporter does not."""
-    return "gke-telemetry-api" if profile.gke.naming == "telemetry-api" else "gke-gmp-collector"
 
 
 def facts(profile: GkeProfile, catalog: Catalog) -> RlFacts:
@@ -272,8 +268,5 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
 
 
 def _plan(profile: GkeProfile, catalog: Catalog) -> dict[str, Any]:
-    """rlobs plan's figures for the README (imported here: the count reads this module's pipeline())."""
-    from rlobs.rl.volume import as_data, planned
-    from rlobs.targets.gke.volume import volume
-
+    """rlobs plan's figures for the README."""
     return as_data(planned(profile, catalog, volume))

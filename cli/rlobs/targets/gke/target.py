@@ -56,7 +56,7 @@ DEFERRED = {
     "schema_rules": "schema",
     "warnings": "warnings",
     "fleet_part": "fleet",
-    "pipeline": "plan",
+    "pipeline": "volume",
     "facts": "plan",
     "plan": "plan",
     "volume": "volume",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from rlobs.profile.fields import duration_seconds
 from rlobs.rl.catalog import Catalog
+from rlobs.rl.naming import Pipeline
 from rlobs.rl.volume import Volume, managed, rl_families
-from rlobs.targets.gke.plan import pipeline
 from rlobs.targets.gke.profile import GkeProfile
 
 # Histograms are counted as Prometheus counts them (each bucket, _sum and _count a series): Cloud Monitoring keeps a
@@ -19,3 +19,8 @@ def volume(profile: GkeProfile, catalog: Catalog) -> Volume:
     families = tuple(rl_families(catalog, pipeline(profile), profile.plan.runs, interval))
     rate = sum(f.samples_per_second for f in families)
     return Volume(profile.metadata.name, families, (managed("gmp", rate, [f"histograms {HISTOGRAMS}"]),))
+
+
+def pipeline(profile: GkeProfile) -> Pipeline:
+    """Managed OpenTelemetry keeps dotted names; a self-run collector's googlemanagedprometheus exporter does not."""
+    return "gke-telemetry-api" if profile.gke.naming == "telemetry-api" else "gke-gmp-collector"
