@@ -25,6 +25,7 @@ from rlobs.rl.catalog import load_catalog
 from rlobs.rl.facts import workload_job
 from rlobs.rl.grafana import rl_dashboard
 from rlobs.rl.promrules import rule_groups
+from rlobs.sizing import plan_profile
 from testing.bundles import facts
 from testing.helpers import profile, tool
 from testing.otlp import render_app
@@ -187,3 +188,30 @@ def test_generated_rules_evaluate_cleanly_in_prometheus(stack: tuple[str, subpro
     wait("the generated rules to evaluate", evaluated, time.monotonic() + DEADLINE)
     # A healthy fake run: no alert is even pending. (Firing on bad data is covered by the promtool rule tests.)
     assert get(f"{base}/api/v1/alerts")["data"]["alerts"] == []
+
+
+def test_the_plan_is_what_prometheus_holds(stack: tuple[str, subprocess.Popen[str]]) -> None:
+    """rlobs plan's RL series and samples per second, against a real Prometheus scraping the bundle's workload.
+
+    The test scrapes every second, not at the bundle's interval, so that a rate can be measured in seconds: the
+    plan's samples per second are scaled by the two intervals' ratio."""
+    base, _ = stack
+    p = profile(PROFILE)
+    planned = [f for f in plan_profile(p).families if f.source == "rl"]
+    series = sum(f.series for f in planned)
+    rate = sum(f.samples_per_second for f in planned) * planned[0].interval_s  # at one scrape a second
+
+    def held() -> Any:
+        found = query(base, 'count({__name__=~"rl_.*"})')
+        return True if found and abs(float(found[0]["value"][1]) - series) <= 0.1 * series else found
+
+    wait("the plan's series count", held, time.monotonic() + DEADLINE)
+    measured = float(query(base, 'count({__name__=~"rl_.*"})')[0]["value"][1])
+    window = 10
+    time.sleep(window)
+    # The raw samples of the last window (count_over_time would drop the names and clash).
+    raw = query(base, f'{{__name__=~"rl_.*"}}[{window}s]')
+    per_second = sum(len(r["values"]) for r in raw) / window
+    print(f"\nplan {series} series, {rate:.1f} samples/s; Prometheus {measured:.0f} series, {per_second:.1f} samples/s")
+    assert abs(measured - series) <= 0.1 * series
+    assert abs(per_second - rate) <= 0.1 * rate

@@ -163,6 +163,23 @@ def warnings(profiles: list[Path]) -> list[tuple[Problem, ...]]:
     return [tuple(load_warnings(p)) for p in profiles]
 
 
+def plan(path: Path) -> tuple[dict[str, Any], str, bool]:
+    """`rlobs plan`: the profile's or fleet's plan as data and as text, and whether it is above a budget or quota."""
+    from rlobs import sizing
+
+    if fleet_file([path]) is not None:
+        from rlobs.fleet import commands as fleets
+
+        fleet = fleets.load_fleet(path)
+        f = sizing.plan_fleet(fleet.name, fleet.spec.plan.budget, [m.profile for m in fleet.members])
+        return sizing.fleet_data(f), sizing.fleet_text(f), bool(f.over) or any(v.over for v in f.clusters)
+    from rlobs.rl.volume import as_data
+    from rlobs.targets import load_profile
+
+    v = sizing.plan_profile(load_profile(path))
+    return as_data(v), sizing.text(v), bool(v.over)
+
+
 def render(profiles: list[Path], request: RenderRequest) -> list[RenderResult]:
     """What rendering does (or would do) to each bundle. Up-to-date bundles are answered from their render keys
     without reading YAML (their warnings were given when they were rendered); others are rendered (rlobs.batch)."""

@@ -326,6 +326,36 @@ def validate(
 
 
 @app.command()
+def plan(
+    source: Annotated[
+        Path, typer.Argument(help="A profile or a fleet file.", show_default=False, metavar="PROFILE|FLEET")
+    ],
+    fmt: FormatOpt = Fmt.text,
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 when the plan is above a budget (plan.budget) or a quota.")
+    ] = False,
+) -> None:
+    """Series, samples per second and money per month per backend, before anything is deployed.
+
+    Counted from the signal catalog, the profile's counts (plan.runs, nodes, gpusPerNode, engines) and the export or
+    scrape interval its bundle configures; third-party exporters are estimates, prices are list prices.
+    """
+    from rlobs.errors import EXIT_DRIFT
+
+    with _errors(fmt):
+        from rlobs import commands
+
+        data, text, over = commands.plan(source)
+    if fmt is Fmt.json:
+        from rlobs import output
+
+        output.as_json(data)
+    else:
+        sys.stdout.write(text)
+    raise typer.Exit(EXIT_DRIFT if check and over else EXIT_OK)
+
+
+@app.command()
 def schema(
     out: Annotated[
         Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to this file instead of stdout.")

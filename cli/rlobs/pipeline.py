@@ -9,7 +9,7 @@ from rlobs.bundle.check import Checker
 from rlobs.bundle.render import render
 from rlobs.bundle.spec import Plan, Rendered
 from rlobs.errors import CheckError, RlobsError
-from rlobs.rl.catalog import load_catalog
+from rlobs.rl.catalog import for_profile, load_catalog
 from rlobs.targets import TARGETS
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def plan_bundle(profile: Profile) -> Plan:
-    return TARGETS[profile.target].plan(profile, load_catalog())
+    return TARGETS[profile.target].plan(profile, for_profile(load_catalog(), profile))
 
 
 def build(profile: Profile, checker: Checker, env: jinja2.Environment | None = None) -> tuple[Rendered, ...]:

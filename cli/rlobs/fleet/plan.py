@@ -16,7 +16,7 @@ from rlobs.bundle.spec import DataFile, FileSpec, Plan, Rendered, TemplateFile
 from rlobs.errors import RlobsError
 from rlobs.profile.fleet import Fleet, Member
 from rlobs.profile.kind import CLUSTERS_DIR
-from rlobs.rl.catalog import load_catalog
+from rlobs.rl.catalog import for_profile, load_catalog
 from rlobs.targets import TARGETS
 
 README = "README.md"
@@ -42,7 +42,7 @@ def _singles(members: tuple[Member, ...], checker: Checker | None) -> dict[str, 
 
     def single(index: int) -> tuple[Rendered, ...]:
         profile = members[index].profile
-        files = render(TARGETS[profile.target].plan(profile, catalog), env)
+        files = render(TARGETS[profile.target].plan(profile, for_profile(catalog, profile)), env)
         if checker is not None:
             pool.checker().check(files)
         return files

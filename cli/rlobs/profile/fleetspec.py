@@ -16,7 +16,7 @@ from pydantic.alias_generators import to_camel
 from rlobs.profile.fields import DnsLabel, Model, matching
 from rlobs.profile.git import GitRevision, GitUrl, RepoPath
 from rlobs.profile.kind import CLUSTERS_DIR
-from rlobs.profile.model import Metadata, ProfileBase
+from rlobs.profile.model import Budget, Metadata, ProfileBase
 from rlobs.profile.problems import ProblemAt, raise_all
 from rlobs.profile.yamlsource import Path
 
@@ -76,6 +76,10 @@ class FleetViews(Model):
     """How the fleet's clusters are looked at together."""
 
 
+class FleetPlan(Model):
+    budget: Budget = Field(Budget(), description="The fleet's totals `rlobs plan --check` fails above.")
+
+
 class FleetSpec(Model):
     api_version: Literal["rlobs/v1alpha1"] = Field(description="Fleet format version.")
     kind: Literal["Fleet"]
@@ -84,6 +88,7 @@ class FleetSpec(Model):
     defaults: dict[str, Any] = Field(default_factory=dict)
     clusters: tuple[FleetCluster, ...] = Field(min_length=1)
     views: FleetViews = Field(default_factory=FleetViews, description="Fleet-wide dashboards.")
+    plan: FleetPlan = Field(FleetPlan(), description="Budgets for the fleet's totals (each cluster's: defaults.plan).")
 
 
 @dataclass(frozen=True, slots=True)

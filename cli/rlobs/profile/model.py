@@ -3,6 +3,7 @@
 # No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
 # the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
 
+from itertools import pairwise
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
@@ -187,6 +188,13 @@ class Workload(Model):
     run: RunIdentity
     export_interval: Duration = Field("30s", description="How often the SDK exports metrics.")
     metrics_port: int = Field(9464, ge=1024, le=65535, description="Port of the app's /metrics endpoint.")
+    histogram_buckets: tuple[Positive, ...] | None = Field(
+        None,
+        min_length=1,
+        max_length=40,
+        description="Bucket boundaries (ms, ascending) of every duration histogram instead of the catalog's 18 "
+        "(10 ms to 4 h): each boundary is one series per histogram (rlobs plan shows the effect).",
+    )
     replicated_jobs: PodGroups = Field(
         (),
         description="JobSet only: the replicatedJobs whose pods run the RL loop, each `{name, container}` (the "
@@ -230,6 +238,13 @@ class Workload(Model):
         if len({g.name for g in self.worker_groups}) != len(self.worker_groups):
             problems.append(ProblemAt(("workerGroups",), "expected each worker group once"))
         raise_all(problems)
+        return self
+
+    @model_validator(mode="after")
+    def _ascending_buckets(self) -> Self:
+        bounds = self.histogram_buckets or ()
+        if any(a >= b for a, b in pairwise(bounds)):
+            raise ProblemAt(("histogramBuckets",), f"expected ascending boundaries, got {list(bounds)}")
         return self
 
     @property
@@ -435,6 +450,24 @@ class Slos(Model):
     )
 
 
+class Budget(Model):
+    """What `rlobs plan --check` fails above (and `validate` and `render` warn about): unset, no limit."""
+
+    series: int | None = Field(None, gt=0, description="Active series in total (RL and third-party).")
+    samples_per_second: Positive | None = Field(None, description="Samples ingested per second in total.")
+    money_per_month: Positive | None = Field(None, description="USD per month on every backend at list prices.")
+
+
+class PlanSettings(Model):
+    """What `rlobs plan` multiplies the catalog by; it counts what no other key says (only rank 0 of a run reports)."""
+
+    budget: Budget = Budget()
+    runs: int = Field(1, ge=1, description="RL runs in parallel on the cluster (each its own rl.run.id).")
+    nodes: int = Field(1, ge=1, description="GPU nodes the runs use (node exporter, Ray and DCGM series).")
+    gpus_per_node: int = Field(8, ge=0, description="GPUs per node (DCGM series are per GPU).")
+    engines: int = Field(1, ge=0, description="Rollout engine servers (vLLM or SGLang) per run.")
+
+
 class ProfileBase(Model):
     """What every profile has, whatever its target; a target's profile class adds its own section and `target` tag
     (rlobs.targets.Target.profile_model, e.g. rlobs.targets.eks.profile.EksProfile)."""
@@ -449,3 +482,4 @@ class ProfileBase(Model):
         None,
         description="RL-run SLOs with error budgets and burn-rate alerts; none unless given (no blueprint sets it).",
     )
+    plan: PlanSettings = Field(PlanSettings(), description="Sizing counts and budgets for `rlobs plan`.")

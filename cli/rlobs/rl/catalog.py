@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rlobs.profile.yamlsource import load_yaml
 from rlobs.resources import read_text
+
+if TYPE_CHECKING:
+    from rlobs.profile.model import ProfileBase
 
 Kind = Literal["histogram", "counter", "gauge"]
 Signal = Literal["latency", "traffic", "errors", "saturation"]
@@ -20,6 +23,7 @@ class Attribute:
     name: str  # e.g. rl.run.id
     description: str
     scope: Scope  # identity: on every metric point and span; span: spans only
+    values: tuple[str, ...] = ()  # metric scope: the fixed set of values it takes (rlobs plan counts them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +149,10 @@ class Catalog:
 
 
 def parse_catalog(raw: dict[str, Any]) -> Catalog:
-    attributes = tuple(Attribute(a["key"], a["name"], a["description"], a["scope"]) for a in raw["attributes"])
+    attributes = tuple(
+        Attribute(a["key"], a["name"], a["description"], a["scope"], tuple(a.get("values", ())))
+        for a in raw["attributes"]
+    )
     identity = tuple(a.name for a in attributes if a.scope == "identity")
     by_key = {a.key: a for a in attributes}
     metrics = tuple(
@@ -211,6 +218,15 @@ def _check_key(framework: str, k: KeyMapping, metric: Metric) -> None:
         raise ValueError(f"{where}: unit {k.unit!r} does not convert into {metric.unit!r} ({metric.name})")
     if metric.unit == "ms" and k.unit is None:
         raise ValueError(f"{where}: {metric.name} is in ms: say the key's unit (s or ms)")
+
+
+def for_profile(catalog: Catalog, profile: ProfileBase) -> Catalog:
+    """The catalog a profile's bundle records: workload.histogramBuckets replaces every duration histogram's."""
+    bounds = profile.workload.histogram_buckets
+    if bounds is None:
+        return catalog
+    metrics = tuple(replace(m, buckets=tuple(bounds)) if m.kind == "histogram" else m for m in catalog.metrics)
+    return replace(catalog, metrics=metrics)
 
 
 @cache

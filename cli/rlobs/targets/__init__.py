@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from rlobs.rl.catalog import Catalog
     from rlobs.rl.facts import RlFacts
     from rlobs.rl.naming import Pipeline
+    from rlobs.rl.volume import Volume
 
 T = TypeVar("T")
 
@@ -83,6 +84,10 @@ class Target(Protocol):
 
     def plan(self, profile: Any, catalog: Catalog) -> Plan:
         """Every file of the bundle, as data."""
+        ...
+
+    def volume(self, profile: Any, catalog: Catalog) -> Volume:
+        """What the bundle will ingest: series and samples per family, money per backend (rlobs.rl.volume)."""
         ...
 
 
@@ -213,7 +218,27 @@ def load_warnings(path: FsPath) -> list[Problem]:
 
 def _warners() -> dict[str, Any]:
     """Target name -> its warnings, the target's package imported only when a profile of it is warned about."""
-    return {name: (lambda data, name=name: TARGETS[name].warnings(data)) for name in PACKAGES}
+    return {
+        name: (lambda data, name=name: [*TARGETS[name].warnings(data), *_over_budget(name, data)]) for name in PACKAGES
+    }
+
+
+def _over_budget(name: str, data: dict[str, Any]) -> list[tuple[Path, str]]:
+    """plan.budget's keys the profile's plan is above (rlobs plan); none without a budget or for a profile that does
+    not validate (loading reports that)."""
+    plan = data.get("plan")
+    if not isinstance(plan, dict) or not plan.get("budget"):
+        return []
+    from pydantic import ValidationError
+
+    from rlobs.rl.catalog import for_profile, load_catalog
+    from rlobs.rl.volume import planned
+
+    try:
+        profile = PROFILES[name].model_validate(data)
+    except (ValidationError, ValueError):
+        return []
+    return list(planned(profile, for_profile(load_catalog(), profile), TARGETS[name].volume).over)
 
 
 @cache

@@ -16,6 +16,9 @@ API = "monitoring.coreos.com/v1"
 RAY_CLUSTER_LABEL = "ray.io/cluster"
 # The name of the container port the Kustomize patch declares for the app's /metrics (<= 15 characters).
 APP_METRICS_PORT_NAME = "rl-metrics"
+# How often Prometheus scrapes every endpoint rlobs monitors (the collector's own telemetry at twice that); rlobs plan
+# counts samples at this interval.
+SCRAPE_INTERVAL = "15s"
 
 
 def _object(kind: str, name: str, profile: EksProfile, spec: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +76,7 @@ def ray_head(profile: EksProfile) -> dict[str, Any]:
         "namespaceSelector": {"matchNames": [profile.workload.namespace]},
         "targetLabels": [RAY_CLUSTER_LABEL],
         "endpoints": [
-            {"port": port, "path": "/metrics", "interval": "15s"}
+            {"port": port, "path": "/metrics", "interval": SCRAPE_INTERVAL}
             for port in ("metrics", "as-metrics", "dash-metrics", "serve")
         ],
     }
@@ -90,7 +93,7 @@ def ray_workers(profile: EksProfile) -> dict[str, Any]:
             {
                 "port": "metrics",
                 "path": "/metrics",
-                "interval": "15s",
+                "interval": SCRAPE_INTERVAL,
                 "relabelings": [
                     {"action": "replace", "sourceLabels": [f"__meta_kubernetes_pod_{source}"], "targetLabel": target}
                     for source, target in (("label_ray_io_cluster", "ray_io_cluster"), ("host_ip", "node_instance"))
@@ -109,7 +112,7 @@ def dcgm(profile: EksProfile) -> dict[str, Any]:
         "namespaceSelector": {"matchNames": [MONITORING]},
         # honorLabels keeps the exporter's namespace/pod/container labels (the GPU's consumer) instead of
         # renaming them exported_*; per-pod GPU panels depend on them (dcgm-exporter#342).
-        "endpoints": [{"port": "metrics", "path": "/metrics", "interval": "15s", "honorLabels": True}],
+        "endpoints": [{"port": "metrics", "path": "/metrics", "interval": SCRAPE_INTERVAL, "honorLabels": True}],
     }
     return _object("ServiceMonitor", "dcgm-exporter", profile, spec)
 
@@ -129,7 +132,7 @@ def collector(profile: EksProfile) -> dict[str, Any]:
         "endpoints": [
             # honorLabels: the exporter's job/instance labels (service.name / service.instance.id of the RL
             # app) win over the collector's own target labels.
-            {"port": "prom-exporter", "path": "/metrics", "interval": "15s", "honorLabels": True},
+            {"port": "prom-exporter", "path": "/metrics", "interval": SCRAPE_INTERVAL, "honorLabels": True},
             {"port": "metrics", "path": "/metrics", "interval": "30s"},
         ],
     }
@@ -147,7 +150,7 @@ def app(profile: EksProfile) -> dict[str, Any]:
             {
                 "port": APP_METRICS_PORT_NAME,
                 "path": "/metrics",
-                "interval": "15s",
+                "interval": SCRAPE_INTERVAL,
                 # The job label the collector path gets from the app's resource (service.namespace/service.name),
                 # so the RL alerts select the workload by one label on both pipelines.
                 "relabelings": [{"action": "replace", "targetLabel": "job", "replacement": workload_job(profile)}],
@@ -170,7 +173,7 @@ def rollout_engine(profile: EksProfile) -> dict[str, Any]:
         "jobLabel": WORKLOAD_LABEL,
         "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}},
         "namespaceSelector": {"matchNames": [w.namespace]},
-        "podMetricsEndpoints": [{"portNumber": rollout.port, "path": "/metrics", "interval": "15s"}],
+        "podMetricsEndpoints": [{"portNumber": rollout.port, "path": "/metrics", "interval": SCRAPE_INTERVAL}],
     }
     return _object("PodMonitor", f"{w.name}-{rollout.engine}", profile, spec)
 

@@ -16,9 +16,9 @@ from rlobs.rl.facts import RlFacts, rl_facts, workload_job
 from rlobs.rl.grafana import board_links, rl_dashboard
 from rlobs.rl.identity import identity_rows, run_identity
 from rlobs.rl.labels import bundle_labels
-from rlobs.rl.naming import Pipeline
 from rlobs.rl.panels import goodput
 from rlobs.rl.tracker import tracker_env
+from rlobs.rl.volume import as_data, planned
 from rlobs.targets.eks import argocd, dashboards, monitors, security, stack, tfvars, values, workload
 from rlobs.targets.eks.profile import EksProfile, GitOps
 from rlobs.targets.eks.stack import GRAFANA_DASHBOARD_LABEL, MONITORING, PROM_EXPORTER_PORT, RELEASE_LABEL
@@ -32,13 +32,9 @@ from rlobs.targets.eks.versions import (
     OPENSEARCH_VERSION,
     WEBHOOK_CERTGEN_IMAGE,
 )
+from rlobs.targets.eks.volume import pipeline, volume
 
 README = "README.md"
-
-
-def pipeline(profile: EksProfile) -> Pipeline:
-    """How the RL metrics reach Prometheus: pushed through the collector, or scraped from the app."""
-    return "otel-collector" if profile.eks.metrics_pipeline == "otel-collector" else "python-prometheus"
 
 
 def runbook(gitops: GitOps) -> str:
@@ -201,6 +197,7 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "slo_alerts": [r for r in group["rules"] if "alert" in r] if group else [],
                 "identity_envs": [row["env"] for row in identity_rows(profile, catalog)],
                 "release_label": RELEASE_LABEL,
+                "plan": _plan(profile, catalog),
                 "stack": stack.stack(eks),
                 "files": sorted([*file_table(files), (README, "This file.")]),
                 "ray_logs": ray_logs,
@@ -275,3 +272,8 @@ def _workload_files(profile: EksProfile, catalog: Catalog, *, ray_logs: bool) ->
             ),
         ]
     return files
+
+
+def _plan(profile: EksProfile, catalog: Catalog) -> dict[str, Any]:
+    """rlobs plan's figures for the README."""
+    return as_data(planned(profile, catalog, volume))

@@ -61,9 +61,10 @@ DEFERRED = {
     "schema_rules": "schema",
     "warnings": "warnings",
     "fleet_part": "fleet",
-    "pipeline": "plan",
+    "pipeline": "volume",
     "facts": "plan",
     "plan": "plan",
+    "volume": "volume",
 }
 
 

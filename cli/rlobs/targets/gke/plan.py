@@ -12,10 +12,11 @@ from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, run_series, workload_job
 from rlobs.rl.identity import run_identity
 from rlobs.rl.labels import bundle_labels
-from rlobs.rl.naming import Pipeline
 from rlobs.rl.panels import goodput
+from rlobs.rl.volume import as_data, planned
 from rlobs.targets.gke import monitoring, project, slo, tfpolicy, workload
 from rlobs.targets.gke.profile import GkeProfile, GkeSpec
+from rlobs.targets.gke.volume import pipeline, volume
 
 DASHBOARDS_DIR = "monitoring/dashboards"
 POLICIES_DIR = "monitoring/alert-policies"
@@ -37,11 +38,6 @@ def equals(key: str, value: str) -> str:
     `key <= value AND key >= value` as the equality test."""
     quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return f"{key}>={quoted} AND {key}<={quoted}"
-
-
-def pipeline(profile: GkeProfile) -> Pipeline:
-    """Managed OpenTelemetry keeps dotted names; a self-run collector's googlemanagedprometheus exporter does not."""
-    return "gke-telemetry-api" if profile.gke.naming == "telemetry-api" else "gke-gmp-collector"
 
 
 def facts(profile: GkeProfile, catalog: Catalog) -> RlFacts:
@@ -294,6 +290,12 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "alert_coverage": adapters.alert_coverage(rl),
         "run_identity": run_identity(profile, catalog),
         "goodput": goodput(catalog),
+        "plan": _plan(profile, catalog),
     }
     files.append(TemplateFile("README.md", "md", "gke/README.md.j2", "This file.", readme))
     return Plan(profile.metadata.name, tuple(files))
+
+
+def _plan(profile: GkeProfile, catalog: Catalog) -> dict[str, Any]:
+    """rlobs plan's figures for the README."""
+    return as_data(planned(profile, catalog, volume))

@@ -59,9 +59,10 @@ DEFERRED = {
     "schema_rules": "schema",
     "warnings": "warnings",
     "fleet_part": "fleet",
-    "pipeline": "plan",
+    "pipeline": "volume",
     "facts": "plan",
     "plan": "plan",
+    "volume": "volume",
 }
 
 

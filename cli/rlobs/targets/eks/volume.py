@@ -1,0 +1,64 @@
+"""What an EKS bundle ingests (rlobs plan): the RL families at the interval Prometheus scrapes them, estimates for the
+exporters the bundle scrapes beside them, the in-cluster Prometheus, and Amazon Managed Service for Prometheus when
+the kube-prometheus-stack values remote-write to a workspace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlobs.profile.fields import duration_seconds
+from rlobs.profile.yamlsource import get_at
+from rlobs.rl.catalog import Catalog
+from rlobs.rl.naming import Pipeline
+from rlobs.rl.volume import Cost, Volume, amp_quota, in_cluster, managed, rl_families, third_party
+from rlobs.rl.workloads import RAY_KINDS
+from rlobs.targets.eks.monitors import SCRAPE_INTERVAL
+from rlobs.targets.eks.profile import EksProfile
+
+_GIB = {
+    "Ki": 2.0**-20,
+    "Mi": 2.0**-10,
+    "Gi": 1.0,
+    "Ti": 2.0**10,
+    "k": 1e3 / 2**30,
+    "M": 1e6 / 2**30,
+    "G": 1e9 / 2**30,
+    "T": 1e12 / 2**30,
+}
+
+
+def volume(profile: EksProfile, catalog: Catalog) -> Volume:
+    plan, eks, w = profile.plan, profile.eks, profile.workload
+    interval = float(duration_seconds(SCRAPE_INTERVAL))
+    counts = {"node-exporter": plan.nodes, "kube-state-metrics": plan.nodes + plan.runs * plan.engines}
+    if eks.dcgm_exporter:
+        counts["dcgm"] = plan.nodes * plan.gpus_per_node
+    if w.kind in RAY_KINDS:
+        counts["ray"] = plan.nodes
+    if w.rollout.port is not None or (w.kind in RAY_KINDS and w.rollout.metrics == "ray"):
+        counts["vllm"] = plan.runs * plan.engines
+    families = (*rl_families(catalog, pipeline(profile), plan.runs, interval), *third_party(counts, interval))
+    series = sum(f.series for f in families)
+    rate = sum(f.samples_per_second for f in families)
+    costs: list[Cost] = [in_cluster(series, rate, duration_seconds(eks.prometheus.retention), _gib(eks))]
+    for url in remote_writes(eks.helm_values):
+        if "aps-workspaces" in url:
+            costs.append(managed("amp", rate, amp_quota(rate), url))
+    return Volume(profile.metadata.name, families, tuple(costs))
+
+
+def remote_writes(helm_values: dict[str, Any]) -> list[str]:
+    """The remote-write URLs the kube-prometheus-stack overrides give its Prometheus."""
+    found = get_at(helm_values, ("kube-prometheus-stack", "prometheus", "prometheusSpec", "remoteWrite")) or []
+    return [r["url"] for r in found if isinstance(r, dict) and isinstance(r.get("url"), str)]
+
+
+def _gib(eks: Any) -> float:
+    size = eks.prometheus.storage_size
+    number = size.rstrip("KiMGTmk")
+    return float(number) * _GIB.get(size[len(number) :], 1 / 2**30)
+
+
+def pipeline(profile: EksProfile) -> Pipeline:
+    """How the RL metrics reach Prometheus: pushed through the collector, or scraped from the app."""
+    return "otel-collector" if profile.eks.metrics_pipeline == "otel-collector" else "python-prometheus"

@@ -1,0 +1,26 @@
+"""What a GKE bundle ingests (rlobs plan): the RL families at the export interval Managed OpenTelemetry receives them,
+priced as Managed Service for Prometheus samples. The bundle scrapes no third-party exporter on GKE."""
+
+from __future__ import annotations
+
+from rlobs.profile.fields import duration_seconds
+from rlobs.rl.catalog import Catalog
+from rlobs.rl.naming import Pipeline
+from rlobs.rl.volume import Volume, managed, rl_families
+from rlobs.targets.gke.profile import GkeProfile
+
+# Histograms are counted as Prometheus counts them (each bucket, _sum and _count a series): Cloud Monitoring keeps a
+# histogram as one distribution series, so this is an upper bound on what GMP bills.
+HISTOGRAMS = "counted with every bucket, as Prometheus stores them: an upper bound on a distribution's bill"
+
+
+def volume(profile: GkeProfile, catalog: Catalog) -> Volume:
+    interval = float(duration_seconds(profile.workload.export_interval))
+    families = tuple(rl_families(catalog, pipeline(profile), profile.plan.runs, interval))
+    rate = sum(f.samples_per_second for f in families)
+    return Volume(profile.metadata.name, families, (managed("gmp", rate, [f"histograms {HISTOGRAMS}"]),))
+
+
+def pipeline(profile: GkeProfile) -> Pipeline:
+    """Managed OpenTelemetry keeps dotted names; a self-run collector's googlemanagedprometheus exporter does not."""
+    return "gke-telemetry-api" if profile.gke.naming == "telemetry-api" else "gke-gmp-collector"
