@@ -350,3 +350,31 @@ def test_time_past_the_stall_limit_is_stalled(app: Path, receiver: Receiver) -> 
     assert _run(app, receiver, body).returncode == 0
     got = _buckets(receiver)
     assert got["starting"] == pytest.approx(0.1, abs=0.03) and got["stalled"] >= 0.38, got
+
+
+def test_sigterm_while_the_module_holds_its_lock_still_ends_the_process(app: Path, receiver: Receiver) -> None:
+    """Written down first: a SIGTERM arriving while the training loop is inside the module (its lock held: Python
+    runs the handler in that same thread) ends the process as failed, never deadlocks it. A tight loop of module
+    calls puts most instants inside the lock; every one of 8 processes must end within 30 s."""
+    script = app / "train.py"
+    script.write_text(
+        "import rlobs_telemetry as telemetry\ntelemetry.init()\nprint('go', flush=True)\n"
+        "while True:\n    with telemetry.train_step(tokens=1):\n        telemetry.record_loss(0.5)\n",
+        encoding="utf-8",
+    )
+    env = example_env(app, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}", OTEL_TRACES_EXPORTER="none")
+    procs = [subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE, text=True) for _ in range(8)]
+    for proc in procs:
+        assert proc.stdout is not None
+        proc.stdout.readline()
+    time.sleep(0.5)
+    for proc in procs:
+        proc.send_signal(signal.SIGTERM)
+    hung = []
+    for proc in procs:
+        try:
+            proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            hung.append(proc.pid)
+    assert hung == [] and {p.returncode for p in procs} == {128 + signal.SIGTERM}

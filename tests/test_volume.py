@@ -23,7 +23,7 @@ def test_a_run_has_every_bucket_sum_and_count_and_each_drop_reason() -> None:
     assert families["rl_loop_duration_milliseconds"].series == 21
     assert families["rl_telemetry_dropped_total"].series == len(CATALOG.attribute("drop_reason").values) == 5
     assert families["rl_train_loss"].series == 1
-    assert sum(f.series for f in families.values()) == 170
+    assert sum(f.series for f in families.values()) == 181
     assert families["rl_train_loss"].samples_per_second == pytest.approx(1 / 15)
 
 
@@ -104,7 +104,9 @@ def test_histogram_buckets_are_what_the_rendered_module_records(tmp_path: Path) 
     # The drop reasons the plan counts are the module's.
     (reasons,) = [line for line in module.splitlines() if line.startswith("REASONS = ")]
     assert ast.literal_eval(reasons.split(" = ", 1)[1]) == CATALOG.attribute("drop_reason").values
-    assert plan_profile(parse_profile(text)).totals.series == 170 - 7 * 15
+    (buckets,) = [line for line in module.splitlines() if line.startswith("BUCKETS_OF_TIME = ")]
+    assert ast.literal_eval(buckets.split(" = ", 1)[1]) == CATALOG.attribute("time_bucket").values
+    assert plan_profile(parse_profile(text)).totals.series == 181 - 7 * 15
 
 
 def test_histogram_buckets_must_ascend() -> None:

@@ -338,10 +338,7 @@ TERM_LINGER_SECONDS = 20.0
 INTERVALS = 20  # METRICS["step_interval"] is the p95 of this many intervals between completed steps
 TIME_BUCKET = "rl.time.bucket"
 # The exported buckets (a fixed set: no new series per value); `down` is the rules' (see the docstring).
-BUCKETS_OF_TIME = (
-    *("sample", "reward", "train", "sync"),
-    *("checkpoint", "evaluation", "other", "idle", "stalled", "starting"),
-)
+BUCKETS_OF_TIME = ("sample", "reward", "train", "sync", "checkpoint", "evaluation", "other", "idle", "stalled", "starting")
 PAUSE_BUCKETS = {
     **dict.fromkeys(("checkpoint", "save", "saving", "finishing"), "checkpoint"),
     **dict.fromkeys(("eval", "evaluation", "validation"), "evaluation"),
@@ -361,7 +358,8 @@ class _Telemetry:
         self.scrapes: _ScrapeCounter | None = None
         self.instruments: dict[str, Any] = {}
         self.values: dict[str, float] = {}  # the OBSERVED metrics' current values (counters: their totals)
-        self.values_lock = threading.Lock()
+        # Re-entrant, as both other locks: the SIGTERM handler runs in the thread it interrupts, which may hold one.
+        self.values_lock = threading.RLock()
         self.started: list[Any] = []  # what the set-up started, in order: each has shutdown()
         self.meter_provider: Any = NoOpMeterProvider()
         self.tracer_provider: Any = trace.NoOpTracerProvider()
@@ -393,7 +391,7 @@ class _Telemetry:
                 self.instruments[key] = meter.create_counter(name, unit=unit, description=description)
         self.samples = 0
         self.tokens = 0
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         self.closed = False
         self.warned: set[str] = set()
         # The lifecycle: the state, what a pause returns to, and the progress clock (time.time(): Unix seconds).
@@ -658,7 +656,7 @@ class _ScrapeCounter:
 
 
 _state: _Telemetry | None = None
-_state_lock = threading.Lock()
+_state_lock = threading.RLock()
 
 
 def _guarded(function: Callable[..., None]) -> Callable[..., None]:
