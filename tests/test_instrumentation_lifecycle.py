@@ -363,7 +363,9 @@ def test_sigterm_while_the_module_holds_its_lock_still_ends_the_process(app: Pat
         encoding="utf-8",
     )
     env = example_env(app, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}", OTEL_TRACES_EXPORTER="none")
-    procs = [subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE, text=True) for _ in range(8)]
+    procs = [
+        subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE, text=True) for _ in range(8)
+    ]
     for proc in procs:
         assert proc.stdout is not None
         proc.stdout.readline()
