@@ -64,6 +64,14 @@ def _sparse(t: float, n: float) -> float:
     return 1.0 if (n + 1) / 2 < 0.05 + t / 2000 else 0.0
 
 
+def _at_step(name: str, story: str, minute: float, fault: str, into: float = 0.0, **kw: object) -> Scenario:
+    """A hang or crash (`fault`: hang or end) `into` minutes after the first step completing at or after `minute`;
+    just after it (0) is the worst case for the time to fire, whose clock starts at the run's last progress."""
+    seed = len(name) * 7 + sum(map(ord, name))
+    onset = into + next(t for t in Proc(run=name, seed=seed, **kw).steps() if t >= minute)  # type: ignore[arg-type]
+    return _one(name, story, {STALL}, onset, "hang", **{fault: onset}, **kw)
+
+
 def scenarios() -> dict[str, Scenario]:
     h = 240  # faults begin at minute 240, after a baseline of 4 hours
     found = {
@@ -252,6 +260,42 @@ def scenarios() -> dict[str, Scenario]:
             "iterations grow 35% over 6 hours (longer sequences)",
             set(),
             slow=lambda k: 1 + 0.35 * min(k, 330) / 330,
+        ),
+    }
+    # Time to fire at its worst: a fault that begins just after a step boundary, or in the middle of a long step.
+    found |= {
+        "hang-after-step": _at_step("hang-after-step", "hangs just after a 1-minute step completes", h, "hang"),
+        "hang-after-long-step": _at_step(
+            "hang-after-long-step", "10-minute iterations: hangs just after one completes", h, "hang", interval=10.0
+        ),
+        "hang-mid-long-step": _at_step(
+            "hang-mid-long-step", "10-minute iterations: hangs 5 minutes into one", h, "hang", 5.0, interval=10.0
+        ),
+        "crash-after-long-step": _at_step(
+            "crash-after-long-step",
+            "10-minute iterations: killed just after one completes",
+            h,
+            "end",
+            interval=10.0,
+            ending="killed",
+        ),
+        "divergence-long-iterations": _one(
+            "divergence-long-iterations",
+            "10-minute iterations: the loss diverges to 50",
+            {LOSS},
+            h,
+            "quality",
+            interval=10.0,
+            loss=until(h, steady(0.3, 0.02), steady(50, 1)),
+        ),
+        "collapse-long-iterations": _one(
+            "collapse-long-iterations",
+            "10-minute iterations: the reward collapses to 0.05",
+            {REWARD},
+            h,
+            "quality",
+            interval=10.0,
+            reward=until(h, rising_reward, steady(0.05, 0.02)),
         ),
     }
     found["restart-same-pod"] = Scenario(

@@ -14,8 +14,10 @@ import yaml
 
 from rlobs.profile.fields import duration_seconds
 from rlobs.rl import naming, panels, promrules
+from rlobs.rl.alerts.lifecycle import RECORDED
 from rlobs.rl.facts import RlFacts
 from rlobs.targets import parse_profile
+from rlobs.targets.gke.monitoring import alert_policies
 from testing.bundles import facts
 from testing.helpers import all_profiles
 from testing.scenario_cases import scenarios
@@ -57,6 +59,27 @@ def bundle(name: str, settings: dict[str, dict[str, str]]) -> RlFacts:
     return facts(parse_profile(text, f"{name}.yaml"))
 
 
+def classic(promql: str) -> str:
+    """GKE's PromQL with dotted names (gke-telemetry-api) in the classic form promtool 2.x parses: Cloud Monitoring
+    quotes them (`{"rl.train.steps", "rl.run.id"="r"}`, `by ("rl.run.id")`), Prometheus before 3.0 cannot; each
+    dotted name becomes the same name with underscores, in queries and input series alike (values stay quoted)."""
+    promql = re.sub(r'\{"([\w.:]+)"(?![=!~])(?:, )?', lambda m: m[1].replace(".", "_") + "{", promql)
+    return re.sub(r'(?<![=~])"([\w:]*\.[\w.:]*)"', lambda m: m[1].replace(".", "_"), promql)
+
+
+def policy_rules(rl: RlFacts) -> list[dict[str, Any]]:
+    """The GKE bundle's alert policies as one Prometheus rule group. Cloud Monitoring evaluates a PromQL condition as
+    Prometheus evaluates an alerting rule (the query every evaluationInterval, `duration` as `for`, one incident per
+    series); what differs is translated here: dotted names (`classic`), and a policy has no keep_firing_for (so none
+    is set). Its series have no staleness markers either: `values(..., stale=False)`."""
+    conditions = [p["conditions"][0]["conditionPrometheusQueryLanguage"] for _, p in alert_policies(rl, lambda s: [])]
+    rules = [
+        {"alert": c["alertRule"], "expr": classic(c["query"]), "for": c["duration"], "labels": c["labels"]}
+        for c in conditions
+    ]
+    return [{"name": conditions[0]["ruleGroup"], "interval": conditions[0]["evaluationInterval"], "rules": rules}]
+
+
 def _input(rl: RlFacts, sc: Scenario) -> list[dict[str, str]]:
     # Processes of one run in one pod (a container restart) write the same series: the newer one's points win.
     merged: dict[tuple[str, str], dict[str, Samples]] = {}
@@ -77,16 +100,21 @@ def _input(rl: RlFacts, sc: Scenario) -> list[dict[str, str]]:
             else {k: [b if b is not None else a for a, b in zip(old[k], new[k], strict=True)] for k in new}
         )
     found = []
+    push = rl.pipeline not in RECORDED  # pushed to Google: a policy reads Monarch, which has no staleness markers
     for (run_id, instance), samples in merged.items():
         labels = {**rl.scope, rl.catalog.attribute("run_id").name: run_id}
         plain = {naming.label(k, rl.pipeline): v for k, v in labels.items()}
-        for key, (metric, part) in _SERIES.items():
-            sel = naming.selector(rl.catalog.metric(metric), rl.pipeline, part, labels)  # type: ignore[arg-type]
-            found.append({"series": sel[:-1] + f', instance="{instance}"}}', "values": values(samples[key])})
+        for name, (metric, part) in _SERIES.items():
+            sel = classic(naming.selector(rl.catalog.metric(metric), rl.pipeline, part, labels))  # type: ignore[arg-type]
+            found.append(
+                {"series": sel[:-1] + f', instance="{instance}"}}', "values": values(samples[name], stale=not push)}
+            )
         for bucket in BUCKETS:
             labelled = {**labels, rl.catalog.attribute("time_bucket").name: bucket}
-            sel = naming.selector(rl.catalog.metric("run_time"), rl.pipeline, "", labelled)
-            found.append({"series": sel[:-1] + f', instance="{instance}"}}', "values": values(samples[bucket])})
+            sel = classic(naming.selector(rl.catalog.metric("run_time"), rl.pipeline, "", labelled))
+            found.append(
+                {"series": sel[:-1] + f', instance="{instance}"}}', "values": values(samples[bucket], stale=not push)}
+            )
         if rl.pipeline == "python-prometheus":
             found.append(
                 {"series": f'up{{job="{plain["job"]}", instance="{instance}"}}', "values": values(samples["up"])}
@@ -117,21 +145,22 @@ def _queries(run_label: str) -> list[dict[str, Any]]:
 _GOT = re.compile(r"\{([^}]*)\} ([-+0-9.eE]+)")
 
 
-def run(profile: str, rules: list[dict[str, Any]] | None = None) -> dict[str, dict[str, dict[str, Fired]]]:
-    """scenario -> run id -> alert -> Fired, evaluated by promtool with the profile's rules (or `rules`)."""
-    cases = scenarios()
+def run(profile: str, names: frozenset[str] | None = None) -> dict[str, dict[str, dict[str, Fired]]]:
+    """scenario -> run id -> alert -> Fired, evaluated by promtool with the profile's rules (EKS) or alert policies
+    (GKE); `names`: only these scenarios."""
+    cases = {n: sc for n, sc in scenarios().items() if names is None or n in names}
     groups: dict[str, list[str]] = {}
     for name, sc in cases.items():
         groups.setdefault(repr(sorted(sc.settings.items())), []).append(name)
     found: dict[str, dict[str, dict[str, Fired]]] = {name: {} for name in cases}
     for members in groups.values():
         rl = bundle(profile, cases[members[0]].settings)
-        run_label = naming.label(rl.catalog.attribute("run_id").name, rl.pipeline)
+        run_label = classic(naming.label_token(rl.catalog.attribute("run_id").name, rl.pipeline))
         tests = [
             {"name": n, "interval": "1m", "input_series": _input(rl, cases[n]), "promql_expr_test": _queries(run_label)}
             for n in members
         ]
-        output = _promtool(tests, rules if rules is not None else promrules.rule_groups(rl))
+        output = _promtool(tests, promrules.rule_groups(rl) if rl.pipeline in RECORDED else policy_rules(rl))
         owner = {p.run: n for n in members for p in cases[n].procs}
         kind = ""
         for line in output.splitlines():

@@ -268,12 +268,13 @@ def _alive(p: Proc, t: int, done: list[float], rng: random.Random) -> dict[str, 
     return row
 
 
-def values(samples: Samples) -> str:
-    """promtool's input notation: one value per minute, `stale` where a series ends, `_` where it has no point."""
+def values(samples: Samples, stale: bool = True) -> str:
+    """promtool's input notation: one value per minute, `stale` where a series ends (if the backend marks it), `_`
+    where it has no point."""
     out, seen = [], False
     for v in samples:
         if v is None:
-            out.append("stale" if seen else "_")
+            out.append("stale" if seen and stale else "_")
             seen = False
         else:
             out.append(str(int(v)) if float(v).is_integer() else f"{v:.10g}")

@@ -2,13 +2,14 @@
 download, no network), prompts from an in-memory list, the bundle's RlobsCallback added as its README says.
 
     python trl_grpo.py OUT.json [--steps N] [--logging-steps N] [--nan-at STEP] [--no-adapter]
-        [--reward-seconds SECONDS] [--linger SECONDS]
+        [--reward-seconds SECONDS] [--linger SECONDS] [--steps-per-generation N] [--step-seconds SECONDS]
 
 app/ (rlobs_telemetry.py, rlobs_adapter.py) must be on the PYTHONPATH. --nan-at makes the loss of that optimizer
 step (1-based) NaN, as a diverging run's would be; transformers' default logging_nan_inf_filter keeps it out of the
-logs. OUT.json gets the per-step losses, the CPU time of train() and of the callback's hooks (thread CPU time inside
-each on_* method of RlobsCallback), and the number of optimizer steps. tests/test_trl_run.py and tools/bench_trl.py
-run it."""
+logs. The NaN poisons the weights, so a run that goes on after it must have generated its completions before it
+(--steps-per-generation: one generation feeds N optimizer steps), or sampling fails on NaN probabilities. OUT.json
+gets the per-step losses, the CPU time of train() and of the callback's hooks (thread CPU time inside each on_*
+method of RlobsCallback), and the number of optimizer steps. tests/test_trl_run.py and tools/bench_trl.py run it."""
 
 from __future__ import annotations
 
@@ -95,6 +96,8 @@ def main() -> None:
     parser.add_argument("--no-adapter", action="store_true")
     parser.add_argument("--reward-seconds", type=float, default=0.0, help="time the reward function takes")
     parser.add_argument("--linger", type=float, default=0.0, help="seconds to wait after train() returns")
+    parser.add_argument("--steps-per-generation", type=int, default=None)
+    parser.add_argument("--step-seconds", type=float, default=0.0, help="time each loss computation takes")
     options = parser.parse_args()
     nan_at = options.nan_at
     REWARD_SECONDS[0] = options.reward_seconds
@@ -102,6 +105,7 @@ def main() -> None:
     class Trainer(GRPOTrainer):  # type: ignore[misc]
         def compute_loss(self, *args: Any, **kwargs: Any) -> Any:
             loss = super().compute_loss(*args, **kwargs)
+            time.sleep(options.step_seconds)
             return loss * math.nan if self.state.global_step + 1 == nan_at else loss
 
     tok = tokenizer()
@@ -110,6 +114,7 @@ def main() -> None:
         per_device_train_batch_size=4,
         num_generations=4,
         max_completion_length=8,
+        steps_per_generation=options.steps_per_generation,
         max_steps=options.steps,
         logging_steps=options.logging_steps,
         report_to="none",
