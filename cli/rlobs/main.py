@@ -7,15 +7,12 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
 
 from rlobs import __version__
 from rlobs.errors import EXIT_DRIFT, EXIT_OK, RlobsError
-
-if TYPE_CHECKING:
-    from rlobs import questions
 
 app = typer.Typer(
     name="rlobs",
@@ -159,7 +156,9 @@ def init(
             text = None
             if blueprint is None and target is None:
                 files.ensure_new(out, force=force)  # before asking anything
-                target, text = _ask_profile(interactive=_interactive())
+                from rlobs.prompting import ask_profile
+
+                target, text = ask_profile(interactive=_interactive())
             written = commands.init(blueprint, target, out, force=force, text=text)
         for path in written:
             output.say(f"wrote {path}", style="green")
@@ -171,46 +170,6 @@ def init(
 
 def _interactive() -> bool:
     return sys.stdin.isatty()
-
-
-def _ask_profile(*, interactive: bool) -> tuple[str, str]:
-    """The target and the profile text with the answers to its questions (rlobs.questions) in it."""
-    from rlobs import output, questions
-    from rlobs.blueprints import load_blueprints
-
-    found = load_blueprints()
-    targets = questions.targets(found)
-    if not interactive:
-        raise RlobsError(f"no terminal to ask on: pass --blueprint NAME or --target {'|'.join(targets)}")
-    for i, name in enumerate(targets, 1):
-        print(f"  {i}  {name}")
-    target = None
-    while target is None:
-        raw: str = typer.prompt("Target (name or number)", default=targets[0])
-        target = questions.choose(raw, targets)
-        if target is None:
-            output.error(f"expected one of {', '.join(targets)} or 1-{len(targets)}, got {raw!r}")
-    text = questions.start(found, target)
-    for question in questions.asked(target):
-        if question.when(text):
-            text = _ask(question, text)
-    return target, text
-
-
-def _ask(question: questions.Question, text: str) -> str:
-    """The profile text with the answer to `question` in it, asked until the loader accepts it."""
-    from rlobs import output, questions
-
-    if question.choices:
-        print("  " + "  ".join(f"{i} {c}" for i, c in enumerate(question.choices, 1)))
-    while True:
-        suggested = questions.default(text, question)
-        raw: str = typer.prompt(question.prompt, default=suggested) if suggested else typer.prompt(question.prompt)
-        new, problems = questions.answer(text, question, raw)
-        if not problems:
-            return new
-        for problem in problems:
-            output.error(problem)
 
 
 ProfilesArg = Annotated[list[Path], typer.Argument(help="Profile YAML files.", show_default=False, metavar="PROFILE")]

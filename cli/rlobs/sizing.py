@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rlobs.profile.model import Budget, ProfileBase
+from rlobs.profile.model import ProfileBase
+from rlobs.profile.objectives import Budget
 from rlobs.profile.yamlsource import Path
 from rlobs.rl.catalog import Catalog, for_profile, load_catalog
 from rlobs.rl.volume import Totals, Volume, amp_quota, as_data, month_samples, over_budget, planned, prices, totals_data

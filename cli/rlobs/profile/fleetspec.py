@@ -16,7 +16,8 @@ from pydantic.alias_generators import to_camel
 from rlobs.profile.fields import DnsLabel, Model, matching
 from rlobs.profile.git import GitRevision, GitUrl, RepoPath
 from rlobs.profile.kind import CLUSTERS_DIR
-from rlobs.profile.model import Budget, Metadata, ProfileBase
+from rlobs.profile.model import Metadata, ProfileBase
+from rlobs.profile.objectives import Budget
 from rlobs.profile.problems import ProblemAt, raise_all
 from rlobs.profile.yamlsource import Path
 

@@ -11,7 +11,8 @@ from functools import cache
 from typing import Any
 
 from rlobs.profile.fields import duration_seconds
-from rlobs.profile.model import Budget, ProfileBase
+from rlobs.profile.model import ProfileBase
+from rlobs.profile.objectives import Budget
 from rlobs.profile.yamlsource import Path, load_yaml
 from rlobs.resources import read_text
 from rlobs.rl import naming

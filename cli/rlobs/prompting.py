@@ -1,0 +1,46 @@
+"""`rlobs init` on a terminal: the target and each question of rlobs.questions asked until the loader accepts the
+answer (the questions and how an answer enters the profile text are rlobs.questions'; this module only prompts)."""
+
+from __future__ import annotations
+
+import typer
+
+from rlobs import output, questions
+from rlobs.errors import RlobsError
+
+
+def ask_profile(*, interactive: bool) -> tuple[str, str]:
+    """The target and the profile text with the answers to its questions (rlobs.questions) in it."""
+    from rlobs.blueprints import load_blueprints
+
+    found = load_blueprints()
+    targets = questions.targets(found)
+    if not interactive:
+        raise RlobsError(f"no terminal to ask on: pass --blueprint NAME or --target {'|'.join(targets)}")
+    for i, name in enumerate(targets, 1):
+        print(f"  {i}  {name}")
+    target = None
+    while target is None:
+        raw: str = typer.prompt("Target (name or number)", default=targets[0])
+        target = questions.choose(raw, targets)
+        if target is None:
+            output.error(f"expected one of {', '.join(targets)} or 1-{len(targets)}, got {raw!r}")
+    text = questions.start(found, target)
+    for question in questions.asked(target):
+        if question.when(text):
+            text = ask(question, text)
+    return target, text
+
+
+def ask(question: questions.Question, text: str) -> str:
+    """The profile text with the answer to `question` in it, asked until the loader accepts it."""
+    if question.choices:
+        print("  " + "  ".join(f"{i} {c}" for i, c in enumerate(question.choices, 1)))
+    while True:
+        suggested = questions.default(text, question)
+        raw: str = typer.prompt(question.prompt, default=suggested) if suggested else typer.prompt(question.prompt)
+        new, problems = questions.answer(text, question, raw)
+        if not problems:
+            return new
+        for problem in problems:
+            output.error(problem)
