@@ -158,7 +158,7 @@ def init(
                 files.ensure_new(out, force=force)  # before asking anything
                 from rlobs.prompting import ask_profile
 
-                target, text = ask_profile(interactive=_interactive())
+                target, text = ask_profile(interactive=_interactive(), prompt=typer.prompt)
             written = commands.init(blueprint, target, out, force=force, text=text)
         for path in written:
             output.say(f"wrote {path}", style="green")

@@ -3,13 +3,15 @@ answer (the questions and how an answer enters the profile text are rlobs.questi
 
 from __future__ import annotations
 
-import typer
+from collections.abc import Callable
 
 from rlobs import output, questions
 from rlobs.errors import RlobsError
 
+Prompt = Callable[..., str]  # typer.prompt: rlobs.main owns the Typer side
 
-def ask_profile(*, interactive: bool) -> tuple[str, str]:
+
+def ask_profile(*, interactive: bool, prompt: Prompt) -> tuple[str, str]:
     """The target and the profile text with the answers to its questions (rlobs.questions) in it."""
     from rlobs.blueprints import load_blueprints
 
@@ -21,24 +23,24 @@ def ask_profile(*, interactive: bool) -> tuple[str, str]:
         print(f"  {i}  {name}")
     target = None
     while target is None:
-        raw: str = typer.prompt("Target (name or number)", default=targets[0])
+        raw: str = prompt("Target (name or number)", default=targets[0])
         target = questions.choose(raw, targets)
         if target is None:
             output.error(f"expected one of {', '.join(targets)} or 1-{len(targets)}, got {raw!r}")
     text = questions.start(found, target)
     for question in questions.asked(target):
         if question.when(text):
-            text = ask(question, text)
+            text = ask(question, text, prompt)
     return target, text
 
 
-def ask(question: questions.Question, text: str) -> str:
+def ask(question: questions.Question, text: str, prompt: Prompt) -> str:
     """The profile text with the answer to `question` in it, asked until the loader accepts it."""
     if question.choices:
         print("  " + "  ".join(f"{i} {c}" for i, c in enumerate(question.choices, 1)))
     while True:
         suggested = questions.default(text, question)
-        raw: str = typer.prompt(question.prompt, default=suggested) if suggested else typer.prompt(question.prompt)
+        raw: str = prompt(question.prompt, default=suggested) if suggested else prompt(question.prompt)
         new, problems = questions.answer(text, question, raw)
         if not problems:
             return new
