@@ -186,8 +186,10 @@ def test_generated_rules_evaluate_cleanly_in_prometheus(stack: tuple[str, subpro
         return [(r["name"], r["health"], r.get("lastError")) for r in rules]
 
     wait("the generated rules to evaluate", evaluated, time.monotonic() + DEADLINE)
-    # A healthy fake run: no alert is even pending. (Firing on bad data is covered by the promtool rule tests.)
-    assert get(f"{base}/api/v1/alerts")["data"]["alerts"] == []
+    # A healthy fake run: no alert of a run is even pending (firing on bad data: the promtool rule tests). The
+    # workload's goodput SLO may burn: the fake loop trains a sliver of its time, far below the profile's 0.9.
+    pending = get(f"{base}/api/v1/alerts")["data"]["alerts"]
+    assert [a for a in pending if slos.SLO_LABEL not in a["labels"]] == []
 
 
 def test_the_plan_is_what_prometheus_holds(stack: tuple[str, subprocess.Popen[str]]) -> None:

@@ -22,6 +22,7 @@ import yaml
 from rlobs.rl import naming
 from rlobs.rl.facts import workload_job
 from rlobs.rl.promrules import rule_groups
+from rlobs.rl.slos import SLO_LABEL
 from rlobs.targets import parse_profile
 from testing.adapters import render_app, with_system
 from testing.bundles import facts
@@ -206,4 +207,6 @@ def _fired(base: str) -> dict[tuple[str, str], float]:
     """(alert, run) -> when it first fired (Unix seconds), over the last 15 minutes."""
     firing = 'ALERTS{alertstate="firing"}'
     found = query(base, f"min_over_time(timestamp({firing})[15m:1s])")
-    return {(r["metric"]["alertname"], r["metric"].get("rl_run_id", "")): float(r["value"][1]) for r in found}
+    # A workload's SLO burn (label `slo`, no run) is the budget of all its runs, judged by tests/test_slo.py.
+    runs = [r for r in found if SLO_LABEL not in r["metric"]]
+    return {(r["metric"]["alertname"], r["metric"].get("rl_run_id", "")): float(r["value"][1]) for r in runs}

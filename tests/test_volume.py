@@ -104,8 +104,12 @@ def test_histogram_buckets_are_what_the_rendered_module_records(tmp_path: Path) 
     # The drop reasons the plan counts are the module's.
     (reasons,) = [line for line in module.splitlines() if line.startswith("REASONS = ")]
     assert ast.literal_eval(reasons.split(" = ", 1)[1]) == CATALOG.attribute("drop_reason").values
-    (buckets,) = [line for line in module.splitlines() if line.startswith("BUCKETS_OF_TIME = ")]
-    assert ast.literal_eval(buckets.split(" = ", 1)[1]) == CATALOG.attribute("time_bucket").values
+    (buckets,) = [
+        n
+        for n in ast.parse(module).body
+        if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "BUCKETS_OF_TIME"
+    ]
+    assert ast.literal_eval(buckets.value) == CATALOG.attribute("time_bucket").values
     assert plan_profile(parse_profile(text)).totals.series == 181 - 7 * 15
 
 

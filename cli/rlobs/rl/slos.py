@@ -26,6 +26,9 @@ BAD = "rlobs:slo_bad"  # time-based SLIs: 1 for a bad minute, 0 for a good one, 
 BUDGET = "rlobs:slo_budget_remaining"  # share of the period's error budget left (negative once overspent)
 BUDGET_TITLE = "Error budget remaining"
 SLO_LABEL = "slo"
+# Goodput is judged from a run's first step: the start is timeToFirstStep's (and the start-up budget's) to judge,
+# else every run that loads a model for a few minutes would spend its goodput budget and page at once.
+UNJUDGED = "starting"
 BURN_LABEL = "slo_burn"  # page or ticket: a page of an SLO inhibits its ticket (targets/eks/alerting.py)
 
 
@@ -111,9 +114,16 @@ def _series(facts: RlFacts, name: str, slo: Slo) -> str:
 def _errors(facts: RlFacts, slo: Slo, window: str) -> str:
     if slo.bad:
         return f"avg_over_time({_series(facts, BAD, slo)}[{window}])"
-    q = _Q(facts)
-    train = q.sel("run_time", {facts.catalog.attribute("time_bucket").name: "train"})
-    return f"(1 - sum(rate({train}[{window}])) / sum(rate({q.sel('run_time')}[{window}])))"
+    q, bucket = _Q(facts), facts.catalog.attribute("time_bucket").name
+    train = q.sel("run_time", {bucket: "train"})
+    judged = naming.selector(
+        facts.catalog.metric("run_time"),
+        facts.pipeline,
+        "",
+        facts.scope,
+        raw=[f"{naming.label_token(bucket, facts.pipeline)}!={naming.quote(UNJUDGED)}"],
+    )
+    return f"(1 - sum(rate({train}[{window}])) / sum(rate({judged}[{window}])))"
 
 
 def _threshold(slo: Slo, burn: float) -> str:

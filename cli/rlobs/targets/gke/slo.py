@@ -13,7 +13,7 @@ from rlobs.bundle.filters import number
 from rlobs.profile.fields import duration_seconds
 from rlobs.rl import naming
 from rlobs.rl.facts import RlFacts
-from rlobs.rl.slos import BUDGET_TITLE, BURNS, PAGE, TICKET
+from rlobs.rl.slos import BUDGET_TITLE, BURNS, PAGE, TICKET, UNJUDGED
 from rlobs.targets.gke import tfpolicy
 from rlobs.targets.gke.monitoring import AUTO_CLOSE, BUNDLE_LABEL, SEVERITIES, TILE_HEIGHT
 
@@ -41,14 +41,15 @@ def slo_name(project: str, facts: RlFacts) -> str:
 
 def _filter(facts: RlFacts, bucket: str = "") -> str:
     """A monitoring filter on the time-accounting counter of the bundle's workload (prometheus_target's resource
-    labels, as the alert queries scope it), optionally one bucket; label keys quoted, as dotted ones must be."""
+    labels, as the alert queries scope it): one bucket, or every bucket but `starting` (rlobs.rl.slos.UNJUDGED);
+    label keys quoted, as dotted ones must be."""
     metric = facts.catalog.metric("run_time")
     parts = [f"metric.type={naming.quote(naming.monitoring_type(metric, facts.pipeline))}"]
     parts += ['resource.type="prometheus_target"']
     parts += [f'resource.label."{k}"={naming.quote(v)}' for k, v in sorted(facts.scope.items())]
-    if bucket:
-        key = naming.label(facts.catalog.attribute("time_bucket").name, facts.pipeline)
-        parts.append(f'metric.label."{key}"={naming.quote(bucket)}')
+    key = naming.label(facts.catalog.attribute("time_bucket").name, facts.pipeline)
+    op, value = ("=", bucket) if bucket else ("!=", UNJUDGED)
+    parts.append(f'metric.label."{key}"{op}{naming.quote(value)}')
     return " AND ".join(parts)
 
 

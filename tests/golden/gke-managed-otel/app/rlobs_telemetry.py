@@ -338,7 +338,18 @@ TERM_LINGER_SECONDS = 20.0
 INTERVALS = 20  # METRICS["step_interval"] is the p95 of this many intervals between completed steps
 TIME_BUCKET = "rl.time.bucket"
 # The exported buckets (a fixed set: no new series per value); `down` is the rules' (see the docstring).
-BUCKETS_OF_TIME = ("sample", "reward", "train", "sync", "checkpoint", "evaluation", "other", "idle", "stalled", "starting")
+BUCKETS_OF_TIME = (
+    "sample",
+    "reward",
+    "train",
+    "sync",
+    "checkpoint",
+    "evaluation",
+    "other",
+    "idle",
+    "stalled",
+    "starting",
+)
 PAUSE_BUCKETS = {
     **dict.fromkeys(("checkpoint", "save", "saving", "finishing"), "checkpoint"),
     **dict.fromkeys(("eval", "evaluation", "validation"), "evaluation"),
