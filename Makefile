@@ -72,6 +72,7 @@ helm-keys: install-dev
 # Rebuild the other upstream facts, each from its pinned source (the commit is in the tool and in the data file):
 # cli/rlobs/data/ai_on_eks_variables.json from ../shared's extract of ai-on-eks variables.tf, and
 # cli/rlobs/data/aws_regions.json from botocore's partitions.json (kept in tests/upstream/botocore),
+# cli/rlobs/data/gcp_locations.json from gcping's and SkyPilot's lists (kept in tests/upstream/gcp),
 # cli/rlobs/data/kubernetes_versions.json from endoflife.date's EKS and GKE calendars (ENDOFLIFE: its two pages, or a checkout of
 # endoflife-date/endoflife.date at tools/kube_versions.py's COMMIT). tests/test_eks_tfvars.py and
 # tests/test_kube_versions.py check the data files against them.
@@ -80,6 +81,7 @@ upstream-facts: install-dev
 	$(BIN)/python tools/ai_on_eks_variables.py
 	$(BIN)/python tools/kube_versions.py $(ENDOFLIFE)
 	$(BIN)/python tools/aws_regions.py tests/upstream/botocore/partitions.json
+	$(BIN)/python tools/gcp_locations.py
 
 # Regenerate docs/profile.md (every profile and fleet file key) from the installed rlobs's JSON Schemas after a model
 # change; tests/test_docs.py checks the two agree.

@@ -57,7 +57,8 @@ def test_wrong_type_and_bad_value_are_all_reported() -> None:
         "digits and '-', starting and ending with a letter or digit) like rl-trainer, got the number 42 "
         '(quote it: "42")',
         "p.yaml:14:13: gke.location: expected a GCP region or zone like us-central1 or us-central1-a, "
-        "got 'us central 1'",
+        "got 'us central 1': did you mean us-central1? (the regions and zones gcping 85ed7a9 + skypilot-catalog "
+        "006059e lists, 2026-12-03)",
     ]
 
 

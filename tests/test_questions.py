@@ -59,7 +59,10 @@ def test_a_bad_answer_is_refused_in_validates_words_and_leaves_the_text_alone() 
     text = start(load_blueprints(), "eks")
     new, problems = answer(text, _question("eks", "eks", "cluster", "region"), "us west 2")
     assert new == text
-    assert problems == ["eks.cluster.region: expected an AWS region like us-west-2, got 'us west 2'"]
+    assert problems == [
+        "eks.cluster.region: expected an AWS region like us-west-2, got 'us west 2': did you mean us-west-2? "
+        "(the regions botocore 1.43.11 lists, 2026-12-03)"
+    ]
     _, problems = answer(text, _question("eks", "workload", "namespace"), "RL")
     assert problems and problems[0].startswith("workload.namespace: expected a Kubernetes name")
 

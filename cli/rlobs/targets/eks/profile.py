@@ -3,9 +3,6 @@
 # No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
 # the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
 
-import difflib
-import json
-from functools import cache
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
@@ -19,42 +16,30 @@ from rlobs.profile.fields import (
     Model,
     Severity,
     matching,
+    with_json_pattern,
 )
 from rlobs.profile.git import GitRevision, GitUrl, RepoPath
 from rlobs.profile.kube_versions import today, unsupported
 from rlobs.profile.model import ProfileBase
 from rlobs.profile.problems import ProblemAt, raise_all
+from rlobs.profile.regions import listed, pinned
 from rlobs.profile.worktree import DEFAULT_FOLDER
-from rlobs.resources import read_text
 from rlobs.targets.eks.helmvalues import override_problems
 from rlobs.targets.eks.terraform import entry_problems, variable_problems
 
 AWS_REGION = r"[a-z]{2,4}(-[a-z]+)+-[0-9]{1,2}"
 
 
-@cache
-def _aws_regions() -> dict[str, Any]:
-    table: dict[str, Any] = json.loads(read_text("data", "aws_regions.json"))
-    return table
+_AWS_EXPECTED = "an AWS region like us-west-2"
 
 
 def _real_region(value: str) -> str:
-    # A region that does not exist passes the pattern (us-west-9) and fails only at `terraform apply`.
-    table = _aws_regions()
-    if value in table["regions"]:
-        return value
-    near = difflib.get_close_matches(value, table["regions"], n=1)
-    hint = f"did you mean {near[0]}? " if near else ""
-    source = table["source"]
-    raise ValueError(
-        f"expected an AWS region like us-west-2, got {value!r}: {hint}(the regions {source['distribution']} lists, "
-        f"{source['date']})"
-    )
+    table = pinned("aws_regions.json")
+    return listed(value, table["regions"], _AWS_EXPECTED, "regions", table["source"])
 
 
-AwsRegion = Annotated[
-    str, AfterValidator(matching(AWS_REGION, "an AWS region like us-west-2")), AfterValidator(_real_region)
-]
+# The list holds only names the pattern takes, so the list check is the model's rule and the pattern the editor's.
+AwsRegion = Annotated[str, AfterValidator(with_json_pattern(_real_region, AWS_REGION, expected=_AWS_EXPECTED))]
 _CLUSTER_EXPECTED = "an EKS cluster name (1-100 letters, digits, '-' and '_', starting with a letter or digit)"
 EksClusterName = Annotated[str, AfterValidator(matching(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}", _CLUSTER_EXPECTED))]
 

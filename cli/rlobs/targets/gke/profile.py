@@ -21,6 +21,7 @@ from rlobs.profile.fields import (
 )
 from rlobs.profile.model import ProfileBase
 from rlobs.profile.problems import ProblemAt, raise_all
+from rlobs.profile.regions import listed, pinned
 
 _PROJECT = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
 _PROJECT_EXPECTED = (
@@ -46,9 +47,24 @@ ProjectId = Annotated[str, AfterValidator(with_json_pattern(_project_id, _PROJEC
 # https://cloud.google.com/compute/docs/regions-zones (a zone is its region plus "-" and one letter).
 REGION = r"[a-z]+(-[a-z]+)+[0-9]{1,2}"
 LOCATION = f"{REGION}(-[a-z])?"
+_LOCATION_EXPECTED = "a GCP region or zone like us-central1 or us-central1-a"
+
+
+def _real_location(value: str) -> str:
+    # A zone is one of its region's zones (us-central1-z is none); a region whose zones no source lists suggests itself.
+    table = pinned("gcp_locations.json")
+    regions: dict[str, list[str]] = table["regions"]
+    region = value.rsplit("-", 1)[0]
+    if value in regions or region not in regions:
+        names = [*regions, *(zone for zones in regions.values() for zone in zones)]
+    else:
+        names = regions[region] or [region]
+    return listed(value, names, _LOCATION_EXPECTED, "regions and zones", table["source"])
+
+
+# The list holds only names the pattern takes, so the list check is the model's rule and the pattern the editor's.
 Location = Annotated[
-    str,
-    AfterValidator(matching(LOCATION, "a GCP region or zone like us-central1 or us-central1-a", max_len=40)),
+    str, AfterValidator(with_json_pattern(_real_location, LOCATION, max_len=40, expected=_LOCATION_EXPECTED))
 ]
 # https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster.FIELDS.name:
 # lowercase letters, numbers and hyphens; starts with a letter; ends with a letter or number; 1-40 characters.
@@ -177,7 +193,10 @@ class WorkloadIdentity(Model):
 
 class GkeSpec(Model):
     project: ProjectId = Field(description="GCP project ID of the cluster and of Cloud Monitoring / Cloud Trace.")
-    location: Location = Field(description="Region or zone of the GKE cluster (Autopilot: a region).")
+    location: Location = Field(
+        description="Region or zone of the GKE cluster (Autopilot: a region): one of cli/rlobs/data/gcp_locations.json "
+        "(pinned lists of GCP regions and their zones)."
+    )
     cluster: ClusterName = Field(description="GKE cluster name.")
     cluster_mode: Literal["existing", "create-standard", "create-autopilot"] = Field(
         "existing", description="Enable managed OpenTelemetry on an existing cluster, or create one with it."
