@@ -23,7 +23,7 @@ def listed(value: str, names: Collection[str], expected: str, what: str, source:
     if value in names:
         return value
     near = difflib.get_close_matches(value, list(names), n=1)
-    hint = f"did you mean {near[0]}? " if near else ""
+    hint = f": did you mean {near[0]}?" if near else ""
     raise ValueError(
-        f"expected {expected}, got {value!r}: {hint}(the {what} {source['distribution']} lists, {source['date']})"
+        f"expected {expected}, got {value!r}{hint} (the {what} {source['distribution']} lists, {source['date']})"
     )
