@@ -152,3 +152,43 @@ def test_a_folder_argo_cd_cannot_sync_is_refused_in_one_line(tmp_path: Path, out
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert done.returncode == 2 and len(errors) == 1 and expected in errors[0], done.stderr
     assert sorted(p.name for p in repo.iterdir()) == [".git", "rlobs.yaml"]
+
+
+# A fleet's ApplicationSets point Argo CD at <gitops.path>/clusters/<cluster>/...: the same rule keeps them on the
+# folder the fleet bundle is written to.
+FLEET = (REPO / "blueprints" / "fleet" / "rl-fleet.yaml").read_text(encoding="utf-8")
+
+
+def test_a_fleet_stating_a_path_other_than_the_folder_is_refused_with_one_located_line(tmp_path: Path) -> None:
+    repo = tmp_path / "gitops"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "fleet.yaml").write_text(FLEET, encoding="utf-8")
+    done = subprocess.run([str(RLOBS), "render", "fleet.yaml", "-o", "out"], cwd=repo, capture_output=True, text=True)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 2 and len(errors) == 1, done.stderr
+    line = FLEET.splitlines().index("  path: fleets/rl") + 1
+    assert errors[0].startswith(f"error: fleet.yaml:{line}:9: gitops.path: expected out (")
+    assert "set it to out or remove it" in errors[0] and "-o fleets/rl" in errors[0]
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "fleet.yaml"]  # nothing written
+
+
+def test_a_fleet_without_a_stated_path_points_argo_cd_at_the_folder(tmp_path: Path) -> None:
+    repo = tmp_path / "gitops"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "fleet.yaml").write_text(FLEET.replace("  path: fleets/rl\n", ""), encoding="utf-8")
+    out = repo / "deploy" / "rl"
+    done = subprocess.run([str(RLOBS), "render", "fleet.yaml", "-o", "deploy/rl"], cwd=repo, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    paths, values = [], []
+    for appset in (out / "applicationsets").glob("*.yaml"):
+        template = yaml.safe_load(appset.read_text(encoding="utf-8"))["spec"]["template"]["spec"]
+        for src in template.get("sources") or [template["source"]]:
+            paths += [src["path"]] if "path" in src else []
+            values += [f.removeprefix("$values/") for f in src.get("helm", {}).get("valueFiles", [])]
+    assert paths and values and all(p.startswith("deploy/rl/") for p in paths + values), paths + values
+    # The folder each ApplicationSet syncs for a cluster is one the fleet bundle wrote (for the clusters it selects).
+    for path in paths:
+        written = [
+            n for n in ("dev-use2", "prod-usw2-a", "prod-usw2-b") if (repo / re.sub("{{.*?}}", n, path)).is_dir()
+        ]
+        assert written, path

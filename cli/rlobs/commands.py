@@ -93,14 +93,14 @@ def init(blueprint: str | None, target: str | None, out: Path, *, force: bool, t
 
 
 def render_folder(profile: Path) -> str:
-    """What `render -o` takes from the current folder for the starter profile at `profile`: its bundle's path in the
-    Git repository (rlobs.profile.worktree), or the Quick start's folder for a target synced from none."""
+    """What `render -o` takes from the current folder for the starter profile or fleet at `profile`: its bundle's path
+    in the Git repository (rlobs.profile.worktree), or the Quick start's folder for a target synced from none."""
     from rlobs.profile.worktree import DEFAULT_FOLDER, from_here
     from rlobs.profile.yamlsource import get_at, load_yaml
     from rlobs.targets import TARGETS
 
     data = load_yaml(profile.read_text(encoding="utf-8"))
-    key = TARGETS[data["target"]].REPO_PATH
+    key = ("gitops", "path") if data.get("kind") == "Fleet" else TARGETS[data["target"]].REPO_PATH
     value = get_at(data, key) if key is not None else None
     return from_here(value) if isinstance(value, str) else DEFAULT_FOLDER
 

@@ -162,7 +162,7 @@ def init(
             written = commands.init(blueprint, target, out, force=force, text=text)
         for path in written:
             output.say(f"wrote {path}", style="green")
-        folder = "out" if fleet else commands.render_folder(out)
+        folder = commands.render_folder(out)
         output.say(f"next: edit {out}, then run `rlobs render {out} -o {folder}`")
         if not fleet and (args := hook_args(out, folder)) is not None:
             output.say(f"pre-commit hook rlobs-check for this layout: args: {args}")

@@ -29,16 +29,16 @@ def model() -> FleetModel:
     return fleet_model(fleet_files())
 
 
-def load_fleet(path: Path) -> Fleet:
-    return fleets.load_fleet(path, fleets.Targets(fleet_files(), PROFILES))
+def load_fleet(path: Path, out: Path | None = None) -> Fleet:
+    return fleets.load_fleet(path, fleets.Targets(fleet_files(), PROFILES), out)
 
 
 def parse_fleet(text: str, display: str = "<fleet>") -> Fleet:
     return fleets.parse_fleet(text, fleets.Targets(fleet_files(), PROFILES), display)
 
 
-def build(path: Path) -> tuple[Fleet, FleetBuild]:
-    fleet = load_fleet(path)
+def build(path: Path, out: Path | None = None) -> tuple[Fleet, FleetBuild]:
+    fleet = load_fleet(path, out)
     checker = Checker()
     built = build_fleet(fleet, checker)
     checker.check(built.files)
@@ -50,7 +50,7 @@ def render(path: Path, request: RenderRequest) -> tuple[str, Changes]:
     is the fleet, by name). Built first (its clusters by worker processes that only build), then written."""
     if request.out.exists() and not request.out.is_dir():
         raise RlobsError(f"{request.out}: expected a directory, got a file")
-    fleet, built = build(path)
+    fleet, built = build(path, request.out)
     return fleet.name, request.render_into(built.files, producible, owner=Owner("fleet", fleet.name))
 
 

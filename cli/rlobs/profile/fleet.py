@@ -26,6 +26,7 @@ from rlobs.profile.load import (
     validated,
 )
 from rlobs.profile.model import API_VERSION, Metadata, ProfileBase
+from rlobs.profile.worktree import placed
 from rlobs.profile.yamlsource import Located, Path, value_at
 
 
@@ -36,11 +37,13 @@ class Targets(NamedTuple):
     profiles: Mapping[str, type[ProfileBase]]
 
 
-def load_fleet(path: FsPath, targets: Targets) -> Fleet:
-    return parse_fleet(read_input(path, "fleet file")[1], targets, str(path))
+def load_fleet(path: FsPath, targets: Targets, out: FsPath | None = None) -> Fleet:
+    return parse_fleet(read_input(path, "fleet file")[1], targets, str(path), out)
 
 
-def parse_fleet(text: str, targets: Targets, display: str = "<fleet>") -> Fleet:
+def parse_fleet(text: str, targets: Targets, display: str = "<fleet>", out: FsPath | None = None) -> Fleet:
+    """The fleet, its clusters expanded; rendered into `out`, its GitOps path follows `out` as a profile's does
+    (profile.worktree), before the clusters' bundle paths are derived from it."""
     located = parse_located(text, display)
     if not isinstance(located.data, dict):
         raise ProfileError([Problem(display, 1, 1, "", "expected a mapping with kind: Fleet")])
@@ -48,6 +51,8 @@ def parse_fleet(text: str, targets: Targets, display: str = "<fleet>") -> Fleet:
     model = fleet_model(targets.fleet)
     try:
         spec = validate_model(model.spec, located, display)
+        if out is not None and spec.gitops is not None:
+            spec = placed(spec, ("gitops", "path"), out, text, display)
         entries = list(enumerate(spec.clusters))
     except ProfileError as exc:
         # Still expand every cluster whose own entry is valid, so that one run reports every problem.

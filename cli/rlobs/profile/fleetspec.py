@@ -19,6 +19,7 @@ from rlobs.profile.kind import CLUSTERS_DIR
 from rlobs.profile.model import Metadata, ProfileBase
 from rlobs.profile.objectives import Budget
 from rlobs.profile.problems import ProblemAt, raise_all
+from rlobs.profile.worktree import DEFAULT_FOLDER
 from rlobs.profile.yamlsource import Path
 
 if TYPE_CHECKING:
@@ -58,7 +59,11 @@ class FleetGitOps(Model):
 
     repo_url: GitUrl = Field(description="The Git repository this fleet bundle is committed to.")
     target_revision: GitRevision = Field(description="Branch, tag or commit every cluster syncs, unless it says.")
-    path: RepoPath = Field(description="Path of the rendered fleet bundle inside that repository.")
+    path: RepoPath = Field(
+        DEFAULT_FOLDER,
+        description="Path of the rendered fleet bundle inside that repository; rendering into a folder of a git work "
+        "tree sets it to that folder's path (a different one is refused).",
+    )
 
 
 class FleetCluster(Model):
