@@ -73,7 +73,9 @@ def text(v: Volume) -> str:
     for e in sorted({f.source: f.estimate for f in v.families if f.estimate}.items()):
         lines.append(f"Estimate, {e[0]}: {e[1]}")
     for lv in v.levers:
-        lines.append(f"Lever {lv.setting} {lv.change}: {_effect(lv.before, lv.after)}")
+        mark = "set in the profile, against its default" if lv.set else "unset, tried"
+        remote = f"; {lv.remote}" if lv.remote else ""
+        lines.append(f"Lever {lv.setting} {lv.change} ({mark}): {_effect(lv.before, lv.after)}{remote}")
     lines += [f"Over budget: {'.'.join(map(str, k))}: {m}" for k, m in v.over]
     return "\n".join(lines) + "\n"
 
