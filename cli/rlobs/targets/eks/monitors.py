@@ -194,11 +194,13 @@ def per_run(profile: EksProfile, facts: RlFacts) -> dict[str, Any]:
     """eks.prometheus.remoteWrite: aggregated: each RL series summed per run (the run's identity and the metric's own
     attributes kept; pod, instance and job dropped), the only series the remote write keeps (values.py)."""
     pipeline, records = facts.pipeline, []
+    # Labelled with the bundle's scope as its other records are: two bundles' records never collide.
+    scope = {"labels": {naming.label(k, pipeline): v for k, v in facts.scope.items()}} if facts.scope else {}
     for m in facts.catalog.metrics:
         parts: tuple[naming.Part, ...] = ("bucket", "sum", "count") if m.kind == "histogram" else ("",)
         for part in parts:
             by = [naming.label(a, pipeline) for a in m.attributes] + (["le"] if part == "bucket" else [])
             name = naming.series(m, pipeline, part)
             expr = f"sum by ({', '.join(by)}) ({naming.selector(m, pipeline, part, facts.scope)})"
-            records.append({"record": f"{AGGREGATED}{name}:sum", "expr": expr})
+            records.append({"record": f"{AGGREGATED}{name}:sum", "expr": expr, **scope})
     return {"name": f"rlobs-{profile.metadata.name}.remote-write", "interval": REMOTE_WRITE_INTERVAL, "rules": records}
