@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rlobs.rl.catalog import load_catalog
-from rlobs.rl.volume import Totals, amp_quota, over_budget, prices, rl_families, tiered
+from rlobs.rl.volume import Totals, amp_quota, cloud_monitoring_quota, over_budget, prices, rl_families, tiered
 from rlobs.sizing import plan_profile
 from rlobs.targets import parse_profile
 from testing.eks import remote_writing
@@ -69,7 +69,23 @@ def test_remote_write_to_a_workspace_adds_amp_and_its_quota() -> None:
     v = plan_profile(parse_profile(text))
     (amp,) = [c for c in v.costs if c.backend == "amp"]
     assert amp.endpoint == url and amp.usd_per_month > 0
-    assert amp_quota(69_999) == [] and "70,000" in amp_quota(70_001)[0]
+    quota = int(prices()["backends"]["amp"]["quota_samples_per_second"])
+    assert amp_quota(quota) == [] and f"{quota:,}" in amp_quota(quota + 1)[0]
+
+
+def test_cloud_monitorings_series_per_monitored_resource_is_checked_per_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rlobs.sizing import plan_fleet
+
+    limit = int(prices()["backends"]["gmp"]["quota_series_per_resource"])
+    assert cloud_monitoring_quota(limit) == [] and f"{limit:,}" in cloud_monitoring_quota(limit + 1)[0]
+    one, four = (plan_profile(parse_profile(GOOD + f"plan: {{runs: {n}}}\n")) for n in (1, 4))
+    assert one.costs[0].quota == four.costs[0].quota == ()  # each run's rank 0 is its own monitored resource
+    # A limit below one run's 181 series: the profile's plan and a fleet of it are over, each cluster alone.
+    monkeypatch.setitem(prices()["backends"]["gmp"], "quota_series_per_resource", 100)
+    (over,) = plan_profile(parse_profile(GOOD)).costs[0].quota
+    assert "181 series per run" in over
+    fleet = plan_fleet("f", parse_profile(GOOD).plan.budget, [parse_profile(GOOD), parse_profile(GOOD)])
+    assert [m for _, m in fleet.over] == [f"{one.name}: {over}"] * 2
 
 
 def test_a_budget_reports_each_key_it_is_above() -> None:

@@ -42,6 +42,10 @@ def plan_fleet(name: str, budget: Budget, profiles: list[ProfileBase]) -> FleetV
     for cost in (c for v in clusters for c in v.costs if c.backend == "amp"):
         workspaces[cost.endpoint] = workspaces.get(cost.endpoint, 0.0) + cost.samples_per_second
     over += [(("clusters",), f"{url}: {m}") for url, rate in workspaces.items() for m in amp_quota(rate)]
+    # Cloud Monitoring's limit is per monitored resource, so clusters do not add up: each is checked alone.
+    over += [
+        (("clusters",), f"{v.name}: {m}") for v in clusters for c in v.costs if c.backend == "gmp" for m in c.quota
+    ]
     return FleetVolume(name, clusters, totals, tuple(over))
 
 
@@ -69,7 +73,7 @@ def text(v: Volume) -> str:
     )
     for c in v.costs:
         lines.append(f"  {c.title}: {c.usd_per_month:,.2f} USD ({c.source})")
-        lines += [f"    {note}" for note in c.notes]
+        lines += [f"    {note}" for note in c.notes] + [f"    over quota: {q}" for q in c.quota]
     for e in sorted({f.source: f.estimate for f in v.families if f.estimate}.items()):
         lines.append(f"Estimate, {e[0]}: {e[1]}")
     for lv in v.levers:

@@ -49,6 +49,7 @@ class Cost:
     endpoint: str = ""  # where the samples go, when the profile says (a remote-write URL): a fleet sums quotas by it
     samples_per_second: float = 0.0
     series: int = 0  # what it receives, where that is not the whole plan (a remote write)
+    quota: tuple[str, ...] = ()  # the backend's limits the plan is above (rlobs plan --check fails)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,11 +147,18 @@ def tiered(backend: str, samples: float) -> float:
 
 
 def managed(
-    backend: str, samples_per_second: float, notes: Iterable[str] = (), endpoint: str = "", series: int = 0
+    backend: str,
+    samples_per_second: float,
+    notes: Iterable[str] = (),
+    endpoint: str = "",
+    series: int = 0,
+    quota: Iterable[str] = (),
 ) -> Cost:
     entry = prices()["backends"][backend]
     usd = tiered(backend, month_samples(samples_per_second))
-    return Cost(backend, entry["title"], usd, entry["source"], tuple(notes), endpoint, samples_per_second, series)
+    return Cost(
+        backend, entry["title"], usd, entry["source"], tuple(notes), endpoint, samples_per_second, series, tuple(quota)
+    )
 
 
 def amp_quota(samples_per_second: float) -> list[str]:
@@ -158,6 +166,13 @@ def amp_quota(samples_per_second: float) -> list[str]:
     if samples_per_second <= quota:
         return []
     return [f"{samples_per_second:,.0f} samples/s is above the workspace's default ingestion quota of {quota:,}/s"]
+
+
+def cloud_monitoring_quota(series_per_resource: int) -> list[str]:
+    quota = int(prices()["backends"]["gmp"]["quota_series_per_resource"])
+    if series_per_resource <= quota:
+        return []
+    return [f"{series_per_resource:,} series per run is above Cloud Monitoring's {quota:,} per monitored resource"]
 
 
 def in_cluster(series: int, samples_per_second: float, retention_s: float, volume_gib: float) -> Cost:
@@ -294,6 +309,7 @@ def as_data(v: Volume) -> dict[str, Any]:
                 "moneyPerMonth": round(c.usd_per_month, 2),
                 "source": c.source,
                 "notes": list(c.notes),
+                "overQuota": list(c.quota),
             }
             for c in v.costs
         ],

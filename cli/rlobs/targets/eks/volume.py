@@ -52,7 +52,7 @@ def volume(profile: EksProfile, catalog: Catalog) -> Volume:
     amp = [url for url in remote_writes(eks.helm_values) if "aps-workspaces" in url]
     for url in amp:
         what = f"remote-writes {out:,} series, {out_rate:,.1f} samples/s ({eks.prometheus.remote_write})"
-        costs.append(managed("amp", out_rate, [what, *amp_quota(out_rate)], url, out))
+        costs.append(managed("amp", out_rate, [what], url, out, amp_quota(out_rate)))
     lever = ((("eks", "prometheus", "remote_write"), "aggregated"),) if amp else ()
     return Volume(profile.metadata.name, tuple(families), tuple(costs), settings=lever)
 
