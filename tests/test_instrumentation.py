@@ -14,6 +14,7 @@ from rlobs.rl.identity import identity_values
 from rlobs.targets import parse_profile
 from testing.helpers import REPO, profile, tool
 from testing.otlp import CATALOG, PROFILE, Receiver, example_env, render_app
+from testing.prom import free_port
 
 
 def _run_example(app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -104,6 +105,29 @@ def test_metrics_match_the_catalog_exactly(tmp_path: Path, receiver: Receiver) -
     resources = receiver.resources()
     assert resources and all(r["service.name"] == "custom-service" for r in resources)  # OTEL_SERVICE_NAME wins
     assert all(r["deployment.environment"] == "test" for r in resources)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("drop", [False, True])
+def test_a_dropped_attribute_is_on_no_scraped_series(tmp_path: Path, drop: bool) -> None:
+    # The python-prometheus pipeline: the same View, seen through the SDK's Prometheus exporter's /metrics.
+    text = (REPO / "blueprints" / "eks-jark.yaml").read_text(encoding="utf-8")
+    if drop:
+        text = text.replace("\n  run:\n", "\n  dropAttributes: [drop_reason]\n  run:\n", 1)
+    app = render_app(tmp_path, parse_profile(text))
+    port = free_port()
+    script = (
+        "import urllib.request, rlobs_telemetry as t\nt.init()\nt.record_loss('x')\n"
+        f"print(urllib.request.urlopen('http://127.0.0.1:{port}/metrics', timeout=5).read().decode())\nt.shutdown()\n"
+    )
+    env = example_env(app, OTEL_METRICS_EXPORTER="prometheus", OTEL_EXPORTER_PROMETHEUS_PORT=str(port))
+    env["RL_FINISH_LINGER_SECONDS"] = "0"  # no wait for a last scrape at exit
+    env["OTEL_TRACES_EXPORTER"] = "none"
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    dropped = [line for line in run.stdout.splitlines() if line.startswith("rl_telemetry_dropped_total{")]
+    assert len(dropped) == (1 if drop else len(CATALOG.attribute("drop_reason").values)), dropped
+    assert all(("rl_telemetry_reason=" in line) != drop and "rl_run_id=" in line for line in dropped)
 
 
 @pytest.mark.slow
