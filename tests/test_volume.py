@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from rlobs.rl.catalog import load_catalog
-from rlobs.rl.volume import Totals, amp_quota, cloud_monitoring_quota, over_budget, prices, rl_families, tiered
-from rlobs.sizing import plan_profile
+from rlobs.rl.volume import Totals, amp_quota, as_data, cloud_monitoring_quota, over_budget, prices, rl_families, tiered
+from rlobs.sizing import plan_profile, text
 from rlobs.targets import parse_profile
 from testing.eks import remote_writing
 from testing.helpers import GOOD, REPO, profile
@@ -171,7 +171,10 @@ def test_aggregating_before_remote_write_sends_the_per_run_records_only() -> Non
         plain.totals.usd_per_month,
         aggregated.totals.usd_per_month,
     )
-    assert lever.remote.startswith(f"remote write {amp_all.series:,} -> {rl:,} series")
+    assert lever.remote is not None and (lever.remote[0][0], lever.remote[1][0]) == (amp_all.series, rl)
+    data = as_data(aggregated)["levers"][-1]["remoteWrite"]
+    assert (data["before"]["series"], data["after"]["series"]) == (amp_all.series, rl)
+    assert f"remote write {amp_all.series:,} -> {rl:,} series" in text(aggregated)
     # Unset, the plan tries it where the bundle remote-writes to a workspace.
     (tried,) = [lv for lv in plain.levers if lv.setting == "eks.prometheus.remoteWrite"]
     assert not tried.set and tried.after.usd_per_month == pytest.approx(aggregated.totals.usd_per_month)

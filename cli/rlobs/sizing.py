@@ -78,7 +78,10 @@ def text(v: Volume) -> str:
         lines.append(f"Estimate, {e[0]}: {e[1]}")
     for lv in v.levers:
         mark = "set in the profile, against its default" if lv.set else "unset, tried"
-        remote = f"; {lv.remote}" if lv.remote else ""
+        remote = ""
+        if lv.remote:
+            (s0, r0), (s1, r1) = lv.remote
+            remote = f"; remote write {s0:,} -> {s1:,} series, {r0:,.1f} -> {r1:,.1f} samples/s"
         lines.append(f"Lever {lv.setting} {lv.change} ({mark}): {_effect(lv.before, lv.after)}{remote}")
     lines += [f"Over budget: {'.'.join(map(str, k))}: {m}" for k, m in v.over]
     return "\n".join(lines) + "\n"

@@ -59,7 +59,8 @@ class Lever:
     before: Totals
     after: Totals
     set: bool = False  # the profile sets it (before: its default); else the plan tried it (before: the profile)
-    remote: str = ""  # the remote write's series and samples before and after, where the bundle remote-writes
+    # Where the bundle remote-writes: the remote write's (series, samples/s) before and after
+    remote: tuple[tuple[int, float], tuple[int, float]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,12 +247,12 @@ def _levers(profile: ProfileBase, catalog: Catalog, count: Count, volume: Volume
                 yield Lever(setting, f"{will} -> {was}", now.totals, then.totals, remote=_remote(now, then))
 
 
-def _remote(before: Volume, after: Volume) -> str:
-    (s0, r0), (s1, r1) = (
-        (sum(c.series for c in v.costs if c.endpoint), sum(c.samples_per_second for c in v.costs if c.endpoint))
-        for v in (before, after)
-    )
-    return f"remote write {s0:,} -> {s1:,} series, {r0:,.1f} -> {r1:,.1f} samples/s" if s0 or s1 else ""
+def _remote(before: Volume, after: Volume) -> tuple[tuple[int, float], tuple[int, float]] | None:
+    sent = [[c for c in v.costs if c.endpoint] for v in (before, after)]
+    if not any(sent):
+        return None
+    b, a = ((sum(c.series for c in s), sum(c.samples_per_second for c in s)) for s in sent)
+    return b, a
 
 
 def _value(model: Any, path: tuple[str, ...]) -> Any:
@@ -321,7 +322,16 @@ def as_data(v: Volume) -> dict[str, Any]:
                 "before": totals_data(lv.before),
                 "after": totals_data(lv.after),
                 "set": lv.set,
-                "remote": lv.remote,
+                **(
+                    {
+                        "remoteWrite": {
+                            k: {"series": n, "samplesPerSecond": round(r, 3)}
+                            for k, (n, r) in zip(("before", "after"), lv.remote, strict=True)
+                        }
+                    }
+                    if lv.remote
+                    else {}
+                ),
             }
             for lv in v.levers
         ],
