@@ -17,7 +17,7 @@ from rlobs.targets.eks.versions import CHARTS, KUBE_RBAC_PROXY_IMAGE, OPENSEARCH
 from testing.crdschema import crd_schema, errors
 from testing.eks import AMP_URL, aggregated_bundle, bundle, objects
 from testing.helm import render
-from testing.helpers import all_profiles, module
+from testing.helpers import all_profiles, module, shared
 
 pytestmark = pytest.mark.slow
 
@@ -179,7 +179,11 @@ def test_the_opensearch_cluster_matches_the_crd_the_pinned_operator_chart_instal
 
 def test_an_aggregated_remote_write_keeps_only_the_per_run_records(tmp_path: Path) -> None:
     values = yaml.safe_load(aggregated_bundle("eks-jark")["values/kube-prometheus-stack.yaml"])
-    (remote,) = _kind(_render(values, tmp_path), "Prometheus")["spec"]["remoteWrite"]
+    prometheus = _kind(_render(values, tmp_path), "Prometheus")
+    # The chart's own CRD accepts it: writeRelabelConfigs is the operator's RemoteWriteSpec field.
+    crd = shared(f"upstream/helm-charts/kube-prometheus-stack-{KPS.version}/charts/crds/crds/crd-prometheuses.yaml")
+    assert errors(crd_schema(crd), prometheus) == []
+    (remote,) = prometheus["spec"]["remoteWrite"]
     assert remote["url"] == AMP_URL
     user, keep = remote["writeRelabelConfigs"]  # the profile's own relabelling first, then the keep
     assert user == {"regex": "tmp_.*", "action": "labeldrop"}

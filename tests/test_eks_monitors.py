@@ -163,6 +163,8 @@ def _per_run(name: str) -> dict[str, Any]:
 def test_the_per_run_records_sum_each_runs_series_over_its_pods(name: str, tmp_path: Path) -> None:
     group = _per_run(name)
     assert _promtool_check([group], tmp_path).returncode == 0
+    rule = yaml.safe_load(aggregated_bundle(name)["rl-layer/rl-prometheusrule.yaml"])
+    assert errors(crd(CRDS["PrometheusRule"]), rule) == []
     (steps,) = [r for r in group["rules"] if r["record"].startswith("run:rl_train_steps_total")]
     selector = steps["expr"].split("(", 2)[2].rstrip(")")  # the series the record sums, with the bundle's job
     series, labels = selector.split("{", 1)
