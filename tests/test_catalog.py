@@ -8,7 +8,10 @@ from typer.testing import CliRunner
 
 import rlobs
 from rlobs.main import app
+from rlobs.rl import naming
 from rlobs.rl.catalog import load_catalog
+from testing.bundles import build, pipeline_of
+from testing.helpers import all_profiles, profile
 
 CATALOG = load_catalog()
 
@@ -149,3 +152,19 @@ def test_signals_report_is_data() -> None:
     metrics = report.tables[0]
     assert metrics.headers[0] == "metric" and [r[0] for r in metrics.rows] == [m.name for m in CATALOG.metrics]
     assert report.data["metrics"][0]["name"] == CATALOG.metrics[0].name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(all_profiles()))
+def test_no_rendered_query_reads_a_droppable_attribute(name: str) -> None:
+    # workload.dropAttributes accepts these: a dashboard, rule, alert policy or SLO reading one would go blank.
+    droppable = [a for a in CATALOG.attributes if a.droppable]
+    assert droppable and all(a.scope == "metric" for a in droppable)
+    assert not any(m.kind == "histogram" and set(m.attributes) & {a.name for a in droppable} for m in CATALOG.metrics)
+    p = profile(name)
+    pipeline = pipeline_of(p)
+    queries = [r for r in build(p) if not r.path.startswith(("app/", "docs/")) and r.path != "README.md"]
+    assert any("rules" in r.path or "dashboard" in r.path for r in queries)
+    for a in droppable:
+        for token in {a.name, naming.label(a.name, pipeline)}:
+            assert not [r.path for r in queries if token in r.text], token

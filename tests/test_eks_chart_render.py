@@ -11,12 +11,13 @@ import pytest
 import yaml
 
 from rlobs.errors import ProfileError
+from rlobs.rl.catalog import load_catalog
 from rlobs.targets import parse_profile
 from rlobs.targets.eks.versions import CHARTS, KUBE_RBAC_PROXY_IMAGE, OPENSEARCH_VERSION, WEBHOOK_CERTGEN_IMAGE
 from testing.crdschema import crd_schema, errors
-from testing.eks import bundle, objects
+from testing.eks import AMP_URL, aggregated_bundle, bundle, objects
 from testing.helm import render
-from testing.helpers import all_profiles, module
+from testing.helpers import all_profiles, module, shared
 
 pytestmark = pytest.mark.slow
 
@@ -174,3 +175,24 @@ def test_the_opensearch_cluster_matches_the_crd_the_pinned_operator_chart_instal
     (manager,) = [d for d in docs if d["kind"] == "Deployment"]
     images = {c["image"] for c in manager["spec"]["template"]["spec"]["containers"]}
     assert any(i.startswith(f"{KUBE_RBAC_PROXY_IMAGE}:") for i in images), images
+
+
+def test_an_aggregated_remote_write_keeps_only_the_per_run_records(tmp_path: Path) -> None:
+    values = yaml.safe_load(aggregated_bundle("eks-jark")["values/kube-prometheus-stack.yaml"])
+    prometheus = _kind(_render(values, tmp_path), "Prometheus")
+    # The chart's own CRD accepts it: writeRelabelConfigs is the operator's RemoteWriteSpec field.
+    crd = shared(f"upstream/helm-charts/kube-prometheus-stack-{KPS.version}/charts/crds/crds/crd-prometheuses.yaml")
+    assert errors(crd_schema(crd), prometheus) == []
+    (remote,) = prometheus["spec"]["remoteWrite"]
+    assert remote["url"] == AMP_URL
+    user, keep = remote["writeRelabelConfigs"]  # the profile's own relabelling first, then the keep
+    assert user == {"regex": "tmp_.*", "action": "labeldrop"}
+    assert keep["sourceLabels"] == ["__name__"] and keep["action"] == "keep"
+    rules = yaml.safe_load(aggregated_bundle("eks-jark")["rl-layer/rl-prometheusrule.yaml"])
+    records = [r["record"] for g in rules["spec"]["groups"] for r in g["rules"] if "record" in r]
+    kept = [r for r in records if re.fullmatch(keep["regex"], r)]  # Prometheus anchors relabel regexes
+    # one record per series of each RL metric: a histogram's _bucket, _sum and _count
+    assert len(kept) == sum(3 if m.kind == "histogram" else 1 for m in load_catalog().metrics)
+    # Neither the RL series as scraped, the alerts' own records nor a third-party series leaves the cluster.
+    for name in ("rl_train_steps_total", "rlobs:rl_run_state", "DCGM_FI_DEV_GPU_UTIL", "node_cpu_seconds_total"):
+        assert not re.fullmatch(keep["regex"], name), name

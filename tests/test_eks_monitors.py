@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from testing.crdschema import errors
-from testing.eks import EKS_PROFILES, objects, of_kind
+from testing.eks import EKS_PROFILES, aggregated_bundle, objects, of_kind
 from testing.eks import schema as crd
 from testing.helpers import module, profile, tool
 
@@ -150,3 +150,47 @@ def test_a_cluster_receiver_is_refused_in_ai_on_eks_mode() -> None:
         parse_profile(text, "p.yaml")
     (line,) = info.value.lines()
     assert "eks.alertmanagerReceivers[0].alerts: expected rl with eks.mode: ai-on-eks" in line
+
+
+def _per_run(name: str) -> dict[str, Any]:
+    rules = yaml.safe_load(aggregated_bundle(name)["rl-layer/rl-prometheusrule.yaml"])
+    (group,) = [g for g in rules["spec"]["groups"] if g["name"].endswith(".remote-write")]
+    return dict(group)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["eks-jark", "eks-prometheus-exporter"])  # both pipelines' series names
+def test_the_per_run_records_sum_each_runs_series_over_its_pods(name: str, tmp_path: Path) -> None:
+    group = _per_run(name)
+    assert _promtool_check([group], tmp_path).returncode == 0
+    rule = yaml.safe_load(aggregated_bundle(name)["rl-layer/rl-prometheusrule.yaml"])
+    assert errors(crd(CRDS["PrometheusRule"]), rule) == []
+    (steps,) = [r for r in group["rules"] if r["record"].startswith("run:rl_train_steps_total")]
+    selector = steps["expr"].split("(", 2)[2].rstrip(")")  # the series the record sums, with the bundle's job
+    series, labels = selector.split("{", 1)
+    run = 'rl_run_id="r1", rl_system="verl"'
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": [group]}), encoding="utf-8")
+    tests = {
+        "rule_files": ["rules.yaml"],
+        "evaluation_interval": "30s",
+        "tests": [
+            {
+                "interval": "30s",
+                "input_series": [
+                    {"series": f"{series}{{{labels[:-1]}, pod='a', {run}}}", "values": "1 2 3"},
+                    {"series": f"{series}{{{labels[:-1]}, pod='b', {run}}}", "values": "10 20 30"},
+                ],
+                "promql_expr_test": [
+                    {
+                        "expr": steps["record"],
+                        "eval_time": "1m",
+                        "exp_samples": [{"labels": f"{steps['record']}{{{labels[:-1]}, {run}}}", "value": 33}],
+                    }
+                ],
+            }
+        ],
+    }
+    (tmp_path / "test.yaml").write_text(yaml.safe_dump(tests), encoding="utf-8")
+    promtool = tool("promtool", "runs the per-run records")
+    proc = subprocess.run([promtool, "test", "rules", "test.yaml"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from rlobs.rl.identity import identity_values
-from testing.helpers import profile, tool
+from rlobs.targets import parse_profile
+from testing.helpers import REPO, profile, tool
 from testing.otlp import CATALOG, PROFILE, Receiver, example_env, render_app
+from testing.prom import free_port
 
 
 def _run_example(app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -103,6 +105,51 @@ def test_metrics_match_the_catalog_exactly(tmp_path: Path, receiver: Receiver) -
     resources = receiver.resources()
     assert resources and all(r["service.name"] == "custom-service" for r in resources)  # OTEL_SERVICE_NAME wins
     assert all(r["deployment.environment"] == "test" for r in resources)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("drop", [False, True])
+def test_a_dropped_attribute_is_on_no_scraped_series(tmp_path: Path, drop: bool) -> None:
+    # The python-prometheus pipeline: the same View, seen through the SDK's Prometheus exporter's /metrics.
+    text = (REPO / "blueprints" / "eks-jark.yaml").read_text(encoding="utf-8")
+    if drop:
+        text = text.replace("\n  run:\n", "\n  dropAttributes: [drop_reason]\n  run:\n", 1)
+    app = render_app(tmp_path, parse_profile(text))
+    port = free_port()
+    script = (
+        "import urllib.request, rlobs_telemetry as t\nt.init()\nt.record_loss('x')\n"
+        f"print(urllib.request.urlopen('http://127.0.0.1:{port}/metrics', timeout=5).read().decode())\nt.shutdown()\n"
+    )
+    env = example_env(app, OTEL_METRICS_EXPORTER="prometheus", OTEL_EXPORTER_PROMETHEUS_PORT=str(port))
+    env["RL_FINISH_LINGER_SECONDS"] = "0"  # no wait for a last scrape at exit
+    env["OTEL_TRACES_EXPORTER"] = "none"
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    dropped = [line for line in run.stdout.splitlines() if line.startswith("rl_telemetry_dropped_total{")]
+    assert len(dropped) == (1 if drop else len(CATALOG.attribute("drop_reason").values)), dropped
+    assert all(("rl_telemetry_reason=" in line) != drop and "rl_run_id=" in line for line in dropped)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("drop", [False, True])
+def test_a_dropped_attribute_is_on_no_exported_point(tmp_path: Path, receiver: Receiver, drop: bool) -> None:
+    text = (REPO / "blueprints" / "eks-jark.yaml").read_text(encoding="utf-8")
+    if drop:
+        text = text.replace("\n  run:\n", "\n  dropAttributes: [drop_reason]\n  run:\n", 1)
+    app = render_app(tmp_path, parse_profile(text))
+    script = "import rlobs_telemetry as t\nt.init()\nt.record_loss('x')\nt.record_mfu(-1.0)\nt.shutdown()\n"
+    env = example_env(app, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.port}")
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    reason = CATALOG.attribute("drop_reason").name
+    dps = receiver.metric_points()[CATALOG.metric("telemetry_dropped").name].sum.data_points
+    reasons = [kv.value.string_value for dp in dps for kv in dp.attributes if kv.key == reason]
+    # Dropped: one series holding both refusals, its identity intact; kept: one series per reason (each starts at 0).
+    every = sorted(CATALOG.attribute("drop_reason").values)
+    assert (len(dps), sorted(reasons)) == ((1, []) if drop else (len(every), every))
+    assert sum(dp.as_int for dp in dps) == 2
+    run_id = CATALOG.attribute("run_id").name
+    assert all(run_id in {kv.key for kv in dp.attributes} for dp in dps)
 
 
 @pytest.mark.slow

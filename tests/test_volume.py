@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from rlobs.rl.catalog import load_catalog
-from rlobs.rl.volume import Totals, amp_quota, over_budget, prices, rl_families, tiered
-from rlobs.sizing import plan_profile
+from rlobs.rl.volume import Totals, amp_quota, as_data, cloud_monitoring_quota, over_budget, prices, rl_families, tiered
+from rlobs.sizing import plan_profile, text
 from rlobs.targets import parse_profile
+from testing.eks import remote_writing
 from testing.helpers import GOOD, REPO, profile
 
 CATALOG = load_catalog()
@@ -68,7 +69,23 @@ def test_remote_write_to_a_workspace_adds_amp_and_its_quota() -> None:
     v = plan_profile(parse_profile(text))
     (amp,) = [c for c in v.costs if c.backend == "amp"]
     assert amp.endpoint == url and amp.usd_per_month > 0
-    assert amp_quota(69_999) == [] and "70,000" in amp_quota(70_001)[0]
+    quota = int(prices()["backends"]["amp"]["quota_samples_per_second"])
+    assert amp_quota(quota) == [] and f"{quota:,}" in amp_quota(quota + 1)[0]
+
+
+def test_cloud_monitorings_series_per_monitored_resource_is_checked_per_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rlobs.sizing import plan_fleet
+
+    limit = int(prices()["backends"]["gmp"]["quota_series_per_resource"])
+    assert cloud_monitoring_quota(limit) == [] and f"{limit:,}" in cloud_monitoring_quota(limit + 1)[0]
+    one, four = (plan_profile(parse_profile(GOOD + f"plan: {{runs: {n}}}\n")) for n in (1, 4))
+    assert one.costs[0].quota == four.costs[0].quota == ()  # each run's rank 0 is its own monitored resource
+    # A limit below one run's 181 series: the profile's plan and a fleet of it are over, each cluster alone.
+    monkeypatch.setitem(prices()["backends"]["gmp"], "quota_series_per_resource", 100)
+    (over,) = plan_profile(parse_profile(GOOD)).costs[0].quota
+    assert "181 series per run" in over
+    fleet = plan_fleet("f", parse_profile(GOOD).plan.budget, [parse_profile(GOOD), parse_profile(GOOD)])
+    assert [m for _, m in fleet.over] == [f"{one.name}: {over}"] * 2
 
 
 def test_a_budget_reports_each_key_it_is_above() -> None:
@@ -118,4 +135,54 @@ def test_histogram_buckets_must_ascend() -> None:
 
     text = GOOD.replace("  container: trainer\n", "  container: trainer\n  histogramBuckets: [100, 50]\n")
     with pytest.raises(ProfileError, match=r"workload.histogramBuckets: expected ascending boundaries"):
+        parse_profile(text, "p.yaml")
+
+
+def test_a_dropped_attribute_is_a_lever_the_profile_sets() -> None:
+    text = GOOD.replace("  container: trainer\n", "  container: trainer\n  dropAttributes: [drop_reason]\n")
+    v = plan_profile(parse_profile(text))
+    reasons = len(CATALOG.attribute("drop_reason").values)
+    assert v.totals.series == 181 - (reasons - 1)  # rl.telemetry.dropped: one series instead of one per reason
+    (lever,) = [lv for lv in v.levers if lv.setting == "workload.dropAttributes"]
+    assert lever.set and lever.change == "[] -> [drop_reason]"
+    assert (lever.before.series, lever.after.series) == (181, v.totals.series)
+    assert "workload.dropAttributes" not in {lv.setting for lv in plan_profile(parse_profile(GOOD)).levers}
+
+
+@pytest.mark.parametrize("key", ["run_id", "time_bucket", "loop", "nope"])
+def test_only_attributes_no_query_reads_can_be_dropped(key: str) -> None:
+    from rlobs.errors import ProfileError
+
+    text = GOOD.replace("  container: trainer\n", f"  container: trainer\n  dropAttributes: [{key}]\n")
+    with pytest.raises(ProfileError, match=rf"workload.dropAttributes\[0\]: expected one of drop_reason .*'{key}'"):
+        parse_profile(text, "p.yaml")
+
+
+def test_aggregating_before_remote_write_sends_the_per_run_records_only() -> None:
+    plain, aggregated = (plan_profile(parse_profile(remote_writing(EKS, a) + "plan: {nodes: 8}\n")) for a in (0, 1))
+    (amp_all,), (amp_runs,) = ([c for c in v.costs if c.backend == "amp"] for v in (plain, aggregated))
+    rl = sum(f.series for f in plain.families if f.source == "rl")
+    assert amp_all.series == plain.totals.series and amp_runs.series == rl
+    assert amp_runs.samples_per_second == pytest.approx(rl / 30)  # the records' evaluation interval
+    assert amp_runs.usd_per_month < amp_all.usd_per_month / 10
+    (lever,) = [lv for lv in aggregated.levers if lv.setting == "eks.prometheus.remoteWrite"]
+    assert lever.set and lever.change == "all -> aggregated"
+    assert (lever.before.usd_per_month, lever.after.usd_per_month) == (
+        plain.totals.usd_per_month,
+        aggregated.totals.usd_per_month,
+    )
+    assert lever.remote is not None and (lever.remote[0][0], lever.remote[1][0]) == (amp_all.series, rl)
+    data = as_data(aggregated)["levers"][-1]["remoteWrite"]
+    assert (data["before"]["series"], data["after"]["series"]) == (amp_all.series, rl)
+    assert f"remote write {amp_all.series:,} -> {rl:,} series" in text(aggregated)
+    # Unset, the plan tries it where the bundle remote-writes to a workspace.
+    (tried,) = [lv for lv in plain.levers if lv.setting == "eks.prometheus.remoteWrite"]
+    assert not tried.set and tried.after.usd_per_month == pytest.approx(aggregated.totals.usd_per_month)
+
+
+def test_aggregating_needs_a_remote_write() -> None:
+    from rlobs.errors import ProfileError
+
+    text = EKS.replace("  metricsPipeline:", "  prometheus: {remoteWrite: aggregated}\n  metricsPipeline:")
+    with pytest.raises(ProfileError, match=r"eks.prometheus.remoteWrite: expected a remote write to aggregate for"):
         parse_profile(text, "p.yaml")

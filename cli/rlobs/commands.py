@@ -177,7 +177,7 @@ def plan(path: Path) -> tuple[dict[str, Any], str, bool]:
     from rlobs.targets import load_profile
 
     v = sizing.plan_profile(load_profile(path))
-    return as_data(v), sizing.text(v), bool(v.over)
+    return as_data(v), sizing.text(v), bool(v.over) or any(c.quota for c in v.costs)
 
 
 def render(profiles: list[Path], request: RenderRequest) -> list[RenderResult]:

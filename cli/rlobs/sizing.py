@@ -42,6 +42,10 @@ def plan_fleet(name: str, budget: Budget, profiles: list[ProfileBase]) -> FleetV
     for cost in (c for v in clusters for c in v.costs if c.backend == "amp"):
         workspaces[cost.endpoint] = workspaces.get(cost.endpoint, 0.0) + cost.samples_per_second
     over += [(("clusters",), f"{url}: {m}") for url, rate in workspaces.items() for m in amp_quota(rate)]
+    # Cloud Monitoring's limit is per monitored resource, so clusters do not add up: each is checked alone.
+    over += [
+        (("clusters",), f"{v.name}: {m}") for v in clusters for c in v.costs if c.backend == "gmp" for m in c.quota
+    ]
     return FleetVolume(name, clusters, totals, tuple(over))
 
 
@@ -69,11 +73,16 @@ def text(v: Volume) -> str:
     )
     for c in v.costs:
         lines.append(f"  {c.title}: {c.usd_per_month:,.2f} USD ({c.source})")
-        lines += [f"    {note}" for note in c.notes]
+        lines += [f"    {note}" for note in c.notes] + [f"    over quota: {q}" for q in c.quota]
     for e in sorted({f.source: f.estimate for f in v.families if f.estimate}.items()):
         lines.append(f"Estimate, {e[0]}: {e[1]}")
     for lv in v.levers:
-        lines.append(f"Lever {lv.setting} {lv.change}: {_effect(lv.before, lv.after)}")
+        mark = "set in the profile, against its default" if lv.set else "unset, tried"
+        remote = ""
+        if lv.remote:
+            (s0, r0), (s1, r1) = lv.remote
+            remote = f"; remote write {s0:,} -> {s1:,} series, {r0:,.1f} -> {r1:,.1f} samples/s"
+        lines.append(f"Lever {lv.setting} {lv.change} ({mark}): {_effect(lv.before, lv.after)}{remote}")
     lines += [f"Over budget: {'.'.join(map(str, k))}: {m}" for k, m in v.over]
     return "\n".join(lines) + "\n"
 

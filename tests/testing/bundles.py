@@ -11,7 +11,7 @@ from rlobs.bundle.render import render
 from rlobs.bundle.spec import DataFile, Plan, Rendered
 from rlobs.pipeline import plan_bundle
 from rlobs.profile.model import ProfileBase as Profile
-from rlobs.rl.catalog import load_catalog
+from rlobs.rl.catalog import for_profile, load_catalog
 from rlobs.rl.facts import RlFacts, rl_facts
 from rlobs.rl.naming import Pipeline
 from rlobs.targets import TARGETS
@@ -58,7 +58,7 @@ def pipeline_of(profile: Profile) -> Pipeline:
 
 def facts(profile: Profile, pipeline: Pipeline | None = None) -> RlFacts:
     """The RL facts of a profile's bundle as its target computes them, on another pipeline if one is named."""
-    own = TARGETS[profile.target].facts(profile, load_catalog())
+    own = TARGETS[profile.target].facts(profile, for_profile(load_catalog(), profile))
     if pipeline is None:
         return own
     cluster = own.alert_labels.get("cluster", "")

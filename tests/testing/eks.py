@@ -50,3 +50,27 @@ def write_bundle(name: str, root: Path) -> Path:
         (out / path).parent.mkdir(parents=True, exist_ok=True)
         (out / path).write_text(text, encoding="utf-8")
     return out
+
+
+AMP_URL = "https://aps-workspaces.us-west-2.amazonaws.com/workspaces/ws-1/api/v1/remote_write"
+
+
+def remote_writing(text: str, aggregated: bool = True) -> str:
+    """An EKS profile's text that remote-writes to an AMP workspace (per-run records only, where aggregated)."""
+    values = f"""  helmValues:
+    kube-prometheus-stack:
+      prometheus:
+        prometheusSpec:
+          remoteWrite: [{{url: "{AMP_URL}", writeRelabelConfigs: [{{regex: "tmp_.*", action: labeldrop}}]}}]
+"""
+    if aggregated:
+        values = "  prometheus: {remoteWrite: aggregated}\n" + values
+    return text.replace("  metricsPipeline:", values + "  metricsPipeline:", 1)
+
+
+@functools.cache
+def aggregated_bundle(name: str) -> dict[str, str]:
+    """path -> text of profile `name`'s bundle with eks.prometheus.remoteWrite: aggregated to an AMP workspace."""
+    from rlobs.targets import parse_profile
+
+    return {r.path: r.text for r in build(parse_profile(remote_writing(all_profiles()[name])))}

@@ -12,6 +12,7 @@ from typing import Any
 
 from rlobs.bundle.render import render
 from rlobs.bundle.spec import Plan
+from rlobs.profile.model import ProfileBase as Profile
 from rlobs.rl.app import app_files
 from rlobs.rl.catalog import load_catalog
 from testing.bundles import facts
@@ -21,9 +22,10 @@ CATALOG = load_catalog()
 PROFILE = "eks-jark"
 
 
-def render_app(root: Path, name: str = PROFILE) -> Path:
-    """Render the bundle's app/ files into root; return the app folder."""
-    p = profile(name)
+def render_app(root: Path, name: str | Profile = PROFILE) -> Path:
+    """Render the bundle's app/ files (of a test profile, by name, or of a parsed one) into root; return the app
+    folder."""
+    p = profile(name) if isinstance(name, str) else name
     for r in render(Plan(p.metadata.name, app_files(facts(p)))):
         if r.path.startswith("app/"):
             path = root / r.path

@@ -20,7 +20,7 @@ from rlobs.profile.fields import (
     matching,
     one_line,
 )
-from rlobs.profile.objectives import PlanSettings, Slos
+from rlobs.profile.objectives import PlanSettings, Slos, droppable_attributes
 from rlobs.profile.problems import ProblemAt, raise_all
 
 API_VERSION = "rlobs/v1alpha1"
@@ -196,6 +196,11 @@ class Workload(Model):
         description="Bucket boundaries (ms, ascending) of every duration histogram instead of the catalog's 18 "
         "(10 ms to 4 h): each boundary is one series per histogram (rlobs plan shows the effect).",
     )
+    drop_attributes: tuple[str, ...] = Field(
+        (),
+        description="Catalog attribute keys the module leaves off every metric point (fewer series; rlobs plan shows "
+        "the effect): only attributes no dashboard, alert or SLO reads, e.g. drop_reason.",
+    )
     replicated_jobs: PodGroups = Field(
         (),
         description="JobSet only: the replicatedJobs whose pods run the RL loop, each `{name, container}` (the "
@@ -246,6 +251,16 @@ class Workload(Model):
         bounds = self.histogram_buckets or ()
         if any(a >= b for a, b in pairwise(bounds)):
             raise ProblemAt(("histogramBuckets",), f"expected ascending boundaries, got {list(bounds)}")
+        return self
+
+    @model_validator(mode="after")
+    def _droppable(self) -> Self:
+        allowed = droppable_attributes()
+        raise_all(
+            ProblemAt(("dropAttributes", i), f"expected one of {', '.join(allowed)} (read by no query), got {key!r}")
+            for i, key in enumerate(self.drop_attributes)
+            if key not in allowed
+        )
         return self
 
     @property

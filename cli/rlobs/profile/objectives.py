@@ -2,11 +2,14 @@
 
 # No `from __future__ import annotations`, as in rlobs.profile.model: pydantic would eval() each annotation.
 
+from functools import cache
 from typing import Annotated
 
 from pydantic import Field
 
 from rlobs.profile.fields import Duration, Model, Positive
+from rlobs.profile.yamlsource import load_yaml
+from rlobs.resources import read_text
 
 # Objectives below 1: an objective of 1 leaves no error budget to burn.
 Objective = Annotated[float, Field(gt=0, lt=1)]
@@ -63,3 +66,11 @@ class PlanSettings(Model):
     nodes: int = Field(1, ge=1, description="GPU nodes the runs use (node exporter, Ray and DCGM series).")
     gpus_per_node: int = Field(8, ge=0, description="GPUs per node (DCGM series are per GPU).")
     engines: int = Field(1, ge=0, description="Rollout engine servers (vLLM or SGLang) per run.")
+
+
+@cache
+def droppable_attributes() -> tuple[str, ...]:
+    """The catalog's attribute keys workload.dropAttributes accepts: no dashboard, rule or SLO reads them (read here,
+    not through rlobs.rl.catalog: the profile sits below the RL layer)."""
+    raw = load_yaml(read_text("data", "signals.yaml"))
+    return tuple(a["key"] for a in raw["attributes"] if a.get("droppable"))

@@ -13,7 +13,7 @@ from rlobs.profile.model import ProfileBase
 from rlobs.rl import naming, promrules
 from rlobs.rl.adapters import ONE_LINE, adapter_files, framework_of, mapping_rows
 from rlobs.rl.alerts import RUNBOOK_PATH, thresholds
-from rlobs.rl.catalog import Catalog, Metric
+from rlobs.rl.catalog import Catalog, Metric, load_catalog
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.identity import identity_rows
 from rlobs.rl.naming import Pipeline
@@ -53,7 +53,14 @@ def _telemetry_context(profile: ProfileBase, catalog: Catalog) -> dict[str, Any]
     rows = identity_rows(profile, catalog)
     histos = [m for m in catalog.metrics if m.kind == "histogram"]
     bucket_sets = sorted({m.buckets for m in histos})
+    identity, full = {a.name for a in catalog.identity}, load_catalog()
     return {
+        # workload.dropAttributes: instrument -> the attributes besides the identity it keeps (an SDK View each)
+        "keep": [
+            (m.key, [a for a in m.attributes if a not in identity])
+            for m in catalog.metrics
+            if m.attributes != full.metric(m.key).attributes
+        ],
         "bucket_sets": [[number(b) for b in bounds] for bounds in bucket_sets],
         "buckets": [(m.key, bucket_sets.index(m.buckets)) for m in histos],
         "profile": profile,

@@ -24,6 +24,7 @@ class Attribute:
     description: str
     scope: Scope  # identity: on every metric point and span; span: spans only
     values: tuple[str, ...] = ()  # metric scope: the fixed set of values it takes (rlobs plan counts them)
+    droppable: bool = False  # workload.dropAttributes may drop it: no rendered query reads it
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +151,9 @@ class Catalog:
 
 def parse_catalog(raw: dict[str, Any]) -> Catalog:
     attributes = tuple(
-        Attribute(a["key"], a["name"], a["description"], a["scope"], tuple(a.get("values", ())))
+        Attribute(
+            a["key"], a["name"], a["description"], a["scope"], tuple(a.get("values", ())), a.get("droppable", False)
+        )
         for a in raw["attributes"]
     )
     identity = tuple(a.name for a in attributes if a.scope == "identity")
@@ -221,11 +224,20 @@ def _check_key(framework: str, k: KeyMapping, metric: Metric) -> None:
 
 
 def for_profile(catalog: Catalog, profile: ProfileBase) -> Catalog:
-    """The catalog a profile's bundle records: workload.histogramBuckets replaces every duration histogram's."""
-    bounds = profile.workload.histogram_buckets
-    if bounds is None:
+    """The catalog a profile's bundle records: workload.histogramBuckets replaces every duration histogram's, and
+    the attributes workload.dropAttributes names are on no metric point."""
+    bounds, w = profile.workload.histogram_buckets, profile.workload
+    dropped = {catalog.attribute(k).name for k in w.drop_attributes}
+    if bounds is None and not dropped:
         return catalog
-    metrics = tuple(replace(m, buckets=tuple(bounds)) if m.kind == "histogram" else m for m in catalog.metrics)
+    metrics = tuple(
+        replace(
+            m,
+            buckets=tuple(bounds) if bounds is not None and m.kind == "histogram" else m.buckets,
+            attributes=tuple(a for a in m.attributes if a not in dropped),
+        )
+        for m in catalog.metrics
+    )
     return replace(catalog, metrics=metrics)
 
 

@@ -10,13 +10,15 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from rlobs.profile.fields import duration_seconds
 from rlobs.profile.model import ProfileBase
 from rlobs.profile.objectives import Budget
 from rlobs.profile.yamlsource import Path, load_yaml
 from rlobs.resources import read_text
 from rlobs.rl import naming
-from rlobs.rl.catalog import Catalog, Metric, for_profile
+from rlobs.rl.catalog import Catalog, Metric, for_profile, load_catalog
 
 # A target's count of its bundle (Target.volume): profile and its catalog in, families and costs out.
 Count = Callable[[Any, Catalog], "Volume"]
@@ -46,14 +48,19 @@ class Cost:
     notes: tuple[str, ...] = ()  # what else the backend needs (memory, disk) or warns about (quota)
     endpoint: str = ""  # where the samples go, when the profile says (a remote-write URL): a fleet sums quotas by it
     samples_per_second: float = 0.0
+    series: int = 0  # what it receives, where that is not the whole plan (a remote write)
+    quota: tuple[str, ...] = ()  # the backend's limits the plan is above (rlobs plan --check fails)
 
 
 @dataclass(frozen=True, slots=True)
 class Lever:
     setting: str  # the profile key, dotted
-    change: str  # what the plan tried, e.g. 30s -> 60s
+    change: str  # from the value before to the value after, e.g. 30s -> 60s
     before: Totals
     after: Totals
+    set: bool = False  # the profile sets it (before: its default); else the plan tried it (before: the profile)
+    # Where the bundle remote-writes: the remote write's (series, samples/s) before and after
+    remote: tuple[tuple[int, float], tuple[int, float]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +76,8 @@ class Volume:
     families: tuple[Family, ...]
     costs: tuple[Cost, ...]
     levers: tuple[Lever, ...] = ()
+    # The target's own lever settings: (attribute path in the profile, the value to try unset, or None)
+    settings: tuple[tuple[tuple[str, ...], Any], ...] = ()
     over: tuple[tuple[Path, str], ...] = field(default=())  # budget keys exceeded, with what
 
     @property
@@ -138,10 +147,19 @@ def tiered(backend: str, samples: float) -> float:
     return usd
 
 
-def managed(backend: str, samples_per_second: float, notes: Iterable[str] = (), endpoint: str = "") -> Cost:
+def managed(
+    backend: str,
+    samples_per_second: float,
+    notes: Iterable[str] = (),
+    endpoint: str = "",
+    series: int = 0,
+    quota: Iterable[str] = (),
+) -> Cost:
     entry = prices()["backends"][backend]
     usd = tiered(backend, month_samples(samples_per_second))
-    return Cost(backend, entry["title"], usd, entry["source"], tuple(notes), endpoint, samples_per_second)
+    return Cost(
+        backend, entry["title"], usd, entry["source"], tuple(notes), endpoint, samples_per_second, series, tuple(quota)
+    )
 
 
 def amp_quota(samples_per_second: float) -> list[str]:
@@ -149,6 +167,13 @@ def amp_quota(samples_per_second: float) -> list[str]:
     if samples_per_second <= quota:
         return []
     return [f"{samples_per_second:,.0f} samples/s is above the workspace's default ingestion quota of {quota:,}/s"]
+
+
+def cloud_monitoring_quota(series_per_resource: int) -> list[str]:
+    quota = int(prices()["backends"]["gmp"]["quota_series_per_resource"])
+    if series_per_resource <= quota:
+        return []
+    return [f"{series_per_resource:,} series per run is above Cloud Monitoring's {quota:,} per monitored resource"]
 
 
 def in_cluster(series: int, samples_per_second: float, retention_s: float, volume_gib: float) -> Cost:
@@ -189,28 +214,68 @@ def planned(profile: ProfileBase, catalog: Catalog, count: Count) -> Volume:
     totals = volume.totals
     return replace(
         volume,
-        levers=tuple(_levers(profile, catalog, count, totals)),
+        levers=tuple(_levers(profile, catalog, count, volume)),
         over=tuple(over_budget(totals, profile.plan.budget)),
     )
 
 
-def _levers(profile: ProfileBase, catalog: Catalog, count: Count, before: Totals) -> Iterator[Lever]:
-    """Each profile setting that would lower the plan, tried once; shown only where it changes the figures."""
+def _levers(profile: ProfileBase, catalog: Catalog, count: Count, volume: Volume) -> Iterator[Lever]:
+    """Each lever the profile sets, against its default (what it saves), and the export interval and buckets where
+    unset, tried once (what they would save); shown only where they change the figures."""
     w = profile.workload
-    tries: list[tuple[str, str, str, Any]] = []
-    now = duration_seconds(w.export_interval)
-    if now < _LONGEST_EXPORT_S:
-        longer = f"{min(2 * now, _LONGEST_EXPORT_S)}s"
-        tries.append(("workload.exportInterval", "export_interval", f"{w.export_interval} -> {longer}", longer))
+    seconds = duration_seconds(w.export_interval)
     bounds = next((m.buckets for m in catalog.metrics if m.kind == "histogram"), ())
-    if len(bounds) > 1:
-        fewer = bounds[1::2]  # every other boundary: the same range at half the resolution
-        tries.append(("workload.histogramBuckets", "histogram_buckets", f"{len(bounds)} -> {len(fewer)}", fewer))
-    for setting, key, change, value in tries:
-        tried = profile.model_copy(update={"workload": w.model_copy(update={key: value})})
-        after = count(tried, for_profile(catalog, tried)).totals
-        if after != before:
-            yield Lever(setting, change, before, after)
+    tries: list[tuple[tuple[str, ...], Any]] = [
+        (("workload", "export_interval"), f"{min(2 * seconds, _LONGEST_EXPORT_S)}s"),
+        (("workload", "histogram_buckets"), bounds[1::2] or None),  # the same range at half the resolution
+        (("workload", "drop_attributes"), None),
+        *volume.settings,
+    ]
+    base, now = load_catalog(), volume
+    for path, suggested in tries:
+        current, default = _value(profile, path), _default(profile, path)
+        other = default if current != default else suggested
+        if current == default and (suggested is None or suggested == current):
+            continue
+        tried = _with(profile, path, other)
+        then = count(tried, for_profile(base, tried))
+        if then.totals != now.totals:
+            setting, was, will = ".".join(to_camel(p) for p in path), _shown(other, base), _shown(current, base)
+            if current != default:
+                yield Lever(setting, f"{was} -> {will}", then.totals, now.totals, set=True, remote=_remote(then, now))
+            else:
+                yield Lever(setting, f"{will} -> {was}", now.totals, then.totals, remote=_remote(now, then))
+
+
+def _remote(before: Volume, after: Volume) -> tuple[tuple[int, float], tuple[int, float]] | None:
+    sent = [[c for c in v.costs if c.endpoint] for v in (before, after)]
+    if not any(sent):
+        return None
+    b, a = ((sum(c.series for c in s), sum(c.samples_per_second for c in s)) for s in sent)
+    return b, a
+
+
+def _value(model: Any, path: tuple[str, ...]) -> Any:
+    for name in path:
+        model = getattr(model, name)
+    return model
+
+
+def _default(model: Any, path: tuple[str, ...]) -> Any:
+    return type(_value(model, path[:-1])).model_fields[path[-1]].get_default(call_default_factory=True)
+
+
+def _with(model: Any, path: tuple[str, ...], value: Any) -> Any:
+    head, *rest = path
+    return model.model_copy(update={head: _with(getattr(model, head), tuple(rest), value) if rest else value})
+
+
+def _shown(value: Any, catalog: Catalog) -> str:
+    if value is None:  # histogramBuckets unset: the catalog's
+        value = next(m.buckets for m in catalog.metrics if m.kind == "histogram")
+    if isinstance(value, tuple):
+        return "[" + ", ".join(value) + "]" if not value or isinstance(value[0], str) else str(len(value))
+    return str(value)
 
 
 def totals_data(t: Totals) -> dict[str, Any]:
@@ -245,6 +310,7 @@ def as_data(v: Volume) -> dict[str, Any]:
                 "moneyPerMonth": round(c.usd_per_month, 2),
                 "source": c.source,
                 "notes": list(c.notes),
+                "overQuota": list(c.quota),
             }
             for c in v.costs
         ],
@@ -255,6 +321,17 @@ def as_data(v: Volume) -> dict[str, Any]:
                 "change": lv.change,
                 "before": totals_data(lv.before),
                 "after": totals_data(lv.after),
+                "set": lv.set,
+                **(
+                    {
+                        "remoteWrite": {
+                            k: {"series": n, "samplesPerSecond": round(r, 3)}
+                            for k, (n, r) in zip(("before", "after"), lv.remote, strict=True)
+                        }
+                    }
+                    if lv.remote
+                    else {}
+                ),
             }
             for lv in v.levers
         ],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlobs.rl import naming
 from rlobs.rl.facts import RlFacts, workload_job
 from rlobs.rl.labels import bundle_labels
 from rlobs.rl.promrules import rule_groups
@@ -19,6 +20,10 @@ APP_METRICS_PORT_NAME = "rl-metrics"
 # How often Prometheus scrapes every endpoint rlobs monitors (the collector's own telemetry at twice that); rlobs plan
 # counts samples at this interval.
 SCRAPE_INTERVAL = "15s"
+# eks.prometheus.remoteWrite: aggregated: the per-run records' prefix (the remote write keeps only these) and how
+# often they are evaluated, so each is one sample per interval on the remote side.
+AGGREGATED = "run:"
+REMOTE_WRITE_INTERVAL = "30s"
 
 
 def _object(kind: str, name: str, profile: EksProfile, spec: dict[str, Any]) -> dict[str, Any]:
@@ -179,4 +184,23 @@ def rollout_engine(profile: EksProfile) -> dict[str, Any]:
 
 
 def rules(profile: EksProfile, facts: RlFacts) -> dict[str, Any]:
-    return _object("PrometheusRule", f"rlobs-{profile.metadata.name}", profile, {"groups": rule_groups(facts)})
+    groups = rule_groups(facts)
+    if profile.eks.prometheus.remote_write == "aggregated":
+        groups.append(per_run(profile, facts))
+    return _object("PrometheusRule", f"rlobs-{profile.metadata.name}", profile, {"groups": groups})
+
+
+def per_run(profile: EksProfile, facts: RlFacts) -> dict[str, Any]:
+    """eks.prometheus.remoteWrite: aggregated: each RL series summed per run (the run's identity and the metric's own
+    attributes kept; pod, instance and job dropped), the only series the remote write keeps (values.py)."""
+    pipeline, records = facts.pipeline, []
+    # Labelled with the bundle's scope as its other records are: two bundles' records never collide.
+    scope = {"labels": {naming.label(k, pipeline): v for k, v in facts.scope.items()}} if facts.scope else {}
+    for m in facts.catalog.metrics:
+        parts: tuple[naming.Part, ...] = ("bucket", "sum", "count") if m.kind == "histogram" else ("",)
+        for part in parts:
+            by = [naming.label(a, pipeline) for a in m.attributes] + (["le"] if part == "bucket" else [])
+            name = naming.series(m, pipeline, part)
+            expr = f"sum by ({', '.join(by)}) ({naming.selector(m, pipeline, part, facts.scope)})"
+            records.append({"record": f"{AGGREGATED}{name}:sum", "expr": expr, **scope})
+    return {"name": f"rlobs-{profile.metadata.name}.remote-write", "interval": REMOTE_WRITE_INTERVAL, "rules": records}

@@ -24,6 +24,7 @@ from rlobs.profile.model import ProfileBase
 from rlobs.profile.problems import ProblemAt, raise_all
 from rlobs.profile.regions import listed, pinned
 from rlobs.profile.worktree import DEFAULT_FOLDER
+from rlobs.profile.yamlsource import get_at
 from rlobs.targets.eks.helmvalues import override_problems
 from rlobs.targets.eks.terraform import entry_problems, variable_problems
 
@@ -131,6 +132,11 @@ class PrometheusSettings(Model):
     storage_class: DnsLabel = "gp3"
     requests: Resources = Resources(cpu="500m", memory="2Gi")
     limits: Resources = Resources(cpu="2", memory="8Gi")
+    remote_write: Literal["all", "aggregated"] = Field(
+        "all",
+        description="What Prometheus sends to the remoteWrite URLs of eks.helmValues: every series it scrapes (all), "
+        "or only the RL series summed per run by recording rules (aggregated; rlobs plan shows the effect).",
+    )
 
 
 # How Grafana reaches another cluster's Prometheus. No userinfo, query or fragment (credentials are Secret
@@ -317,6 +323,14 @@ class EksSpec(Model):
                 problems.append(ProblemAt(at, f"expected a name no other receiver has, got {receiver.name!r} again"))
             seen.add(receiver.name)
         raise_all(problems)
+        return self
+
+    @model_validator(mode="after")
+    def _aggregate_what_is_remote_written(self) -> Self:
+        at = ("kube-prometheus-stack", "prometheus", "prometheusSpec", "remoteWrite")
+        if self.prometheus.remote_write == "aggregated" and not get_at(self.helm_values, at):
+            message = "expected a remote write to aggregate for (eks.helmValues." + ".".join(at) + "), got none"
+            raise ProblemAt(("prometheus", "remoteWrite"), message)
         return self
 
     @model_validator(mode="after")

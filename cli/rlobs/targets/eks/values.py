@@ -7,6 +7,7 @@ from typing import Any
 from rlobs.rl.grafana import grafana_uid
 from rlobs.targets.eks import alerting
 from rlobs.targets.eks.helmvalues import deep_merge
+from rlobs.targets.eks.monitors import AGGREGATED
 from rlobs.targets.eks.profile import EksProfile, EksSpec
 from rlobs.targets.eks.stack import (
     GRAFANA_DASHBOARD_LABEL,
@@ -38,7 +39,16 @@ def values(profile: EksProfile) -> dict[str, dict[str, Any]]:
         out["kube-prometheus-stack"] = kube_prometheus_stack(profile)
         out["opensearch-operator"] = opensearch_operator()
         out["fluent-operator"] = fluent_operator()
-    return {chart: deep_merge(out[chart], eks.helm_values.get(chart, {})) for chart in sorted(out)}
+    merged = {chart: deep_merge(out[chart], eks.helm_values.get(chart, {})) for chart in sorted(out)}
+    if eks.prometheus.remote_write == "aggregated":
+        # Only the per-run records leave the cluster (monitors.per_run); after any relabelling the user wrote.
+        keep = {"sourceLabels": ["__name__"], "regex": f"{AGGREGATED}.+", "action": "keep"}
+        spec = merged["kube-prometheus-stack"]["prometheus"]["prometheusSpec"]
+        spec["remoteWrite"] = [
+            {**entry, "writeRelabelConfigs": [*entry.get("writeRelabelConfigs", []), keep]}
+            for entry in spec["remoteWrite"]
+        ]
+    return merged
 
 
 def kube_prometheus_stack(profile: EksProfile) -> dict[str, Any]:

@@ -10,11 +10,12 @@ from rlobs.profile.fields import duration_seconds
 from rlobs.profile.yamlsource import get_at
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.naming import Pipeline
-from rlobs.rl.volume import Cost, Volume, amp_quota, in_cluster, managed, rl_families, third_party
+from rlobs.rl.volume import Cost, Family, Volume, amp_quota, in_cluster, managed, rl_families, third_party
 from rlobs.rl.workloads import RAY_KINDS
-from rlobs.targets.eks.monitors import SCRAPE_INTERVAL
+from rlobs.targets.eks.monitors import AGGREGATED, REMOTE_WRITE_INTERVAL, SCRAPE_INTERVAL
 from rlobs.targets.eks.profile import EksProfile
 
+_AGGREGATED_S = float(duration_seconds(REMOTE_WRITE_INTERVAL))
 _GIB = {
     "Ki": 2.0**-20,
     "Mi": 2.0**-10,
@@ -37,14 +38,23 @@ def volume(profile: EksProfile, catalog: Catalog) -> Volume:
         counts["ray"] = plan.nodes
     if w.rollout.port is not None or (w.kind in RAY_KINDS and w.rollout.metrics == "ray"):
         counts["vllm"] = plan.runs * plan.engines
-    families = (*rl_families(catalog, pipeline(profile), plan.runs, interval), *third_party(counts, interval))
+    rl = rl_families(catalog, pipeline(profile), plan.runs, interval)
+    families = [*rl, *third_party(counts, interval)]
+    sent = families
+    if eks.prometheus.remote_write == "aggregated":  # the per-run records, the only series remote-written
+        records = Family(f"{AGGREGATED}* (per-run records)", "rules", sum(f.series for f in rl), _AGGREGATED_S)
+        families.append(records)
+        sent = [records]
     series = sum(f.series for f in families)
     rate = sum(f.samples_per_second for f in families)
     costs: list[Cost] = [in_cluster(series, rate, duration_seconds(eks.prometheus.retention), _gib(eks))]
-    for url in remote_writes(eks.helm_values):
-        if "aps-workspaces" in url:
-            costs.append(managed("amp", rate, amp_quota(rate), url))
-    return Volume(profile.metadata.name, families, tuple(costs))
+    out, out_rate = sum(f.series for f in sent), sum(f.samples_per_second for f in sent)
+    amp = [url for url in remote_writes(eks.helm_values) if "aps-workspaces" in url]
+    for url in amp:
+        what = f"remote-writes {out:,} series, {out_rate:,.1f} samples/s ({eks.prometheus.remote_write})"
+        costs.append(managed("amp", out_rate, [what], url, out, amp_quota(out_rate)))
+    lever = ((("eks", "prometheus", "remote_write"), "aggregated"),) if amp else ()
+    return Volume(profile.metadata.name, tuple(families), tuple(costs), settings=lever)
 
 
 def remote_writes(helm_values: dict[str, Any]) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rlobs.profile.fields import duration_seconds
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.naming import Pipeline
-from rlobs.rl.volume import Volume, managed, rl_families
+from rlobs.rl.volume import Volume, cloud_monitoring_quota, managed, rl_families
 from rlobs.targets.gke.profile import GkeProfile
 
 # Histograms are counted as Prometheus counts them (each bucket, _sum and _count a series): Cloud Monitoring keeps a
@@ -18,7 +18,9 @@ def volume(profile: GkeProfile, catalog: Catalog) -> Volume:
     interval = float(duration_seconds(profile.workload.export_interval))
     families = tuple(rl_families(catalog, pipeline(profile), profile.plan.runs, interval))
     rate = sum(f.samples_per_second for f in families)
-    return Volume(profile.metadata.name, families, (managed("gmp", rate, [f"histograms {HISTOGRAMS}"]),))
+    # Each run's rank 0 is one monitored resource (prometheus_target): its series count against the limit alone.
+    quota = cloud_monitoring_quota(sum(f.series for f in families) // profile.plan.runs)
+    return Volume(profile.metadata.name, families, (managed("gmp", rate, [f"histograms {HISTOGRAMS}"], quota=quota),))
 
 
 def pipeline(profile: GkeProfile) -> Pipeline:
