@@ -1,5 +1,5 @@
 """End to end on GKE: the bundle's module + real SDK -> OTLP -> series as Cloud Monitoring's PromQL names them -> a real
-Prometheus -> every dashboard query, alert-policy probe and the goodput SLO's indicator.
+Prometheus -> every dashboard query, alert-policy probe, the goodput SLO's indicator and the runbook's queries.
 
 There is no Cloud Monitoring here, so an in-test OTLP/gRPC receiver takes what the real OpenTelemetry SDK exports
 from the rendered module in two real processes of one run (the first fails after a step, the restart runs a loop with
@@ -44,7 +44,7 @@ from typing import Any
 
 import pytest
 
-from rlobs.rl import naming
+from rlobs.rl import naming, slos
 from rlobs.rl.slos import BUDGET_TITLE
 from rlobs.targets import parse_profile
 from testing.bundles import build, facts
@@ -202,7 +202,8 @@ def _slo_selectors(files: dict[str, str], pipeline: naming.Pipeline) -> list[str
 
 
 def _queries(files: dict[str, str], rl: Any) -> dict[str, str]:
-    """Every PromQL the GKE bundle runs: widget title -> query, alert policy probes, and the SLO's indicator."""
+    """Every PromQL of the GKE bundle: widget title -> query, alert policy probes, the SLO's indicator and the
+    runbook's query for the runs that spent the budget."""
     dash = json.loads(next(t for p, t in files.items() if p.startswith("monitoring/dashboards/")))
     found = {}
     for tile in dash["mosaicLayout"]["tiles"]:
@@ -218,6 +219,8 @@ def _queries(files: dict[str, str], rl: Any) -> dict[str, str]:
         for i, probe in enumerate(a.probes):
             probe = re.sub(r" offset \d+[smhd]", "", probe)  # a baseline that ends 30m ago has no data yet
             found[f"{a.name} probe {i}"] = re.sub(r":1m\]", ":1s]", probe)  # a subquery step that fits in seconds
+    for section in slos.runbook_sections(rl):  # the runbook's query for the runs that spent the budget
+        found[f"{section['name']} runbook"] = section["runs"]
     return {k: classic(q) for k, q in found.items()}
 
 
