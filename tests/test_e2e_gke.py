@@ -19,8 +19,9 @@ becomes a sample of the series Cloud Monitoring stores it under:
   suffixes, `_total`).
 - Every point is on the prometheus_target resource, whose labels PromQL sees beside the attributes: `cluster` from
   k8s.cluster.name, `namespace` from k8s.namespace.name, `job` from service.namespace/service.name, `instance`
-  from service.instance.id (gke-managed-otel.md §2.1); the process gets the resource attributes the bundle's
-  workload env sets.
+  from service.instance.id (gke-managed-otel.md §2.1, the Telemetry API's v1.metrics page); the process gets the
+  resource attributes the bundle's workload env sets (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES), with the
+  values its queries are scoped to.
 - Prometheus 2.42 cannot store dotted names, so names and queries both go through `classic` (tests/testing/
   scenario_run.py): each quoted dotted name becomes the same name with underscores, the one translation applied.
 
@@ -127,8 +128,8 @@ def _run(app: Path, rl: Any, port: int) -> None:
     (app / "loop.py").write_text(LOOP % {"stall": PAUSE_LIMIT + 1.5})
     first = subprocess.run([sys.executable, str(app / "loop.py")], env=env, capture_output=True, text=True)
     assert "CUDA out of memory" in first.stderr, first.stderr
-    time.sleep(3)
-    env["RLOBS_RESTART_COUNT"] = "1"
+    time.sleep(3)  # down: no process of the run until the restart
+    env["RLOBS_RESTART_COUNT"] = "1"  # what the module reads a restart from (beside TORCHELASTIC_RESTART_COUNT)
     second = subprocess.run([sys.executable, str(app / "loop.py")], env=env, capture_output=True, text=True)
     assert second.returncode == 0, second.stderr
 
@@ -180,14 +181,14 @@ def _openmetrics(requests: list[Any], rl: Any) -> tuple[str, float]:
     return "\n".join([*lines, "# EOF", ""]), live
 
 
-def _slo_selectors(files: dict[str, str], pipeline: naming.Pipeline) -> list[str]:
-    """The goodput SLO indicator's good and total monitoring filters as the PromQL selectors of the same series."""
+def _slo_ratio(files: dict[str, str], pipeline: naming.Pipeline) -> str:
+    """The goodput SLO indicator's good and total monitoring filters, as PromQL selectors of the same series."""
     slo = json.loads(next(t for p, t in files.items() if p.endswith("slos/goodput.json")))
     ratio = slo["serviceLevelIndicator"]["requestBased"]["goodTotalRatio"]
     found = []
     for f in (ratio["goodServiceFilter"], ratio["totalServiceFilter"]):
-        name = re.search(r'metric.type="prometheus.googleapis.com/([^/"]+)/\w+"', f)
-        assert name, f
+        name = re.search(r'metric.type="prometheus.googleapis.com/([^/"]+)/(\w+)"', f)
+        assert name and name[2] == "counter", f  # rl.run.time: a monotonic OTLP sum, Cloud Monitoring's /counter
         matchers = re.findall(r'(?:resource|metric).label."([^"]+)"(!?=)("[^"]*")', f)
         found.append(
             classic(
@@ -198,7 +199,7 @@ def _slo_selectors(files: dict[str, str], pipeline: naming.Pipeline) -> list[str
                 + "}"
             )
         )
-    return [f"sum(increase({found[0]}[1h])) / sum(increase({found[1]}[1h]))"]
+    return f"sum(increase({found[0]}[1h])) / sum(increase({found[1]}[1h]))"
 
 
 def _queries(files: dict[str, str], rl: Any) -> dict[str, str]:
@@ -214,7 +215,7 @@ def _queries(files: dict[str, str], rl: Any) -> dict[str, str]:
     budget = [k for k, q in found.items() if q.startswith("select_slo_budget_fraction")]
     assert budget, "the remaining-error-budget tile"
     for k in budget:
-        found[k] = _slo_selectors(files, rl.pipeline)[0]
+        found[k] = _slo_ratio(files, rl.pipeline)
     for a in rl.alerts:
         for i, probe in enumerate(a.probes):
             probe = re.sub(r" offset \d+[smhd]", "", probe)  # a baseline that ends 30m ago has no data yet
