@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -11,7 +12,7 @@ import yaml
 
 from rlobs.rl import naming, promrules
 from rlobs.rl.catalog import load_catalog
-from testing.bundles import facts
+from testing.bundles import build, facts
 from testing.helpers import profile, tool
 from testing.promql import parse
 
@@ -44,6 +45,31 @@ def test_rule_group_shape() -> None:
         assert rule["annotations"]["runbook_url"] == (
             "https://github.com/acme/gitops/blob/main/observability/docs/runbook.md#" + rule["alert"].lower()
         )
+
+
+def _sections(runbook: str) -> set[str]:
+    """The heading anchors of a runbook (GitHub/GitLab: the lower-cased heading text, here one CamelCase word)."""
+    return {h.lower() for h in re.findall(r"(?m)^## (\S+)$", runbook)}
+
+
+def test_every_alerts_runbook_link_resolves_to_a_section_slo_burns_included() -> None:
+    """EKS: each PrometheusRule alert's runbook_url; GKE: each alert policy's documentation (the SLO burn-rate
+    policies too), in profiles with `slos:`."""
+    p = profile("eks-prometheus-exporter")
+    files = {r.path: r.text for r in build(p)}
+    rules = [r for g in promrules.rule_groups(facts(p)) for r in g["rules"] if "alert" in r]
+    assert {r["alert"] for r in rules} >= {"RLGoodputBudgetBurn", "RLGoodputBudgetBurnSlow"}
+    for rule in rules:
+        path, _, anchor = rule["annotations"]["runbook_url"].partition("#")
+        assert path.endswith("/docs/runbook.md") and anchor == rule["alert"].lower(), rule["alert"]
+        assert anchor in _sections(files["docs/runbook.md"]), rule["alert"]
+    files = {r.path: r.text for r in build(profile("gke-autopilot-jobset"))}
+    policies = [json.loads(t) for f, t in files.items() if f.startswith("monitoring/") and "/dashboards/" not in f]
+    policies = [d for d in policies if "conditions" in d]
+    assert len([d for d in policies if d["documentation"]["subject"].startswith("RLGoodputBudgetBurn")]) == 3
+    for policy in policies:
+        (anchor,) = re.findall(r"`docs/runbook\.md#(\w+)`", policy["documentation"]["content"])
+        assert anchor in _sections(files["docs/runbook.md"]), policy["displayName"]
 
 
 def test_runbook_url_is_relative_without_an_https_repo() -> None:

@@ -10,7 +10,7 @@ from rlobs.bundle.filters import number
 from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
 from rlobs.profile.fields import duration_seconds
 from rlobs.profile.model import ProfileBase
-from rlobs.rl import naming, promrules
+from rlobs.rl import naming, promrules, slos
 from rlobs.rl.adapters import ONE_LINE, adapter_files, framework_of, mapping_rows
 from rlobs.rl.alerts import RUNBOOK_PATH, thresholds
 from rlobs.rl.catalog import Catalog, Metric, load_catalog
@@ -151,6 +151,7 @@ def _docs_context(facts: RlFacts) -> dict[str, Any]:
             }
             for a in facts.alerts
         ],
+        "slo_alerts": slos.runbook_sections(facts),
     }
 
 

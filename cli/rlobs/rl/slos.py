@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from rlobs.bundle.filters import number
 from rlobs.profile.fields import duration_seconds
 from rlobs.rl import naming
@@ -39,6 +41,7 @@ class Slo:
     objective: float
     meaning: str  # what a good share means, for descriptions
     bad: str  # time-based SLIs: the per-minute bad indicator; "" for the counter ratio (goodput)
+    runs: str  # each run's share of bad (the runbook's query for which runs spent the budget)
 
 
 def objectives(facts: RlFacts) -> tuple[Slo, ...]:
@@ -49,20 +52,25 @@ def objectives(facts: RlFacts) -> tuple[Slo, ...]:
     q = _Q(facts)
     found = []
     if s.goodput:
-        found.append(Slo("goodput", "Goodput", s.goodput.objective, "of the wall time training", ""))
+        bucket = facts.catalog.attribute("time_bucket").name
+        train = q.by("sum", f"increase({q.sel('run_time', {bucket: 'train'})}[6h])")
+        judged = q.by("sum", f"increase({q.judged()}[6h])")
+        runs = f"1 - {train} / {judged}"
+        found.append(Slo("goodput", "Goodput", s.goodput.objective, "of the wall time training", "", runs))
     if s.steps_per_hour:
         n = number(s.steps_per_hour.min)
         steps = q.by("sum", f"increase({q.sel('train_steps')}[1h])")
         # A run judged on a whole hour of training: the hour after a start, resume or pause is not counted.
         trained = f"((time() - {q.by('max', q.sel('state_since'))}) >= 3600)"
-        bad = f"avg(((({steps} < bool {n}) and on ({q.run}) {q.state(TRAINING)}) and on ({q.run}) {trained}))"
+        runs = f"((({steps} < bool {n}) and on ({q.run}) {q.state(TRAINING)}) and on ({q.run}) {trained})"
         found.append(
             Slo(
                 "steps_per_hour",
                 "StepsPerHour",
                 s.steps_per_hour.objective,
                 f"of the minutes at {n}+ steps an hour",
-                bad,
+                f"avg({runs})",
+                runs,
             )
         )
     if s.time_to_first_step:
@@ -70,14 +78,15 @@ def objectives(facts: RlFacts) -> tuple[Slo, ...]:
         waiting = f"(time() - {q.by('max', q.sel('state_since'))} > bool {m})"
         live = f"(({q.by('max', q.sel('run_state'))} > {FINISHED}) < {FAILED})"
         starting = f"({q.by('max', q.sel('run_state'))} == bool {STARTING})"
-        bad = f"avg((({starting} * on ({q.run}) {waiting}) and on ({q.run}) {live}))"
+        runs = f"(({starting} * on ({q.run}) {waiting}) and on ({q.run}) {live})"
         found.append(
             Slo(
                 "time_to_first_step",
                 "TimeToFirstStep",
                 s.time_to_first_step.objective,
                 f"of the run minutes not waiting past {s.time_to_first_step.max} for a first step",
-                bad,
+                f"avg({runs})",
+                runs,
             )
         )
     return tuple(found)
@@ -94,6 +103,13 @@ class _Q:
 
     def by(self, agg: str, inner: str) -> str:
         return f"{agg} by ({self.run}) ({inner})"
+
+    def judged(self) -> str:
+        """The time-accounting counter of every bucket the SLO judges (all but UNJUDGED)."""
+        bucket = naming.label_token(self.facts.catalog.attribute("time_bucket").name, self.facts.pipeline)
+        m = self.facts.catalog.metric("run_time")
+        raw = [f"{bucket}!={naming.quote(UNJUDGED)}"]
+        return naming.selector(m, self.facts.pipeline, "", self.facts.scope, raw=raw)
 
     def state(self, value: int) -> str:
         return f"({self.by('max', self.sel('run_state'))} == {value})"
@@ -116,14 +132,7 @@ def _errors(facts: RlFacts, slo: Slo, window: str) -> str:
         return f"avg_over_time({_series(facts, BAD, slo)}[{window}])"
     q, bucket = _Q(facts), facts.catalog.attribute("time_bucket").name
     train = q.sel("run_time", {bucket: "train"})
-    judged = naming.selector(
-        facts.catalog.metric("run_time"),
-        facts.pipeline,
-        "",
-        facts.scope,
-        raw=[f"{naming.label_token(bucket, facts.pipeline)}!={naming.quote(UNJUDGED)}"],
-    )
-    return f"(1 - sum(rate({train}[{window}])) / sum(rate({judged}[{window}])))"
+    return f"(1 - sum(rate({train}[{window}])) / sum(rate({q.judged()}[{window}])))"
 
 
 def _threshold(slo: Slo, burn: float) -> str:
@@ -177,10 +186,36 @@ def rule_group(facts: RlFacts) -> dict[str, Any] | None:
                         "summary": f"RL SLO {slo.key} of {facts.profile.workload.name} burns its error budget {how}",
                         "description": f"The objective is {number(slo.objective)} {slo.meaning} over "
                         f"{period}; the error ratio is {{{{ $value | humanizePercentage }}}} in the long window.",
+                        "runbook_url": f"{facts.runbook}#{alert_name(slo, severity).lower()}",
                     },
                 }
             )
     return {"name": f"rlobs-{facts.name}.rl-slos", "rules": rules}
+
+
+def runbook_sections(facts: RlFacts) -> list[dict[str, Any]]:
+    """docs/runbook.md's section of each SLO alert: its burn windows, objective and the query naming the runs that
+    spent the budget (Cloud Monitoring holds only the goodput SLO: rlobs.targets.gke.warnings)."""
+    period = f"{facts.profile.slos.window_days}d" if facts.profile.slos else ""
+    chosen = [s for s in objectives(facts) if facts.pipeline in RECORDED or s.key == "goodput"]
+    return [
+        {
+            "name": alert_name(slo, severity),
+            "severity": severity,
+            "profile_key": f"slos.{to_camel(slo.key)}",
+            "objective": f"{number(slo.objective)} {slo.meaning} over {period}",
+            # A rate above 1 / budget cannot happen (every second bad): the rules cap it there.
+            "burns": [
+                (long, short, number(r), number(round(100 * r * duration_seconds(long) / duration_seconds(period), 1)))
+                for sev, long, short, b in BURNS
+                if sev == severity
+                for r in [round(min(b, 1 / (1 - slo.objective)), 1)]
+            ],
+            "runs": slo.runs,
+        }
+        for slo in chosen
+        for severity in (PAGE, TICKET)
+    ]
 
 
 def budget_query(facts: RlFacts) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from rlobs.bundle.filters import number
 from rlobs.profile.fields import duration_seconds
 from rlobs.rl import naming
+from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.slos import BUDGET_TITLE, BURNS, PAGE, TICKET, UNJUDGED
 from rlobs.targets.gke import tfpolicy
@@ -99,6 +100,7 @@ def objects(
             f"{counter}) burns its error budget at {number(rate)}x or more over both {long} and {short} "
             f"(objective {number(objective)} over {slos.window_days}d). The time-accounting panels show where the "
             "time went: stalls, restarts, slow syncs or idle loops."
+            f"\n\nRunbook: `{RUNBOOK_PATH}#{alert.lower()}` in the rlobs bundle `{name}`."
         )
         policies.append(
             (
