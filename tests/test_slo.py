@@ -21,9 +21,10 @@ from rlobs.targets.gke import slo, tfpolicy
 from testing.bundles import build, facts
 from testing.gketf import SCHEMA, SLO_SCHEMA
 from testing.helpers import GOOD, all_profiles, module, profile, tool
+from testing.scenario_run import classic
 
 EKS = "eks-prometheus-exporter"  # slos: goodput, stepsPerHour, timeToFirstStep
-GKE = ("gke-autopilot-jobset", "gke-standard-rayjob")  # slos: goodput; terraform and scripts
+GKE = ("gke-autopilot-jobset", "gke-standard-rayjob")  # slos: goodput and time-based ones; terraform and scripts
 
 
 def _slo_group(name: str) -> dict[str, Any]:
@@ -112,11 +113,49 @@ def test_slo_keys_are_located_and_checked() -> None:
         parse_profile(all_profiles()[EKS] + "  windowDays: 31\n", "p.yaml")
 
 
-def test_gke_warns_about_the_slos_cloud_monitoring_cannot_express() -> None:
-    text = GOOD + "slos:\n  goodput: {objective: 0.9}\n  stepsPerHour: {min: 10}\n"
+def test_gke_renders_every_slo_without_a_warning() -> None:
+    text = GOOD + "slos:\n  goodput: {objective: 0.9}\n  stepsPerHour: {min: 10}\n  timeToFirstStep: {max: 15m}\n"
     parse_profile(text, "p.yaml")
-    lines = [str(w) for w in find(load_located(text), "p.yaml")]
-    assert [w.split(": ")[1] for w in lines if "eks only" in w] == ["slos.stepsPerHour"]
+    assert [str(w) for w in find(load_located(text), "p.yaml") if "slos" in str(w)] == []
+
+
+@pytest.mark.slow
+def test_gke_promql_burn_policies_fire_on_a_spent_budget_and_stay_silent_on_a_healthy_one(tmp_path: Path) -> None:
+    """Steps per hour and time to first step on GKE are PromQL policies (no SLO object can hold them). Cloud
+    Monitoring evaluates a PromQL condition as Prometheus evaluates an alerting rule (scenario_run.policy_rules), so
+    promtool runs the policies' own queries on the same burning and healthy workloads as the EKS rules, dotted names
+    in the classic form (scenario_run.classic)."""
+    f = facts(profile(GKE[1]))  # stepsPerHour and timeToFirstStep, scripts mode
+    timed = tuple(o for o in slos.objectives(f) if o.bad)
+    conditions = [p["conditions"][0]["conditionPrometheusQueryLanguage"] for _, p in slo.promql_policies(f, _none, {})]
+    names = {o.key: [slos.alert_name(o, s) for s in (slos.PAGE, slos.TICKET)] for o in timed}
+    assert sorted(c["alertRule"] for c in conditions) == sorted(n for pair in names.values() for n in pair)
+    tests = []
+    for o, burning, at, series in slos.cases(f, timed):
+        firing = f'ALERTS{{alertname=~"{"|".join(names[o.key])}", alertstate="firing"}}'
+        exp = [{"labels": f'{{alertname="{n}"}}', "value": 1} for n in names[o.key]] if burning else []
+        tests.append(
+            {
+                "name": f"{o.key} {'burning' if burning else 'healthy'}",
+                "interval": "1m",
+                "input_series": [{"series": classic(s), "values": v} for s, v in series],
+                "promql_expr_test": [
+                    {"expr": f"count by (alertname) ({firing})", "eval_time": f"{at}m", "exp_samples": exp}
+                ],
+            }
+        )
+    for broken in ("", " > 2"):  # as rendered, and an alert that can never fire (the burning cases must fail)
+        rules = [
+            {"alert": c["alertRule"], "expr": f"({classic(c['query'])}){broken}", "labels": c["labels"]}
+            for c in conditions
+        ]
+        group = {"name": conditions[0]["ruleGroup"], "interval": "1m", "rules": rules}
+        run = _promtool_run(tmp_path, [group], {"evaluation_interval": "1m", "tests": tests})
+        assert (run.returncode == 0) == (broken == ""), run.stdout + run.stderr
+
+
+def _none(severity: str) -> list[str]:
+    return []
 
 
 def _bucket(name: str) -> str:
@@ -144,7 +183,8 @@ def test_google_client_libraries_accept_the_slo_objects(name: str) -> None:
         '!="starting"', '="train"'
     )
     assert objective.rolling_period.days == 7
-    policies = [AlertPolicy.from_json(t, ignore_unknown_fields=False) for p, t in files.items() if "burn" in p]
+    in_slos = [t for p, t in files.items() if p.startswith(slo.SLO_DIR) and "goodput" in p and "burn" in p]
+    policies = [AlertPolicy.from_json(t, ignore_unknown_fields=False) for t in in_slos]
     windows = [[c.condition_threshold.filter.rsplit('"', 2)[1] for c in p.conditions] for p in policies]
     assert sorted(windows) == [["21600s", "1800s"], ["259200s", "21600s"], ["3600s", "300s"]]
     name_ = slo.slo_name(profile(name).gke.project, facts(profile(name)))  # type: ignore[attr-defined]
@@ -155,7 +195,13 @@ def test_google_client_libraries_accept_the_slo_objects(name: str) -> None:
     board = json.loads(next(t for p, t in files.items() if p.startswith("monitoring/dashboards/")))
     tile = board["mosaicLayout"]["tiles"][-1]["widget"]
     assert tile["title"] == slos.BUDGET_TITLE
-    assert name_ in tile["xyChart"]["dataSets"][0]["timeSeriesQuery"]["timeSeriesFilter"]["filter"]
+    goodput, *timed = tile["xyChart"]["dataSets"]
+    assert name_ in goodput["timeSeriesQuery"]["timeSeriesFilter"]["filter"]
+    # The time-based SLOs' budgets, in PromQL (no SLO object to select), and their policies beside the others.
+    keys = [o.key for o in slos.objectives(facts(profile(name))) if o.bad]
+    assert [d["legendTemplate"] for d in timed] == keys
+    burns = [AlertPolicy.from_json(t, ignore_unknown_fields=False) for p, t in files.items() if "budget-burn" in p]
+    assert len(burns) == 2 * len(keys) and all(p.conditions[0].condition_prometheus_query_language.query for p in burns)
 
 
 def test_google_client_libraries_reject_a_bad_slo_field() -> None:
@@ -171,7 +217,7 @@ def test_google_client_libraries_reject_a_bad_slo_field() -> None:
 def _keys(value: Any, path: str = "") -> list[tuple[str, str]]:
     if isinstance(value, list):
         return [k for v in value for k in _keys(v, path)]
-    if not isinstance(value, dict) or path.endswith("user_labels"):
+    if not isinstance(value, dict) or path.endswith(("user_labels", ".labels")):  # maps: any key
         return []
     return [(path, k) for k in value] + [kk for k, v in value.items() for kk in _keys(v, f"{path}.{k}".lstrip("."))]
 
@@ -192,18 +238,19 @@ def test_terraform_slos_use_provider_arguments_and_match_the_json() -> None:
     assert tf_slo["goal"] == api["goal"] and tf_slo["rolling_period_days"] * 86400 == int(api["rollingPeriod"][:-1])
     ratio = api["serviceLevelIndicator"]["requestBased"]["goodTotalRatio"]
     assert tf_slo["request_based_sli"]["good_total_ratio"]["good_service_filter"] == ratio["goodServiceFilter"]
-    # The burn-rate policies wait for the SLO they select; the rest for the APIs.
+    # The burn-rate policies (goodput's 3, then 2 a time-based SLO) wait for the SLO; the rest for the APIs.
     policies = resources["google_monitoring_alert_policy"]
-    assert len(policies) == 3 and all(p["depends_on"] == ["google_monitoring_slo.goodput"] for p in policies.values())
+    assert len(policies) == 5 and all(p["depends_on"] == ["google_monitoring_slo.goodput"] for p in policies.values())
     assert resources["google_monitoring_custom_service"]["rl"]["depends_on"] == ["google_project_service.apis"]
     bundle = profile(GKE[0]).metadata.name
-    for stem in (p.rsplit("/", 1)[1][:-5] for p in files if "budgetburn" in p):
-        tf = policies[tfpolicy.resource_name(stem, bundle)]
-        api_policy = json.loads(files[f"{slo.SLO_DIR}/{stem}.json"])
-        assert (
-            tf["conditions"][0]["condition_threshold"]["filter"]
-            == api_policy["conditions"][0]["conditionThreshold"]["filter"]
-        )
+    for stem in (p.rsplit("/", 1)[1][:-5] for p in files if "budget" in p and p.startswith(slo.SLO_DIR)):
+        tf = policies[tfpolicy.resource_name(stem, bundle)]["conditions"][0]
+        api_policy = json.loads(files[f"{slo.SLO_DIR}/{stem}.json"])["conditions"][0]
+        threshold, promql = api_policy.get("conditionThreshold"), api_policy.get("conditionPrometheusQueryLanguage")
+        if threshold:
+            assert tf["condition_threshold"]["filter"] == threshold["filter"]
+        else:
+            assert tf["condition_prometheus_query_language"]["query"] == promql["query"]
     assert slo.TF_FILE not in _files(GKE[1])  # scripts mode: step 4 deploys the JSON
 
 

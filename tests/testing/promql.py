@@ -41,7 +41,7 @@ def shape(expr: str) -> tuple[list[dict[str, str]], list[list[str]]]:
         elif isinstance(node, promql_parser.Call):
             for arg in node.args:
                 visit(arg)
-        elif isinstance(node, (promql_parser.ParenExpr, promql_parser.UnaryExpr)):
+        elif isinstance(node, (promql_parser.ParenExpr, promql_parser.UnaryExpr, promql_parser.SubqueryExpr)):
             visit(node.expr)
 
     visit(promql_parser.parse(expr))

@@ -38,15 +38,16 @@ class FirstStepSlo(Model):
 
 
 class Slos(Model):
-    """RL-run SLOs with error budgets: multi-window multi-burn-rate alerts (eks) or Cloud Monitoring SLOs (gke)."""
+    """RL-run SLOs with error budgets: multi-window multi-burn-rate alerts (eks rules; gke PromQL policies, and a Cloud
+    Monitoring SLO for goodput)."""
 
     window_days: int = Field(
         7, ge=1, le=30, description="The rolling period the error budget covers, in days (Cloud Monitoring: 1-30)."
     )
     goodput: GoodputSlo | None = Field(None, description="Goodput SLO (eks and gke).")
-    steps_per_hour: StepsPerHourSlo | None = Field(None, description="Training pace SLO, per workload (eks only).")
+    steps_per_hour: StepsPerHourSlo | None = Field(None, description="Training pace SLO, per workload.")
     time_to_first_step: FirstStepSlo | None = Field(
-        None, description="Start-up SLO: each start, restart included, must reach a first step in time (eks only)."
+        None, description="Start-up SLO: each start, restart included, must reach a first step in time."
     )
 
 

@@ -148,6 +148,22 @@ def _burning(facts: RlFacts, slo: Slo, severity: str) -> str:
     )
 
 
+def inline_burn(slo: Slo, severity: str) -> str:
+    """A time-based SLO's burn for a backend that records no rules (Cloud Monitoring's PromQL policies): each
+    window's error ratio as a subquery over the per-minute bad indicator, at most 360 points a window (1m up to 6h:
+    the recorded rules' resolution; every 12m over 3d, which estimates the same share of bad minutes)."""
+    return " or ".join(
+        f"({ratio(slo, long)} >= {_threshold(slo, b)} and {ratio(slo, short)} >= {_threshold(slo, b)})"
+        for sev, long, short, b in BURNS
+        if sev == severity
+    )
+
+
+def ratio(slo: Slo, window: str) -> str:
+    """The share of bad minutes of a time-based SLO over `window`, without recording rules."""
+    return f"avg_over_time(({slo.bad})[{window}:{max(1, duration_seconds(window) // 21600)}m])"
+
+
 def alert_name(slo: Slo, severity: str) -> str:
     return f"RL{slo.title}BudgetBurn" + ("" if severity == PAGE else "Slow")
 
@@ -225,43 +241,51 @@ def budget_query(facts: RlFacts) -> str:
     return BUDGET + "{" + ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(facts.scope.items())) + "}"
 
 
+def cases(facts: RlFacts, chosen: tuple[Slo, ...]) -> list[tuple[Slo, bool, int, list[tuple[str, str]]]]:
+    """Per SLO a workload that spends its whole budget and a healthy one: (slo, burning, the minute to judge at,
+    input series as (series, promtool values))."""
+    found = []
+    for slo in chosen:
+        for burning in (True, False):
+            b = CaseBuilder(facts.catalog.metric("run_state"), facts.catalog, facts.pipeline, facts.scope)
+            at = _case(facts, slo, b, burning=burning)
+            found.append((slo, burning, at, list(b.series)))
+    return found
+
+
 def rule_tests(facts: RlFacts) -> list[dict[str, Any]]:
     """promtool tests: per SLO, a workload that spends its whole budget fires both alerts; a healthy one neither,
     and keeps its budget whole."""
     tests = []
-    group = rule_group(facts)
-    if group is None:
+    if rule_group(facts) is None:
         return []
-    for slo in objectives(facts):
-        for burning in (True, False):
-            b = CaseBuilder(facts.catalog.metric("run_state"), facts.catalog, facts.pipeline, facts.scope)
-            at = _case(facts, slo, b, burning=burning)
-            alerts = [alert_name(slo, s) for s in (PAGE, TICKET)]
-            exp = [{"labels": _alert_series(facts, slo, s), "value": 1} for s in (PAGE, TICKET) if burning]
-            checks: list[dict[str, Any]] = [
+    for slo, burning, at, series in cases(facts, objectives(facts)):
+        alerts = [alert_name(slo, s) for s in (PAGE, TICKET)]
+        exp = [{"labels": _alert_series(facts, slo, s), "value": 1} for s in (PAGE, TICKET) if burning]
+        checks: list[dict[str, Any]] = [
+            {
+                "expr": f'ALERTS{{alertname=~"{"|".join(alerts)}", alertstate="firing"}}',
+                "eval_time": f"{at}m",
+                "exp_samples": exp,
+            },
+        ]
+        if not burning:
+            checks.append(
                 {
-                    "expr": f'ALERTS{{alertname=~"{"|".join(alerts)}", alertstate="firing"}}',
+                    "expr": _series(facts, BUDGET, slo),
                     "eval_time": f"{at}m",
-                    "exp_samples": exp,
-                },
-            ]
-            if not burning:
-                checks.append(
-                    {
-                        "expr": _series(facts, BUDGET, slo),
-                        "eval_time": f"{at}m",
-                        "exp_samples": [{"labels": _series(facts, BUDGET, slo), "value": 1}],
-                    }
-                )
-            tests.append(
-                {
-                    "name": f"{' and '.join(alerts)} {'fire' if burning else 'stay silent'} for a "
-                    f"{'budget-burning' if burning else 'healthy'} {slo.key}",
-                    "interval": "1m",
-                    "input_series": [{"series": s, "values": v} for s, v in b.series],
-                    "promql_expr_test": checks,
+                    "exp_samples": [{"labels": _series(facts, BUDGET, slo), "value": 1}],
                 }
             )
+        tests.append(
+            {
+                "name": f"{' and '.join(alerts)} {'fire' if burning else 'stay silent'} for a "
+                f"{'budget-burning' if burning else 'healthy'} {slo.key}",
+                "interval": "1m",
+                "input_series": [{"series": s, "values": v} for s, v in series],
+                "promql_expr_test": checks,
+            }
+        )
     return tests
 
 

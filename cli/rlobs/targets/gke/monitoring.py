@@ -172,7 +172,7 @@ def _filters(facts: RlFacts, extra: Sequence[DashboardFilter]) -> list[dict[str,
     return filters
 
 
-def _kebab(name: str) -> str:
+def kebab(name: str) -> str:
     return re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name).lower()
 
 
@@ -218,7 +218,7 @@ def alert_policies(
                 "subject": a.text(a.summary, runs)[:255],
                 **({"links": links} if links else {}),
             },
-            "userLabels": {**(user_labels or {}), BUNDLE_LABEL: name, "rl_alert": _kebab(a.name)},
+            "userLabels": {**(user_labels or {}), BUNDLE_LABEL: name, "rl_alert": kebab(a.name)},
             "conditions": [
                 {
                     "displayName": a.text(a.summary, runs),
@@ -241,5 +241,5 @@ def alert_policies(
             "severity": SEVERITIES[a.severity],
             "notificationChannels": channels(a.severity),
         }
-        found.append((f"{name}-{_kebab(a.name)}", policy))
+        found.append((f"{name}-{kebab(a.name)}", policy))
     return found

@@ -8,6 +8,7 @@ from typing import Any
 from rlobs.bundle.gitignore import gitignore
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
 from rlobs.rl import adapters, app, naming, workloads
+from rlobs.rl import slos as rlslos
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, run_series, workload_job
 from rlobs.rl.identity import run_identity
@@ -59,8 +60,7 @@ def _monitoring(
     by = _DEPLOYED_BY[gke.manage]
     by_what = " (deployed by step 4)." if gke.manage == "scripts" else f" (the content of {slo.TF_FILE})."
     dashboard = monitoring.dashboard(rl, gke.user_labels, gke.dashboard_filters)
-    if slos:
-        dashboard = slo.with_budget_tile(dashboard, gke.project, rl)
+    dashboard = slo.with_budget_tile(dashboard, gke.project, rl)
     path = f"{DASHBOARDS_DIR}/{rl.name}.json"
     files: list[FileSpec] = [DataFile(path, "json", dashboard, f"Cloud Monitoring dashboard (deployed by {by}).")]
     dashboards = [Deployable(path, dashboard["displayName"], equals("displayName", dashboard["displayName"]))]
@@ -73,7 +73,7 @@ def _monitoring(
         path = f"{folder}/{stem}.json"
         files.append(DataFile(path, "json", policy, what))
         policies.append(Deployable(path, policy["displayName"], equals("displayName", policy["displayName"])))
-    if slos:
+    if slos and slos.service and slos.slo:
         files.append(DataFile(slo.SERVICE_FILE, "json", slos.service, f"Cloud Monitoring service of the SLOs{by_what}"))
         files.append(DataFile(slo.slo_file(), "json", slos.slo, f"The goodput SLO (request-based){by_what}"))
     return files, dashboards, policies
@@ -150,7 +150,7 @@ def _tfvars(profile: GkeProfile, identity: project.Identity) -> dict[str, Any]:
 _TF_POLICIES = "The alert policies of monitoring/alert-policies/ as google_monitoring_alert_policy resources."
 
 
-_TF_SLOS = "The goodput SLO's service, SLO and burn-rate policies of monitoring/slos/ as Terraform resources."
+_TF_SLOS = "The SLOs' service, goodput SLO and burn-rate policies of monitoring/slos/ as Terraform resources."
 
 
 def _terraform(
@@ -249,12 +249,14 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "dashboards": dashboards,
         "policies": policies,
         "slos": slos
+        and slos.slo
         and {
             "service": slos.service_id,
             "service_file": slo.SERVICE_FILE,
             "slo": slo.GOODPUT,
             "slo_file": slo.slo_file(),
         },
+        "timed_slos": [o.key for o in rlslos.objectives(rl) if o.bad],
         # What step 4 lists before deploying, to delete afterwards what this bundle no longer has.
         "bundle_dashboards": equals(f"labels.{monitoring.BUNDLE_LABEL}", rl.name),
         "bundle_policies": equals(f"userLabels.{monitoring.BUNDLE_LABEL}", rl.name),

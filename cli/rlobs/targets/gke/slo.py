@@ -1,6 +1,8 @@
-"""The profile's goodput SLO in Cloud Monitoring: a custom service, a request-based SLO on the time-accounting
+"""The profile's SLOs in Cloud Monitoring. Goodput: a custom service, a request-based SLO on the time-accounting
 counter (train seconds over all seconds), and the SRE workbook's burn-rate alert policies on select_slo_burn_rate;
-as API JSON (scripts mode) and as Terraform resources (terraform mode), from the same data."""
+as API JSON (scripts mode) and as Terraform resources (terraform mode), from the same data. Steps per hour and time
+to first step: an SLO object cannot hold them (a windows-based MetricRange reads one gauge's value, not a step rate or
+a wait since a start), so their burn-rate policies are PromQL over the same per-minute indicator as EKS's rules."""
 
 from __future__ import annotations
 
@@ -12,24 +14,26 @@ from typing import Any
 from rlobs.bundle.filters import number
 from rlobs.profile.fields import duration_seconds
 from rlobs.rl import naming
+from rlobs.rl import slos as rlslos
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.facts import RlFacts
-from rlobs.rl.slos import BUDGET_TITLE, BURNS, PAGE, TICKET, UNJUDGED
+from rlobs.rl.slos import BUDGET_TITLE, BURNS, PAGE, SLO_LABEL, TICKET, UNJUDGED
 from rlobs.targets.gke import tfpolicy
-from rlobs.targets.gke.monitoring import AUTO_CLOSE, BUNDLE_LABEL, SEVERITIES, TILE_HEIGHT
+from rlobs.targets.gke.monitoring import AUTO_CLOSE, BUNDLE_LABEL, EVALUATION_INTERVAL, SEVERITIES, TILE_HEIGHT, kebab
 
 SLO_DIR = "monitoring/slos"
 SERVICE_FILE = f"{SLO_DIR}/service.json"
-GOODPUT = "goodput"  # the SLO id; the only SLO Cloud Monitoring can express (rlobs.targets.gke.warnings)
+GOODPUT = "goodput"  # the SLO id; the only SLO object (the others are PromQL policies: promql_policies)
 _NAMES = {PAGE: "RLGoodputBudgetBurn", TICKET: "RLGoodputBudgetBurnSlow"}
 
 
 @dataclass(frozen=True, slots=True)
 class SloObjects:
     service_id: str
-    service: dict[str, Any]  # Service (monitoring v3)
-    slo: dict[str, Any]  # ServiceLevelObjective
-    policies: list[tuple[str, dict[str, Any]]]  # (file stem, AlertPolicy) per burn-rate window pair
+    service: dict[str, Any] | None  # Service (monitoring v3); None without slos.goodput
+    slo: dict[str, Any] | None  # the goodput ServiceLevelObjective
+    # (file stem, AlertPolicy): goodput's per burn-rate window pair, then the time-based SLOs' (promql_policies)
+    policies: list[tuple[str, dict[str, Any]]]
 
 
 def service_id(facts: RlFacts) -> str:
@@ -57,10 +61,12 @@ def _filter(facts: RlFacts, bucket: str = "") -> str:
 def objects(
     facts: RlFacts, project: str, channels: Callable[[str], list[str]], user_labels: Mapping[str, str]
 ) -> SloObjects | None:
-    """The service, SLO and burn-rate policies of the profile's `slos.goodput` (None without it)."""
+    """The service, SLO and burn-rate policies of the profile's `slos.goodput`, and the time-based SLOs' policies
+    (None without `slos:`)."""
     slos = facts.profile.slos
+    timed = promql_policies(facts, channels, user_labels)
     if slos is None or slos.goodput is None:
-        return None
+        return SloObjects(service_id(facts), None, None, timed) if timed else None
     objective, name = slos.goodput.objective, facts.name
     labels = {**user_labels, BUNDLE_LABEL: name}
     service = {"displayName": f"RL workload {facts.profile.workload.name} ({name})", "custom": {}, "userLabels": labels}
@@ -118,25 +124,80 @@ def objects(
                 },
             )
         )
-    return SloObjects(service_id(facts), service, slo, policies)
+    return SloObjects(service_id(facts), service, slo, policies + timed)
+
+
+def promql_policies(
+    facts: RlFacts, channels: Callable[[str], list[str]], user_labels: Mapping[str, str]
+) -> list[tuple[str, dict[str, Any]]]:
+    """(file stem, AlertPolicy) per severity of each time-based SLO (steps per hour, time to first step): the EKS
+    rules' burn-rate alerts with each window's error ratio inline (rlobs.rl.slos.inline_burn)."""
+    s, found = facts.profile.slos, []
+    for o in (o for o in rlslos.objectives(facts) if o.bad):
+        for severity in (PAGE, TICKET):
+            alert = rlslos.alert_name(o, severity)
+            pairs = " or ".join(f"{long}/{short} at {number(b)}x" for sev, long, short, b in BURNS if sev == severity)
+            content = (
+                f"## {alert}\n\nThe SLO {o.key} of {facts.profile.workload.name} (objective {number(o.objective)} "
+                f"{o.meaning} over {s.window_days if s else 0}d) burns its error budget: {pairs}, both windows of a "
+                "pair. The dashboard's error-budget tile shows what is left; the runs' time-accounting and pace panels "
+                "show which runs spent it."
+            )
+            policy = {
+                "displayName": f"{alert} ({facts.name})",
+                "documentation": {"content": content, "mimeType": "text/markdown", "subject": alert},
+                "userLabels": {**user_labels, BUNDLE_LABEL: facts.name, "rl_alert": kebab(alert)},
+                "conditions": [
+                    {
+                        "displayName": f"{o.key} budget burn ({'fast' if severity == PAGE else 'slow'})",
+                        "conditionPrometheusQueryLanguage": {
+                            "query": rlslos.inline_burn(o, severity),
+                            "duration": "0s",
+                            "evaluationInterval": EVALUATION_INTERVAL,
+                            "alertRule": alert,
+                            "ruleGroup": f"rlobs-{facts.name}-slos",
+                            "disableMetricValidation": True,  # as the other policies: no series before a run
+                            "labels": {**facts.alert_labels, SLO_LABEL: o.key},
+                        },
+                    }
+                ],
+                "combiner": "OR",
+                "enabled": True,
+                "alertStrategy": {"autoClose": AUTO_CLOSE},
+                "severity": SEVERITIES[severity],
+                "notificationChannels": channels(severity),
+            }
+            found.append((f"{facts.name}-{kebab(alert)}", policy))
+    return found
 
 
 def with_budget_tile(dashboard: dict[str, Any], project: str, facts: RlFacts) -> dict[str, Any]:
-    """The dashboard with a remaining-error-budget tile below its others (select_slo_budget_fraction of the SLO)."""
+    """The dashboard with a remaining-error-budget tile below its others: the goodput SLO's
+    select_slo_budget_fraction, and each time-based SLO's share of its budget left over the period in PromQL."""
+    s = facts.profile.slos
+    if s is None:
+        return dashboard
+    data_sets: list[tuple[dict[str, Any], str]] = []
+    if s.goodput:
+        query = {"timeSeriesFilter": {"filter": f'select_slo_budget_fraction("{slo_name(project, facts)}")'}}
+        data_sets.append((query, GOODPUT))
+    for o in (o for o in rlslos.objectives(facts) if o.bad):
+        left = f"1 - {rlslos.ratio(o, f'{s.window_days}d')} / {number(round(1 - o.objective, 6))}"
+        data_sets.append(({"prometheusQuery": left}, o.key))
+    if not data_sets:
+        return dashboard
     layout = dashboard["mosaicLayout"]
     bottom = max(t.get("yPos", 0) + t["height"] for t in layout["tiles"])
     chart = {
         "dataSets": [
             {
-                "timeSeriesQuery": {
-                    "timeSeriesFilter": {"filter": f'select_slo_budget_fraction("{slo_name(project, facts)}")'},
-                    "unitOverride": "1",
-                },
+                "timeSeriesQuery": {**query, "unitOverride": "1"},
                 "plotType": "LINE",
                 "targetAxis": "Y1",
                 "minAlignmentPeriod": "60s",
-                "legendTemplate": "goodput",
+                "legendTemplate": legend,
             }
+            for query, legend in data_sets
         ],
         "yAxis": {"label": "1", "scale": "LINEAR"},
         "chartOptions": {"mode": "COLOR"},
@@ -159,7 +220,10 @@ def resources(found: SloObjects, bundle: str, depends_on: list[str]) -> dict[str
     SLO they select."""
     common = {"provider": "google-beta", "project": "${var.project_id}"}
     s = found.slo
-    policies = tfpolicy.resources(bundle, found.policies, [f"google_monitoring_slo.{GOODPUT}"])["resource"]
+    waits = [f"google_monitoring_slo.{GOODPUT}"] if s else []
+    policies = tfpolicy.resources(bundle, found.policies, waits)["resource"]
+    if s is None or found.service is None:
+        return {"resource": policies}
     return {
         "resource": {
             "google_monitoring_custom_service": {

@@ -17,8 +17,3 @@ def warnings(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
             "expected a notification channel, got none: every alert policy fires but notifies nobody (add one, or "
             "set alerts.enabled: false)",
         )
-    for key in ("stepsPerHour", "timeToFirstStep"):
-        if get_at(data, ("slos", key)) is not None:
-            # Cloud Monitoring SLIs read a counter ratio or a gauge's range (MetricRange needs MetricKind GAUGE):
-            # neither holds a step rate nor a wait since the run's start.
-            yield (("slos", key), "expected only slos.goodput on gke, got this SLO: it is rendered on eks only")
