@@ -195,8 +195,8 @@ def _promtool(tests: list[dict[str, Any]], rules: list[dict[str, Any]]) -> str:
 
 def accounting(profile: str) -> dict[str, dict[str, float]]:
     """scenario -> bucket -> minutes, as Prometheus reads them at the end: each bucket's increase over the whole
-    run summed over the run's processes, and down by the dashboard's own expression."""
-    cases = {name: sc for name, sc in scenarios().items() if sc.accounting}
+    run summed over the scenario's processes, and down by the dashboard's own expression."""
+    cases = scenarios()
     rl = bundle(profile, {})
     run_label = naming.label(rl.catalog.attribute("run_id").name, rl.pipeline)
     bucket_label = naming.label(rl.catalog.attribute("time_bucket").name, rl.pipeline)
@@ -220,7 +220,8 @@ def accounting(profile: str) -> dict[str, dict[str, float]]:
         if line.strip().startswith("got:"):
             for labels, value in _GOT.findall(line):
                 d = dict(re.findall(r'([\w.]+)="([^"]*)"', labels))
-                found[owner[d[run_label]]][d.get(bucket_label, "down")] = float(value) / 60
+                got, bucket = found[owner[d[run_label]]], d.get(bucket_label, "down")
+                got[bucket] = got.get(bucket, 0.0) + float(value) / 60  # a scenario's runs summed
     return found
 
 
