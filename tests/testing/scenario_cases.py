@@ -490,3 +490,17 @@ def scenarios() -> dict[str, Scenario]:
         accounting=_plus(_loops(150, 150), _loops(200, 200)),  # two runs, neither down: x failed, y runs to the end
     )
     return found
+
+
+# The scenarios whose workload spends its goodput budget fast enough to page (scenario_run.SLOS, objective 0.2): a
+# window of an hour with no training at all, the page's threshold (14.4 x the 0.8 budget is capped at 1). A hang
+# trains on in its stuck step until the stall limit, then is stalled; a checkpoint that never returns is all
+# badput from its start; a run that never steps is stalled from its start-up limit on (start-up itself is not
+# judged). A pause within its limit, a slow sync, a rank imbalance or one hung run of two lose goodput but keep some
+# training in every hour; a crashed or failed run reports no time at all (the stall page is its alert; the gap to a
+# restart is `down`, which no counter holds). The 3-day ticket is judged over 6 hours of judged time at least and the
+# burn over 3 days: tests/test_slo.py proves it; 6-hour scenarios judge the page only (rank-imbalance, which trains
+# 0.19 of its time, does spend its budget: 1.02x, a ticket once 6 hours are judged).
+BUDGET_PAGES = frozenset(
+    {"stall", "hang-after-step", "hang-after-long-step", "hang-mid-long-step", "pause-hangs", "hang-before-first-step"}
+)
