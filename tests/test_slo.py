@@ -61,12 +61,13 @@ def test_eks_rules_record_every_window_and_the_budget() -> None:
         f"RL{t}BudgetBurn{s}" for t in ("Goodput", "StepsPerHour", "TimeToFirstStep") for s in ("", "Slow")
     )
     page = alerts["RLGoodputBudgetBurn"]
-    # The workbook's page pairs (1h/5m at 14.4x, 6h/30m at 6x), capped at an error ratio of 1 (objective 0.9).
+    # The workbook's page pairs (1h/5m at 14.4x, 6h/30m at 6x), capped at an error ratio of 1 (objective 0.2: a
+    # healthy RL run trains a fifth to a half of its time, the rest rolls out, syncs and saves).
     assert "ratio_rate1h" in page["expr"] and "ratio_rate5m" in page["expr"] and ">= 1 " in page["expr"]
-    assert "ratio_rate6h" in page["expr"] and ">= 0.6" in page["expr"]
+    assert "ratio_rate6h" in page["expr"] and page["expr"].count(">= 1 ") == 4
     assert page["labels"]["severity"] == "critical" and page["labels"]["slo_burn"] == "page"
     ticket = alerts["RLGoodputBudgetBurnSlow"]
-    assert "ratio_rate3d" in ticket["expr"] and ">= 0.1" in ticket["expr"] and ticket["labels"]["severity"] == "warning"
+    assert "ratio_rate3d" in ticket["expr"] and ">= 0.8" in ticket["expr"] and ticket["labels"]["severity"] == "warning"
 
 
 def test_the_grafana_dashboard_shows_the_budget_left() -> None:
@@ -104,7 +105,7 @@ def test_promtool_burning_budgets_fire_and_healthy_ones_stay_silent(tmp_path: Pa
 
 
 def test_slo_keys_are_located_and_checked() -> None:
-    text = all_profiles()[EKS].replace("goodput: {objective: 0.9}", "goodput: {objective: 1}")
+    text = all_profiles()[EKS].replace("goodput: {objective: 0.2}", "goodput: {objective: 1}")
     with pytest.raises(ProfileError) as info:
         parse_profile(text, "p.yaml")
     (line,) = info.value.lines()
@@ -114,7 +115,7 @@ def test_slo_keys_are_located_and_checked() -> None:
 
 
 def test_gke_renders_every_slo_without_a_warning() -> None:
-    text = GOOD + "slos:\n  goodput: {objective: 0.9}\n  stepsPerHour: {min: 10}\n  timeToFirstStep: {max: 15m}\n"
+    text = GOOD + "slos:\n  goodput: {objective: 0.2}\n  stepsPerHour: {min: 10}\n  timeToFirstStep: {max: 15m}\n"
     parse_profile(text, "p.yaml")
     assert [str(w) for w in find(load_located(text), "p.yaml") if "slos" in str(w)] == []
 
@@ -259,7 +260,7 @@ def test_ai_on_eks_mode_inhibits_tickets_in_its_alertmanagerconfig() -> None:
     from testing.crdschema import errors
     from testing.eks import schema as crd
 
-    text = all_profiles()["eks-ai-on-eks"] + "slos:\n  goodput: {objective: 0.9}\n"
+    text = all_profiles()["eks-ai-on-eks"] + "slos:\n  goodput: {objective: 0.2}\n"
     p = parse_profile(text, "p.yaml")
     amc = alertmanager_config_cr(p)  # type: ignore[arg-type]
     assert errors(crd("prometheus-operator/crd-alertmanagerconfigs.v0.84.1.yaml"), amc) == []

@@ -149,10 +149,11 @@ def timeline(p: Proc, stall: Stall) -> list[Segment]:
         pieces = [("sync", sync), ("sample", sample * rest), ("reward", reward * rest), ("train", train * rest)]
         segs += _lay(p, [*pieces, ("other", rest - sum(x for _, x in pieces[1:]))], a, b)
     tail = done[-1] if done else begin
-    if tail < stop:  # the loop under way: a hang never leaves its train phase
+    if tail < stop:  # the loop under way, its phases in turn: a hang never leaves its train phase
         rest = p.interval - p.sync_ms(tail, 0.0) / 60_000
         pieces = [("sync", p.interval - rest), ("sample", sample * rest), ("reward", reward * rest)]
-        segs += _lay(p, [*pieces, ("train", math.inf)], tail, stop)
+        pieces += [("train", math.inf)] if p.hang is not None else [("train", train * rest), ("other", math.inf)]
+        segs += _lay(p, pieces, tail, stop)
     # The stall rule's limits, from the last step (or the start, or a pause's start) on.
     window, factor, startup, pause_limit = stall
     pause = next(((a, b) for a, b in p.pauses if a <= stop < b), None) if done else None

@@ -130,9 +130,15 @@ def _series(facts: RlFacts, name: str, slo: Slo) -> str:
 def _errors(facts: RlFacts, slo: Slo, window: str) -> str:
     if slo.bad:
         return f"avg_over_time({_series(facts, BAD, slo)}[{window}])"
-    q, bucket = _Q(facts), facts.catalog.attribute("time_bucket").name
-    train = q.sel("run_time", {bucket: "train"})
-    return f"(1 - sum(rate({train}[{window}])) / sum(rate({q.judged()}[{window}])))"
+    train = _Q(facts).sel("run_time", {facts.catalog.attribute("time_bucket").name: "train"})
+    return f"(1 - sum(rate({train}[{window}])) / sum(rate({_Q(facts).judged()}[{window}])))"
+
+
+def _filled(facts: RlFacts, slo: Slo, window: str) -> str:
+    """Goodput burns only over a window holding a run's worth of judged time (90% of it; the long window of a page,
+    the 6h one of the ticket): a workload's first minutes, a first rollout with no train phase yet, are no window to
+    judge by (the time-based SLIs skip them already)."""
+    return "" if slo.bad else f" and on () sum(rate({_Q(facts).judged()}[{window}])) >= 0.9"
 
 
 def _threshold(slo: Slo, burn: float) -> str:
@@ -142,7 +148,8 @@ def _threshold(slo: Slo, burn: float) -> str:
 def _burning(facts: RlFacts, slo: Slo, severity: str) -> str:
     on = _series(facts, "", slo)
     return " or ".join(
-        f"({ERRORS}{long}{on} >= {_threshold(slo, b)} and {ERRORS}{short}{on} >= {_threshold(slo, b)})"
+        f"({ERRORS}{long}{on} >= {_threshold(slo, b)} and {ERRORS}{short}{on} >= {_threshold(slo, b)}"
+        f"{_filled(facts, slo, long if sev == PAGE else short)})"
         for sev, long, short, b in BURNS
         if sev == severity
     )
@@ -308,10 +315,11 @@ def _case(facts: RlFacts, slo: Slo, b: CaseBuilder, *, burning: bool) -> int:
     s = facts.profile.slos
 
     def goodput() -> int:
-        # Burning: every second stalled; healthy: every second training, beside a bucket that stays empty.
-        b.add("r1", "0+0x200" if burning else "0+60x200", "run_time", scope={**facts.scope, bucket: "train"})
-        b.add("r1", "0+60x200" if burning else "0+0x200", "run_time", scope={**facts.scope, bucket: "stalled"})
-        return 70
+        # Burning: every second stalled; healthy: every second training, beside a bucket that stays empty. The ticket
+        # judges a run with 6 hours of judged time.
+        b.add("r1", "0+0x400" if burning else "0+60x400", "run_time", scope={**facts.scope, bucket: "train"})
+        b.add("r1", "0+60x400" if burning else "0+0x400", "run_time", scope={**facts.scope, bucket: "stalled"})
+        return 340
 
     def steps_per_hour() -> int:
         b.trainer("r1", 200)
