@@ -185,11 +185,10 @@ _SIGNAL_TRIALS = [
 
 def test_ctrl_c_and_sigterm_finish_a_committed_write_and_discard_an_uncommitted_one(tmp_path: Path) -> None:
     cases = _signal_cases(tmp_path)
-    refs: dict[str, tuple[Path, Path]] = {}
-    for name, case in cases.items():
-        refs[name] = tmp_path / f"{name}-old", tmp_path / f"{name}-new"
-        case.render(case.old, refs[name][0])
-        case.render(case.new, refs[name][1])
+    refs = {name: (tmp_path / f"{name}-old", tmp_path / f"{name}-new") for name in cases}
+    renders = [(c.old, refs[n][0], c) for n, c in cases.items()] + [(c.new, refs[n][1], c) for n, c in cases.items()]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda r: r[2].render(r[0], r[1]), renders))
 
     def trial(index: int) -> tuple[int, subprocess.CompletedProcess[str], Path]:
         name, sig, where = _SIGNAL_TRIALS[index]
