@@ -58,9 +58,9 @@ class _Case:
     def __init__(self, old: list[str], new: list[str], bundles: tuple[str, ...]) -> None:
         self.old, self.new, self.bundles = old, new, bundles
 
-    def render(self, args: list[str], out: Path, *, kill_at: int = 0) -> list[int]:
-        """Render `args` into `out`: the renames at each step of its write (kills.steps; the last is its last rename),
-        or none when killed at rename `kill_at`."""
+    def render(self, args: list[str], out: Path, *, kill_at: int = 0) -> list[tuple[int, str]]:
+        """Render `args` into `out`: the renames at each step of its write and their kinds (kills.steps; the last is
+        its last rename), or none when killed at rename `kill_at`."""
         done = kills.rlobs("render", *args, "-o", str(out), "--force", kill_at=kill_at)
         if kill_at:
             assert done.returncode == -signal.SIGKILL, done.stderr
@@ -76,7 +76,7 @@ def _trials(case: _Case, tmp_path: Path, seconds: float) -> None:
     case.render(case.old, old_dir)
     case.render(case.new, new_dir)
     copy_bundle(old_dir, switch)
-    renames = case.render(case.new, switch)[-1]
+    renames = case.render(case.new, switch)[-1][0]
     old, new = case.snapshots(old_dir), case.snapshots(new_dir)
     assert case.snapshots(switch) == new
     rng = random.Random(15)
@@ -243,7 +243,7 @@ def test_ctrl_c_and_sigterm_at_every_step_of_the_write_and_at_random_instants_le
     old, new = case.snapshots(old_dir), case.snapshots(new_dir)
     assert case.snapshots(switch) == new
     rng = random.Random(25)
-    at_steps = [(("INT", "TERM")[i % 2], n) for i, n in enumerate(points)]
+    at_steps = [(("INT", "TERM")[i % 2], n) for i, (n, _) in enumerate(points)]
     outs = [tmp_path / f"t{i}" for i in range(len(at_steps) + 4)]
     for out in outs:
         copy_bundle(old_dir, out)
