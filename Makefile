@@ -44,12 +44,12 @@ PYTEST := env PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 # One worker per core; worksteal lets an idle worker take tests queued behind a long promtool table.
 PARALLEL := -n auto --dist worksteal
 
-# Ends with the suite's wall time (and keeps pytest's exit status).
+# Each ends with its wall time (and keeps pytest's exit status).
 test: install-dev
 	@start=$$(date +%s); status=0; $(PYTEST) $(PARALLEL) || status=$$?; echo "make test: $$(( $$(date +%s) - start )) s wall time"; exit $$status
 
 test-fast: install-dev
-	$(PYTEST) $(PARALLEL) -m "not slow"
+	@start=$$(date +%s); status=0; $(PYTEST) $(PARALLEL) -m "not slow" || status=$$?; echo "make test-fast: $$(( $$(date +%s) - start )) s wall time"; exit $$status
 
 lint: install-dev
 	$(BIN)/ruff check cli tests tools

@@ -261,6 +261,27 @@ def test_every_accepted_value_round_trips_through_every_format_at_length(name: s
 
 # ---- the alerting the values feed, by promtool and amtool --------------------------------------------------------
 
+# libyaml where PyYAML has it, for the bundle files the alerting checks pass on to promtool and amtool (the files'
+# own round trips are the fuzz above, by PyYAML's reader).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def _load(text: str) -> Any:
+    return yaml.load(text, Loader=_LOADER)
+
+
+def _dump(data: Any) -> str:
+    return yaml.dump(data, Dumper=_DUMPER)
+
+
+# The files the alerting checks read, kept from each accepted value's bundle until promtool and amtool read them all.
+_ALERTING_FILES = (
+    "tests/rl-alerts.rules.yaml",
+    "tests/rl-alerts.test.yaml",
+    "rl-layer/rl-prometheusrule.yaml",
+    "values/kube-prometheus-stack.yaml",
+)
 ALERTING = (
     "workload.tracker.url (eks)",
     "workload.tracker.project",
@@ -269,79 +290,87 @@ ALERTING = (
 )
 
 
-def _promtool(files: dict[str, str], value: str, tmp: Path) -> None:
+def _promtool(accepted: list[tuple[str, dict[str, str]]], tmp: Path) -> None:
+    """Every accepted value's PrometheusRule checked, and each annotation holding it expanded, in one promtool run of
+    each kind (a folder per value; a test file's rule_files are read from its own folder)."""
     promtool = tool("promtool", "checks the PrometheusRules and expands their annotations in rule unit tests")
-    (tmp / "rl-alerts.rules.yaml").write_text(files["tests/rl-alerts.rules.yaml"], encoding="utf-8")
-    (tmp / "rl-alerts.test.yaml").write_text(files["tests/rl-alerts.test.yaml"], encoding="utf-8")
-    rule = yaml.safe_load(files["rl-layer/rl-prometheusrule.yaml"])
-    (tmp / "cr.rules.yaml").write_text(yaml.safe_dump(rule["spec"]), encoding="utf-8")
-    runs = [["check", "rules", "cr.rules.yaml"]]
-    rules = yaml.safe_load(files["tests/rl-alerts.rules.yaml"])
-    tests = yaml.safe_load(files["tests/rl-alerts.test.yaml"])
-    holding = sorted(
-        {k for g in rules["groups"] for r in g["rules"] for k, v in r.get("annotations", {}).items() if PRE in v}
-    )
-    expected: list[str] = []
-    for name in holding:
-        # Each annotation holding the value, expected as promtool must expand it (see testing.expansion).
-        one_rules, one_tests = expansion.one_annotation(rules, tests, name)
-        (tmp / f"{name}.rules.yaml").write_text(yaml.safe_dump(one_rules), encoding="utf-8")
-        one_tests["rule_files"] = [f"{name}.rules.yaml"]
-        (tmp / f"{name}.test.yaml").write_text(yaml.safe_dump(one_tests), encoding="utf-8")
-        runs.append(["test", "rules", f"{name}.test.yaml"])
-        expected += expansion.expected(one_tests, name)
-    if not holding and PRE in files["tests/rl-alerts.rules.yaml"]:
-        # The value reaches the rules outside an annotation (a label, an expression): the bundle's own rule tests.
-        runs.append(["test", "rules", "rl-alerts.test.yaml"])
-    for args in runs:
-        proc = subprocess.run([promtool, *args], cwd=tmp, capture_output=True, text=True, check=False)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-    if holding:
-        assert any(value in a for a in expected), "the annotation holding the value is not checked by promtool"
-
-
-def _amtool(files: dict[str, str], value: str, tmp: Path) -> None:
-    amtool = tool("amtool", "checks the Alertmanager config and renders its notification template fields")
-    config = yaml.safe_load(files["values/kube-prometheus-stack.yaml"])["alertmanager"]["config"]
-    (tmp / "alertmanager.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    proc = subprocess.run(
-        [amtool, "check-config", str(tmp / "alertmanager.yaml")], capture_output=True, text=True, check=False
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    (tmp / "none.tmpl").write_text("", encoding="utf-8")
-    # Every field Alertmanager expands as a template in the receivers rlobs writes (slack_config: channel; the rest
-    # are Alertmanager's defaults, which hold no profile value).
-    fields = [c[k] for r in config["receivers"] for c in r.get("slack_configs", []) for k in ("channel",) if k in c]
-    for text in fields:
-        proc = subprocess.run(
-            [amtool, "template", "render", f"--template.glob={tmp / 'none.tmpl'}", f"--template.text={text}"],
-            capture_output=True,
-            text=True,
-            check=False,
+    checks, tests_run, values = [], [], {}
+    for index, (value, files) in enumerate(accepted):
+        folder = tmp / f"v{index}"
+        folder.mkdir()
+        values[folder.name] = value
+        (folder / "rl-alerts.rules.yaml").write_text(files["tests/rl-alerts.rules.yaml"], encoding="utf-8")
+        (folder / "rl-alerts.test.yaml").write_text(files["tests/rl-alerts.test.yaml"], encoding="utf-8")
+        rule = _load(files["rl-layer/rl-prometheusrule.yaml"])
+        (folder / "cr.rules.yaml").write_text(_dump(rule["spec"]), encoding="utf-8")
+        checks.append(f"{folder.name}/cr.rules.yaml")
+        rules = _load(files["tests/rl-alerts.rules.yaml"])
+        tests = _load(files["tests/rl-alerts.test.yaml"])
+        holding = sorted(
+            {k for g in rules["groups"] for r in g["rules"] for k, v in r.get("annotations", {}).items() if PRE in v}
         )
-        assert proc.returncode == 0 and proc.stdout.rstrip("\n") == text, proc.stdout + proc.stderr
-    if PRE in json.dumps(config):
-        assert value in fields
+        expected: list[str] = []
+        for name in holding:
+            # Each annotation holding the value, expected as promtool must expand it (see testing.expansion).
+            one_rules, one_tests = expansion.one_annotation(rules, tests, name)
+            (folder / f"{name}.rules.yaml").write_text(_dump(one_rules), encoding="utf-8")
+            one_tests["rule_files"] = [f"{name}.rules.yaml"]
+            (folder / f"{name}.test.yaml").write_text(_dump(one_tests), encoding="utf-8")
+            tests_run.append(f"{folder.name}/{name}.test.yaml")
+            expected += expansion.expected(one_tests, name)
+        if not holding and PRE in files["tests/rl-alerts.rules.yaml"]:
+            # The value reaches the rules outside an annotation (a label, an expression): the bundle's own rule tests.
+            tests_run.append(f"{folder.name}/rl-alerts.test.yaml")
+        if holding:
+            assert any(value in a for a in expected), f"the annotation holding {value!r} is not checked by promtool"
+    for args in (["check", "rules", *checks], ["test", "rules", *tests_run]):
+        if args[2:]:
+            proc = subprocess.run([promtool, *args], cwd=tmp, capture_output=True, text=True, check=False)
+            assert proc.returncode == 0, (proc.stdout + proc.stderr, values)
+
+
+def _amtool(accepted: list[tuple[str, dict[str, str]]], tmp: Path) -> None:
+    """Every accepted value's Alertmanager config checked in one amtool run, and each field Alertmanager expands as a
+    template rendered back to itself (slack_config: channel; the rest are Alertmanager's defaults, which hold no
+    profile value)."""
+    amtool = tool("amtool", "checks the Alertmanager config and renders its notification template fields")
+    configs, texts = [], []
+    for index, (value, files) in enumerate(accepted):
+        config = _load(files["values/kube-prometheus-stack.yaml"])["alertmanager"]["config"]
+        (tmp / f"alertmanager-{index}.yaml").write_text(_dump(config), encoding="utf-8")
+        configs.append(str(tmp / f"alertmanager-{index}.yaml"))
+        fields = [c[k] for r in config["receivers"] for c in r.get("slack_configs", []) for k in ("channel",) if k in c]
+        texts += fields
+        if PRE in json.dumps(config):
+            assert value in fields
+    proc = subprocess.run([amtool, "check-config", *configs], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # All the fields as one template, each on lines of its own: it renders to exactly itself.
+    text = "\n<rlobs-field>\n".join(texts)
+    proc = subprocess.run(
+        [amtool, "template", "render", f"--template.glob={tmp / 'none.tmpl'}", f"--template.text={text}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0 and proc.stdout == text, (proc.stdout + proc.stderr, texts)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ALERTING)
 def test_promtool_and_amtool_accept_the_alerting_and_expand_the_value_back(name: str, tmp_path: Path) -> None:
-    count = 0
+    accepted: dict[str, dict[str, str]] = {}
 
     @settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(MIDDLE)
     def check(middle: str) -> None:
-        nonlocal count
         found = _accepted(name, middle)
-        if found is None:
-            return
-        value, rendered = found
-        files = {r.path: r.text for r in rendered}
-        _promtool(files, value, tmp_path)
-        _amtool(files, value, tmp_path)
-        count += 1
+        if found is not None:
+            accepted[found[0]] = {r.path: r.text for r in found[1] if r.path in _ALERTING_FILES}
 
     check()
-    print(f"{name}: {count} accepted values checked by promtool and amtool")
-    assert count > 0
+    (tmp_path / "none.tmpl").write_text("", encoding="utf-8")
+    _promtool(list(accepted.items()), tmp_path)
+    _amtool(list(accepted.items()), tmp_path)
+    print(f"{name}: {len(accepted)} accepted values checked by promtool and amtool")
+    assert accepted

@@ -58,12 +58,14 @@ class _Case:
     def __init__(self, old: list[str], new: list[str], bundles: tuple[str, ...]) -> None:
         self.old, self.new, self.bundles = old, new, bundles
 
-    def render(self, args: list[str], out: Path, *, kill_at: int = 0) -> int:
+    def render(self, args: list[str], out: Path, *, kill_at: int = 0) -> list[tuple[int, str]]:
+        """Render `args` into `out`: the renames at each step of its write and their kinds (kills.steps; the last is
+        its last rename), or none when killed at rename `kill_at`."""
         done = kills.rlobs("render", *args, "-o", str(out), "--force", kill_at=kill_at)
         if kill_at:
             assert done.returncode == -signal.SIGKILL, done.stderr
-            return kill_at
-        return kills.renames(done)
+            return []
+        return kills.steps(done)
 
     def snapshots(self, out: Path) -> dict[str, dict[str, bytes | str | None]]:
         return {b: snapshot(out / b) for b in self.bundles}
@@ -74,7 +76,7 @@ def _trials(case: _Case, tmp_path: Path, seconds: float) -> None:
     case.render(case.old, old_dir)
     case.render(case.new, new_dir)
     copy_bundle(old_dir, switch)
-    renames = case.render(case.new, switch)
+    renames = case.render(case.new, switch)[-1][0]
     old, new = case.snapshots(old_dir), case.snapshots(new_dir)
     assert case.snapshots(switch) == new
     rng = random.Random(15)
@@ -183,11 +185,10 @@ _SIGNAL_TRIALS = [
 
 def test_ctrl_c_and_sigterm_finish_a_committed_write_and_discard_an_uncommitted_one(tmp_path: Path) -> None:
     cases = _signal_cases(tmp_path)
-    refs: dict[str, tuple[Path, Path]] = {}
-    for name, case in cases.items():
-        refs[name] = tmp_path / f"{name}-old", tmp_path / f"{name}-new"
-        case.render(case.old, refs[name][0])
-        case.render(case.new, refs[name][1])
+    refs = {name: (tmp_path / f"{name}-old", tmp_path / f"{name}-new") for name in cases}
+    renders = [(c.old, refs[n][0], c) for n, c in cases.items()] + [(c.new, refs[n][1], c) for n, c in cases.items()]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda r: r[2].render(r[0], r[1]), renders))
 
     def trial(index: int) -> tuple[int, subprocess.CompletedProcess[str], Path]:
         name, sig, where = _SIGNAL_TRIALS[index]
@@ -224,27 +225,35 @@ def _signalled_after(delay: float, sig: signal.Signals, *args: str) -> subproces
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["profile", "profiles", "fleet"])
-def test_ctrl_c_and_sigterm_at_every_rename_and_at_random_instants_leave_old_or_new(tmp_path: Path, name: str) -> None:
+def test_ctrl_c_and_sigterm_at_every_step_of_the_write_and_at_random_instants_leave_old_or_new(
+    tmp_path: Path, name: str
+) -> None:
     """Written down first: whenever SIGINT or SIGTERM arrives, in a render of one profile, of several or of a fleet,
     each bundle folder holds exactly the old or the new bundle; the render exits 130 (0: done before it; ended by
     it: Python was starting or exiting) with a message saying which: nothing written (old) or finished after the
-    commit (new); and rendering the old input back gives the old bundles."""
+    commit (new); and rendering the old input back gives the old bundles. The signal comes at each step of the
+    write over the old bundles (kills.steps: the first, middle and last rename of each kind, in every bundle) and
+    at random instants."""
     case = _signal_cases(tmp_path)[name]
-    old_dir, new_dir = tmp_path / "old", tmp_path / "new"
-    case.render(case.old, old_dir)
-    renames = case.render(case.new, new_dir)
+    old_dir, new_dir, switch = tmp_path / "old", tmp_path / "new", tmp_path / "switch"
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(case.render, (case.old, case.new), (old_dir, new_dir)))
+    copy_bundle(old_dir, switch)
+    points = case.render(case.new, switch)  # the write each trial interrupts: the new bundles over the old
     old, new = case.snapshots(old_dir), case.snapshots(new_dir)
+    assert case.snapshots(switch) == new
     rng = random.Random(25)
-    at_renames = [(("INT", "TERM")[n % 2], n) for n in range(1, renames + 1)]
-    outs = [tmp_path / f"t{i}" for i in range(len(at_renames) + 4)]
+    at_steps = [(("INT", "TERM")[i % 2], n) for i, (n, _) in enumerate(points)]
+    outs = [tmp_path / f"t{i}" for i in range(len(at_steps) + 4)]
     for out in outs:
         copy_bundle(old_dir, out)
     args = [["render", *case.new, "-o", str(out), "--force"] for out in outs]
     warm = ["render", *case.new, "-o", str(tmp_path / "warm"), "--force"]
-    runs = kills.forked(warm, [(f"{sig}:{n}", a) for (sig, n), a in zip(at_renames, args, strict=False)], tmp_path)
-    for i in range(len(at_renames), len(outs)):  # at random instants, from a fresh interpreter's start
-        done = _signalled_after(rng.uniform(0.05, 0.8), rng.choice((signal.SIGINT, signal.SIGTERM)), *args[i])
-        runs.append((done.returncode, done.stderr))
+    runs = kills.forked(warm, [(f"{sig}:{n}", a) for (sig, n), a in zip(at_steps, args, strict=False)], tmp_path)
+    instants = [(rng.uniform(0.05, 0.8), rng.choice((signal.SIGINT, signal.SIGTERM))) for _ in outs[len(at_steps) :]]
+    with ThreadPoolExecutor(max_workers=2) as pool:  # at random instants, from a fresh interpreter's start
+        signalled = pool.map(lambda i: _signalled_after(*instants[i], *args[len(at_steps) + i]), range(len(instants)))
+        runs += [(done.returncode, done.stderr) for done in signalled]
     sides = []
     for out, (code, stderr) in zip(outs, runs, strict=True):
         found = case.snapshots(out)

@@ -5,9 +5,10 @@ test can know in advance). To see what Prometheus makes of one annotation, the a
 annotation alone, and each firing expectation becomes an `alert_rule_test` whose expected annotation is the text
 as written, with the run's labels filled in: promtool passes only if Prometheus expands it to exactly that.
 
-The copies fire on a constant expression with the expectation's own labels at its own time, not on the bundle's
-expressions: expansion depends on the annotation and the alert's labels only, and the bundle's expressions cost
-promtool tens of seconds per file (they are evaluated on their series by the bundle's own rule tests).
+The copies fire on a constant expression with the expectation's own labels, not on the bundle's expressions, and a
+test's evaluation times become its first minutes in order (1m, 2m, ...): expansion depends on the annotation and the
+alert's labels only, and the bundle's expressions over its hours of series cost promtool tens of seconds per file
+(they are evaluated on their series by the bundle's own rule tests).
 """
 
 from __future__ import annotations
@@ -65,19 +66,21 @@ def one_annotation(rules: dict[str, Any], tests: dict[str, Any], name: str) -> t
     out = []
     for case, test in enumerate(tests["tests"]):
         checks = []
+        times = sorted({_seconds(t["eval_time"]) for t in test.get("promql_expr_test", [])})
         for t in test.get("promql_expr_test", []):
             match = _ALERT.match(t["expr"])
             if match is None:
                 continue
             alert = match.group(1)
+            when = f"{times.index(_seconds(t['eval_time'])) + 1}m"
             exp = []
             for sample in t["exp_samples"]:
                 labels = {k: v for k, v in _labels(sample["labels"]).items() if k not in ("alertname", "alertstate")}
                 own = {k: v for k, v in labels.items() if k not in alerts[alert].get("labels", {})}
-                firing[alert].append((case, t["eval_time"], own))
+                firing[alert].append((case, when, own))
                 annotations = {name: expanded(texts[alert], labels)} if alert in texts else {}
                 exp.append({"exp_labels": labels, "exp_annotations": annotations})
-            checks.append({"eval_time": t["eval_time"], "alertname": alert, "exp_alerts": exp})
+            checks.append({"eval_time": when, "alertname": alert, "exp_alerts": exp})
         end = max((_seconds(c["eval_time"]) for c in checks), default=0) // 60
         series = [{"series": _CASE, "values": f"{case}+0x{end}"}]
         out.append({"name": test["name"], "interval": "1m", "input_series": series, "alert_rule_test": checks})

@@ -3,8 +3,8 @@
 An injected failure point that needs no hook in rlobs: the process signals itself with the real signal just before
 the rename. WHEN is N (SIGKILL at its Nth rename: nothing after that instant runs, no finally, no atexit), `SIG:N`
 (SIGINT or SIGTERM at its Nth rename) or `SIG:commit` (at the first rename onto the journal: a write's commit
-point). With N = 0 it runs to the end and prints how many renames it made on stderr's last line, so a test can then
-kill at every one of them. Only this process signals itself, never a forked worker.
+point). With N = 0 it runs to the end and prints what each rename did and, on stderr's last line, how many it made,
+so a test can then signal it at any of them. Only this process signals itself, never a forked worker.
 """
 
 from __future__ import annotations
@@ -14,16 +14,25 @@ import signal
 import sys
 
 
-def _signal_at(when: str) -> list[int]:
-    """Make this process signal itself at a rename, as WHEN says; the list counts its renames."""
+def _kind(dst: str, dir_fd: object) -> str:
+    """What a rename is, as a step of a write: a record in rlobs's user cache (`cache:journals`, `cache:bundles`),
+    the commit point, the manifest, or a bundle file (created or replaced alike: one call in rlobs.bundle.tree)."""
+    if not isinstance(dir_fd, int):
+        return "cache:" + os.path.basename(os.path.dirname(dst))
+    return dst if dst in (".rlobs-journal.json", ".rlobs-manifest.json") else "file"
+
+
+def _signal_at(when: str) -> list[str]:
+    """Make this process signal itself at a rename, as WHEN says; the list has each rename's kind (_kind)."""
     name, _, at = when.rpartition(":")
     sig = getattr(signal, f"SIG{name}") if name else signal.SIGKILL
-    calls, fired, me = [0], [False], os.getpid()
+    calls: list[str] = []
+    fired, me = [False], os.getpid()
     real = os.replace
 
     def replace(*args: object, **kw: object) -> None:
-        calls[0] += 1
-        hit = os.path.basename(str(args[1])) == ".rlobs-journal.json" if at == "commit" else calls[0] == int(at)
+        calls.append(_kind(str(args[1]), kw.get("dst_dir_fd")))
+        hit = os.path.basename(str(args[1])) == ".rlobs-journal.json" if at == "commit" else len(calls) == int(at)
         if hit and not fired[0] and os.getpid() == me:
             fired[0] = True
             os.kill(me, sig)
@@ -93,7 +102,8 @@ def main() -> None:
     try:
         run()
     finally:
-        print(f"renames: {calls[0]}", file=sys.stderr)
+        print(f"kinds: {' '.join(calls)}", file=sys.stderr)
+        print(f"renames: {len(calls)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

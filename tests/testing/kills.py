@@ -48,6 +48,22 @@ def renames(done: subprocess.CompletedProcess[str]) -> int:
     return int(done.stderr.strip().splitlines()[-1].removeprefix("renames: "))
 
 
+def steps(done: subprocess.CompletedProcess[str]) -> list[tuple[int, str]]:
+    """The renames (1-based) a run of rlobs() to its end made at each step of its write: the first, the middle and
+    the last of every run of renames of one kind (testing.killer: a user-cache record, the commit point, the manifest,
+    a bundle file), so every change from one step to the next, in every bundle, is tried; each with its kind. The
+    renames inside a run of one kind are the same step on another file (one loop in rlobs.bundle.tree)."""
+    renames(done)
+    kinds = done.stderr.strip().splitlines()[-2].removeprefix("kinds: ").split()
+    runs: list[list[int]] = []
+    for n, kind in enumerate(kinds, 1):
+        if runs and kinds[runs[-1][0] - 1] == kind:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return [(n, kinds[n - 1]) for n in sorted({n for run in runs for n in (run[0], run[len(run) // 2], run[-1])})]
+
+
 def killed_after(delay: float, *args: str) -> None:
     """The CLI, killed `delay` seconds after it started (only the main process: a pool's workers are orphaned,
     as the OOM killer leaves them)."""
