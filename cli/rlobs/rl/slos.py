@@ -218,9 +218,9 @@ def rule_group(facts: RlFacts) -> dict[str, Any] | None:
 
 def runbook_sections(facts: RlFacts) -> list[dict[str, Any]]:
     """docs/runbook.md's section of each SLO alert: its burn windows, objective and the query naming the runs that
-    spent the budget (Cloud Monitoring holds only the goodput SLO: rlobs.targets.gke.warnings)."""
+    spent the budget."""
     period = f"{facts.profile.slos.window_days}d" if facts.profile.slos else ""
-    chosen = [s for s in objectives(facts) if facts.pipeline in RECORDED or s.key == "goodput"]
+    chosen = objectives(facts)
     return [
         {
             "name": alert_name(slo, severity),

@@ -142,6 +142,7 @@ def promql_policies(
                 f"{o.meaning} over {s.window_days if s else 0}d) burns its error budget: {pairs}, both windows of a "
                 "pair. The dashboard's error-budget tile shows what is left; the runs' time-accounting and pace panels "
                 "show which runs spent it."
+                f"\n\nRunbook: `{RUNBOOK_PATH}#{alert.lower()}` in the rlobs bundle `{facts.name}`."
             )
             policy = {
                 "displayName": f"{alert} ({facts.name})",
