@@ -145,25 +145,27 @@ def _threshold(slo: Slo, burn: float) -> str:
     return number(min(1.0, round(burn * (1 - slo.objective), 6)))
 
 
-def _burning(facts: RlFacts, slo: Slo, severity: str) -> str:
-    on = _series(facts, "", slo)
+def _pairs(slo: Slo, severity: str, ratio_over: Callable[[str], str], filled: Callable[[str], str]) -> str:
+    """The workbook's window pairs of `severity`: both windows' error ratios at the pair's threshold, and `filled`
+    of the window that must hold enough judged time."""
     return " or ".join(
-        f"({ERRORS}{long}{on} >= {_threshold(slo, b)} and {ERRORS}{short}{on} >= {_threshold(slo, b)}"
-        f"{_filled(facts, slo, long if sev == PAGE else short)})"
+        f"({ratio_over(long)} >= {t} and {ratio_over(short)} >= {t}{filled(long if sev == PAGE else short)})"
         for sev, long, short, b in BURNS
         if sev == severity
+        for t in [_threshold(slo, b)]
     )
+
+
+def _burning(facts: RlFacts, slo: Slo, severity: str) -> str:
+    on = _series(facts, "", slo)
+    return _pairs(slo, severity, lambda w: f"{ERRORS}{w}{on}", lambda w: _filled(facts, slo, w))
 
 
 def inline_burn(slo: Slo, severity: str) -> str:
     """A time-based SLO's burn for a backend that records no rules (Cloud Monitoring's PromQL policies): each
     window's error ratio as a subquery over the per-minute bad indicator, at most 360 points a window (1m up to 6h:
     the recorded rules' resolution; every 12m over 3d, which estimates the same share of bad minutes)."""
-    return " or ".join(
-        f"({ratio(slo, long)} >= {_threshold(slo, b)} and {ratio(slo, short)} >= {_threshold(slo, b)})"
-        for sev, long, short, b in BURNS
-        if sev == severity
-    )
+    return _pairs(slo, severity, lambda w: ratio(slo, w), lambda _: "")
 
 
 def ratio(slo: Slo, window: str) -> str:
