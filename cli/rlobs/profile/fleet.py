@@ -19,6 +19,7 @@ from rlobs.profile.fleetspec import Member as Member
 from rlobs.profile.load import (
     dotted,
     duplicates,
+    located_problem,
     parse_located,
     read_input,
     validate_located,
@@ -122,9 +123,8 @@ def _fixed_key_problems(
     for base, body in bodies:
         for key, setter in fixed.items():
             if value_at(body, key)[0]:
-                pos = located.pos((*base, *key), key=True)
                 message = f"expected no {dotted(key)} here: the fleet sets it from {setter}"
-                problems.append(Problem(display, pos.line, pos.column, dotted((*base, *key)), message))
+                problems.append(located_problem(located, display, (*base, *key), message))
     return problems
 
 

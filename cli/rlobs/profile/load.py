@@ -81,15 +81,20 @@ def parse_located(text: str, display: str) -> Located:
         located = load_located(text)
     except YamlSyntaxError as exc:
         raise ProfileError([Problem(display, exc.pos.line, exc.pos.column, "", exc.message)]) from None
-    problems = []
-    for path, value in yaml_strings(located.data, keys=True):
-        if len(value) > MAX_TEXT:
-            pos = located.pos(path)
-            message = f"expected at most {MAX_TEXT} characters, got {len(value)}"
-            problems.append(Problem(display, pos.line, pos.column, dotted(path), message))
+    problems = [
+        located_problem(located, display, path, f"expected at most {MAX_TEXT} characters, got {len(value)}", key=False)
+        for path, value in yaml_strings(located.data, keys=True)
+        if len(value) > MAX_TEXT
+    ]
     if problems:
         raise ProfileError(problems)
     return located
+
+
+def located_problem(located: Located, display: str, path: Path, message: str, *, key: bool = True) -> Problem:
+    """A problem at `path`'s key (or its value) in the file, its path printed as problems print it."""
+    pos = located.pos(path, key=key)
+    return Problem(display, pos.line, pos.column, dotted(path), message)
 
 
 def duplicates(located: Located, display: str) -> list[Problem]:
@@ -125,10 +130,9 @@ def _credentials(located: Located, display: str, models: Models) -> list[Problem
     for path, value in strings:
         shapes = found_in(value)
         if shapes:
-            pos = located.pos(path)
             hint = secret_hint(_walk(_root(located.data, models), path[:-1])[0], path)
             message = f"{hint}, got what looks like {' and '.join(shapes)} (not shown)"
-            found.append(Problem(display, pos.line, pos.column, dotted(path), message))
+            found.append(located_problem(located, display, path, message, key=False))
     return found
 
 
@@ -207,16 +211,19 @@ def _problems(err: Any, located: Located, display: str, root: Any, target: str, 
     if isinstance(cause, ProblemAt):
         return [_at(located, display, (*loc, *cause.path), cause.message)]
     section = _section_problem(err, loc, located, display, target, models)
-    return [section] if section is not None else [_problem(err, located, display, root)]
+    if section is not None:
+        return [section]
+    kind: str = err["type"]
+    pos = located.pos(loc[:-1]) if kind == "missing" else located.pos(loc, key=kind == "extra_forbidden")
+    return [Problem(display, pos.line, pos.column, dotted(loc), _message(err, loc, located, root))]
 
 
 def _at(located: Located, display: str, loc: Path, message: str) -> Problem:
-    pos = located.pos(loc, key=True)
     # The value the problem is about is the one at its own path, not the whole object whose validator found it.
     found, value = value_at(located.data, loc)
     if found and ", got " not in message:
         message = f"{message}, got {_got(value)}"
-    return Problem(display, pos.line, pos.column, dotted(loc), message)
+    return located_problem(located, display, loc, message)
 
 
 def _section_problem(
@@ -227,21 +234,13 @@ def _section_problem(
         return None
     if err["type"] == "missing" and loc[0] == target:
         article = "an" if target[:1] in "aeiou" else "a"
-        pos = located.pos(("target",), key=True)
         message = f"target is {target}, so expected {article} `{target}:` section, got none"
-        return Problem(display, pos.line, pos.column, "target", message)
+        return located_problem(located, display, ("target",), message)
     if err["type"] == "extra_forbidden":
-        pos = located.pos(loc, key=True)
-        message = f"target is {target}, so expected no `{loc[0]}:` section, got one"
-        return Problem(display, pos.line, pos.column, str(loc[0]), message)
+        return located_problem(
+            located, display, loc, f"target is {target}, so expected no `{loc[0]}:` section, got one"
+        )
     return None
-
-
-def _problem(err: Any, located: Located, display: str, root: Any) -> Problem:
-    loc: Path = tuple(err["loc"])
-    kind: str = err["type"]
-    pos = located.pos(loc[:-1]) if kind == "missing" else located.pos(loc, key=kind == "extra_forbidden")
-    return Problem(display, pos.line, pos.column, dotted(loc), _message(err, loc, located, root))
 
 
 def _message(err: Any, loc: Path, located: Located, root: Any) -> str:
@@ -249,11 +248,14 @@ def _message(err: Any, loc: Path, located: Located, root: Any) -> str:
     message: str = err["msg"]
     value = err["input"]
     if kind == "value_error":
-        return _with_got(message.removeprefix("Value error, "), err)
+        message = message.removeprefix("Value error, ")
+        return message if ", got " in message else f"{message}, got {_got(value)}"
     if kind == "extra_forbidden":
+        model = _walk(root, loc[:-1])[0]
         if re.search(_SECRET_KEY, str(loc[-1])) and not isinstance(value, dict | tuple):
-            return secret_hint(_walk(root, loc[:-1])[0], loc) + ", got a literal value"
-        allowed = _allowed_keys(root, loc[:-1])
+            return secret_hint(model, loc) + ", got a literal value"
+        # camelCase keys accepted there
+        allowed = [f.alias or name for name, f in model.model_fields.items()] if model is not None else []
         hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
         expected = "one of " + ", ".join(allowed) if allowed else "no other keys"
@@ -315,12 +317,6 @@ def _from_message(message: str, err: Any) -> str:
     return text[0].lower() + text[1:] if text else "a valid value"
 
 
-def _with_got(message: str, err: Any) -> str:
-    if ", got " in message:
-        return message
-    return f"{message}, got {_got(err['input'])}"
-
-
 def _got(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
@@ -356,12 +352,6 @@ def _tuples(data: Any) -> Any:
     if isinstance(data, list):
         return tuple(_tuples(v) for v in data)
     return data
-
-
-def _allowed_keys(root: Any, path: Path) -> list[str]:
-    """camelCase keys accepted at `path`, found by walking the model classes along it."""
-    model = _walk(root, path)[0]
-    return [f.alias or name for name, f in model.model_fields.items()] if model is not None else []
 
 
 def _walk(root: Any, path: Path) -> tuple[Any, FieldInfo | None]:

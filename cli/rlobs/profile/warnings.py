@@ -51,15 +51,17 @@ def find(
 ) -> list[Problem]:
     """Every warning for one parsed profile (or fleet file), in file order: `known` placeholders (placeholders()),
     and what the profile's target warns about (`targets`: target name -> its warnings)."""
+    from rlobs.profile.load import located_problem
+
     found = [
-        _at(located, display, path, f"expected {own}, got the blueprint's placeholder {text!r}")
+        located_problem(located, display, path, f"expected {own}, got the blueprint's placeholder {text!r}")
         for path, text, own in _placeholders_in(located.data, known)
     ]
     data = located.data
-    found += [_at(located, display, path, message) for path, message in _workload(data)]
+    found += [located_problem(located, display, path, message) for path, message in _workload(data)]
     target = data.get("target") if isinstance(data, dict) else None
     if isinstance(target, str) and target in targets:
-        found += [_at(located, display, path, message) for path, message in targets[target](data)]
+        found += [located_problem(located, display, path, message) for path, message in targets[target](data)]
     found.sort(key=lambda p: (p.line, p.column, p.path))
     return found
 
@@ -84,10 +86,3 @@ def _placeholders_in(data: Any, known: Mapping[str, str]) -> Iterator[tuple[Path
         hit = next((p for p in sorted(known, key=len, reverse=True) if p in value), None)
         if hit is not None:
             yield path, hit, known[hit]
-
-
-def _at(located: Located, display: str, path: Path, message: str) -> Problem:
-    from rlobs.profile.load import dotted
-
-    pos = located.pos(path, key=True)
-    return Problem(display, pos.line, pos.column, dotted(path), message)

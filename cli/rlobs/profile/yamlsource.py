@@ -58,21 +58,17 @@ class YamlSyntaxError(Exception):
         self.message = message
 
 
-def _mark(node: yaml.Node) -> Pos:
-    return Pos(node.start_mark.line + 1, node.start_mark.column + 1)
-
-
 def _walk(node: yaml.Node, path: Path, out: Located) -> None:
-    out.values[path] = _mark(node)
+    out.values[path] = _pos(node.start_mark)
     if isinstance(node, yaml.MappingNode):
         seen: set[object] = set()
         for key_node, value_node in node.value:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.value)
             child = (*path, key)
             if key in seen:
-                out.duplicates.append((child, _mark(key_node)))
+                out.duplicates.append((child, _pos(key_node.start_mark)))
             seen.add(key)
-            out.keys[child] = _mark(key_node)
+            out.keys[child] = _pos(key_node.start_mark)
             _walk(value_node, child, out)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
@@ -180,8 +176,7 @@ def _long_number(event: yaml.Event) -> bool:
 
 
 def _at(event: yaml.Event) -> Pos:
-    mark = event.start_mark
-    return Pos(mark.line + 1, mark.column + 1) if mark else Pos(1, 1)
+    return _pos(event.start_mark)
 
 
 def load_located(text: str) -> Located:
