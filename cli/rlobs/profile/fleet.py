@@ -59,7 +59,7 @@ def parse_fleet(text: str, targets: Targets, display: str = "<fleet>", out: FsPa
         # Still expand every cluster whose own entry is valid, so that one run reports every problem.
         problems += exc.problems
         spec, entries = _lenient(located.data, model, targets.fleet)
-    fixed = _fixed(targets.fleet)
+    fixed = {**_FIXED, **{key: setter for part in targets.fleet.values() for key, setter in part.FIXED.items()}}
     problems += _fixed_key_problems(spec, entries, located, display, fixed)
     members = []
     for i, cluster in entries:
@@ -82,10 +82,6 @@ _FIXED: dict[Path, str] = {
     ("target",): "the cluster's target",
     ("metadata",): "the cluster's name",
 }
-
-
-def _fixed(parts: Mapping[str, FleetTarget]) -> dict[Path, str]:
-    return {**_FIXED, **{key: setter for part in parts.values() for key, setter in part.FIXED.items()}}
 
 
 def _lenient(
@@ -128,19 +124,6 @@ def _fixed_key_problems(
     return problems
 
 
-def _fleet_layer(spec: FleetSpec, i: int, c: FleetCluster, raw: list[Any], part: FleetTarget) -> Layer:
-    """(effective path, value, fleet path it comes from) for what the fleet sets from the cluster's entry."""
-    at: Path = ("clusters", i)
-    layer: Layer = [
-        (("apiVersion",), API_VERSION, ("apiVersion",)),
-        (("kind",), "Profile", ("kind",)),
-        (("metadata", "name"), c.name, (*at, "name")),
-        (("metadata", "description"), f"{spec.metadata.name}: {c.environment} cluster {c.name}", (*at, "name")),
-        (("target",), c.target, (*at, "target")),
-    ]
-    return layer + part.layer(spec, i, c, raw)
-
-
 class _Merged:
     """The effective profile's data, and for every path in it the fleet-file path its value came from."""
 
@@ -157,20 +140,16 @@ class _Merged:
                 self.origin.setdefault(path[: depth + 1], source[:-1] or source)
             node = node[part]
         last = path[-1]
-        if value is None:
-            # null removes the key, back to the profile's default (what null does in a Helm values file)
-            node.pop(last, None)
-            for stale in [p for p in self.origin if p[: len(path)] == path]:
-                del self.origin[stale]
-            return
         if isinstance(value, dict) and isinstance(node.get(last), dict):
             for key, sub in value.items():
                 self.set((*path, key), sub, (*source, key))
             return
-        for stale in [p for p in self.origin if p[: len(path)] == path]:
-            del self.origin[stale]
-        node[last] = plain(value)
-        self._record(path, value, source)
+        self.origin = {p: s for p, s in self.origin.items() if p[: len(path)] != path}
+        if value is None:
+            node.pop(last, None)  # null removes the key, back to the profile's default (as in a Helm values file)
+        else:
+            node[last] = plain(value)
+            self._record(path, value, source)
 
     def _record(self, path: Path, value: Any, source: Path) -> None:
         self.origin[path] = source
@@ -195,7 +174,16 @@ def _member(
     spec: FleetSpec, i: int, c: FleetCluster, fleet: Located, display: str, targets: Targets, fixed: dict[Path, str]
 ) -> Member:
     merged = _Merged()
-    for path, value, source in _fleet_layer(spec, i, c, fleet.data["clusters"], targets.fleet[c.target]):
+    # What the fleet sets from the cluster's entry: (effective path, value, fleet path it comes from).
+    at: Path = ("clusters", i)
+    layer: Layer = [
+        (("apiVersion",), API_VERSION, ("apiVersion",)),
+        (("kind",), "Profile", ("kind",)),
+        (("metadata", "name"), c.name, (*at, "name")),
+        (("metadata", "description"), f"{spec.metadata.name}: {c.environment} cluster {c.name}", (*at, "name")),
+        (("target",), c.target, (*at, "target")),
+    ]
+    for path, value, source in layer + targets.fleet[c.target].layer(spec, i, c, fleet.data["clusters"]):
         merged.set(path, value, source)
     others = set(targets.fleet) - {c.target}
     fixed_top = {p[0] for p in fixed if len(p) == 1}
