@@ -4,14 +4,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import date
-from functools import cache
-from typing import Any
 
 from rlobs.errors import RlobsError
-from rlobs.resources import read_text
+from rlobs.profile.regions import pinned
 
 # The day versions are judged on: today, or this ISO date (tests fix it; a user can ask about a future apply).
 TODAY_ENV = "RLOBS_TODAY"
@@ -29,20 +26,17 @@ def today() -> date:
         raise RlobsError(f"{TODAY_ENV}: expected a date like 2026-12-03, got {str(fixed)[:40]!r}") from None
 
 
-@cache
-def _table() -> dict[str, Any]:
-    table: dict[str, Any] = json.loads(read_text("data", "kubernetes_versions.json"))
-    return table
-
-
 def unsupported(provider: str, version: str, on: date) -> str | None:
     """Why `version` cannot be used on `provider` on day `on` (not released, or past all support), or None."""
-    table = _table()
+    table = pinned("kubernetes_versions.json")
     window = table[provider]["versions"].get(version)
     name, as_of = _NAMES[provider], table["source"]["date"]
-    if window is None or _day(window["released"]) > on:
+    if window is None or date.fromisoformat(window["released"]) > on:
         versions = table[provider]["versions"].items()
-        offered = sorted((v for v, w in versions if _end(provider, w) >= on >= _day(w["released"])), key=_minor)
+        offered = sorted(
+            (v for v, w in versions if _end(provider, w) >= on >= date.fromisoformat(w["released"])),
+            key=lambda v: int(v.split(".")[1]),
+        )
         span = f"{offered[0]} to {offered[-1]}" if offered else "none"
         return (
             f"expected a Kubernetes version {name} offers on {on} ({span}, by its release calendar as of {as_of}), "
@@ -56,8 +50,8 @@ def unsupported(provider: str, version: str, on: date) -> str | None:
 
 def past_standard(provider: str, version: str, on: date) -> str | None:
     """The warning for a version past its end of standard support but still supported on `on`, or None."""
-    window = _table()[provider]["versions"].get(version)
-    if window is None or unsupported(provider, version, on) or _day(window["endOfStandardSupport"]) >= on:
+    window = pinned("kubernetes_versions.json")[provider]["versions"].get(version)
+    if window is None or unsupported(provider, version, on) or date.fromisoformat(window["endOfStandardSupport"]) >= on:
         return None
     name = _NAMES[provider]
     extended = window["endOfExtendedSupport"]
@@ -68,16 +62,8 @@ def past_standard(provider: str, version: str, on: date) -> str | None:
     )
 
 
-def _day(text: str) -> date:
-    return date.fromisoformat(text)
-
-
-def _minor(version: str) -> int:
-    return int(version.split(".")[1])
-
-
 def _end(provider: str, window: dict[str, str]) -> date:
     """The last day of any support: extended support's end, else standard support's (or none known)."""
     if window["endOfExtendedSupport"]:
-        return _day(window["endOfExtendedSupport"])
-    return date.max if _OPEN_ENDED[provider] else _day(window["endOfStandardSupport"])
+        return date.fromisoformat(window["endOfExtendedSupport"])
+    return date.max if _OPEN_ENDED[provider] else date.fromisoformat(window["endOfStandardSupport"])
