@@ -53,23 +53,12 @@ def _entropy(text: str) -> float:
     return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
 
 
-def _url_lines(text: str) -> list[str]:
-    """The lines of `text` that hold `://`: no URL shape spans a newline, so searching only these finds what searching
-    the whole text finds, in a third of the time (5 ms instead of 14 for the EKS blueprint's bundle)."""
-    lines = []
-    at = text.find("://")
-    while at >= 0:
-        end = text.find("\n", at)
-        end = len(text) if end < 0 else end
-        lines.append(text[text.rfind("\n", 0, at) + 1 : end])
-        at = text.find("://", end)
-    return lines
-
-
 def found_in(text: str) -> list[str]:
     """What credential shapes `text` holds, as people name them (never the matching text itself). No shape spans
     a newline, so texts joined by newlines hold a shape exactly when one of them does (tests/test_credentials.py)."""
-    urls = _url_lines(text)
+    # Only the lines that hold `://`: no URL shape spans a newline, so searching these finds what searching the whole
+    # text finds, in a third of the time (5 ms instead of 14 for the EKS blueprint's bundle).
+    urls = [line for line in text.split("\n") if "://" in line] if "://" in text else []
     found = []
     for name, markers, regex in _SHAPES:
         if markers == ("://",):
