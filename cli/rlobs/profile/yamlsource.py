@@ -176,7 +176,8 @@ def _long_number(event: yaml.Event) -> bool:
 
 
 def _at(event: yaml.Event) -> Pos:
-    return _pos(event.start_mark)
+    mark = event.start_mark
+    return Pos(mark.line + 1, mark.column + 1) if mark else Pos(1, 1)
 
 
 def load_located(text: str) -> Located:
