@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import AfterValidator, Field, create_model, model_validator
 from pydantic.alias_generators import to_camel
@@ -205,44 +205,30 @@ def _assembled(targets: tuple[tuple[str, FleetTarget], ...]) -> FleetModel:
         ),
         **{key: field for t in parts.values() for key, field in t.FIELDS.items()},
     }
-    cluster = cast(
-        "type[FleetCluster]",
-        create_model(
-            "FleetCluster",
-            __base__=FleetCluster,
-            __doc__=None,
-            __validators__={"_target_fields": model_validator(mode="after")(_cluster_rules(parts))},  # type: ignore[dict-item]
-            **fields,
-        ),
+    cluster = create_model(
+        "FleetCluster",
+        __base__=FleetCluster,
+        __doc__=None,
+        __validators__={"_target_fields": model_validator(mode="after")(_cluster_rules(parts))},  # type: ignore[dict-item]
+        **fields,
     )
     views: dict[str, Any] = {key: field for t in parts.values() for key, field in t.VIEWS.items()}
     view_model = create_model("FleetViews", __base__=FleetViews, __doc__=FleetViews.__doc__, **views)
     synced = [n for n, t in targets if t.NEEDS_GITOPS]
     sections = _either([f"`{n}:`" for n in parts], both=True)
-    spec = cast(
-        "type[FleetSpec]",
-        create_model(
-            "FleetSpec",
-            __base__=FleetSpec,
-            __doc__=None,
-            __validators__={"_fleet_rules": model_validator(mode="after")(_spec_rules(parts))},  # type: ignore[dict-item]
-            gitops=(
-                FleetGitOps | None,
-                Field(
-                    None,
-                    description=f"Required when the fleet has {' or '.join(f'{_article(n)} {n}' for n in synced)} "
-                    "cluster.",
-                ),
-            ),
-            defaults=(
-                dict[str, Any],
-                Field(
-                    default_factory=dict, description=f"Profile keys shared by every cluster ({sections} may appear)."
-                ),
-            ),
-            clusters=(tuple[cluster, ...], Field(min_length=1)),  # type: ignore[valid-type]
-            views=(view_model, Field(default_factory=view_model, description="Fleet-wide dashboards.")),
+    needs = " or ".join(f"{_article(n)} {n}" for n in synced)
+    spec = create_model(
+        "FleetSpec",
+        __base__=FleetSpec,
+        __doc__=None,
+        __validators__={"_fleet_rules": model_validator(mode="after")(_spec_rules(parts))},  # type: ignore[dict-item]
+        gitops=(FleetGitOps | None, Field(None, description=f"Required when the fleet has {needs} cluster.")),
+        defaults=(
+            dict[str, Any],
+            Field(default_factory=dict, description=f"Profile keys shared by every cluster ({sections} may appear)."),
         ),
+        clusters=(tuple[cluster, ...], Field(min_length=1)),
+        views=(view_model, Field(default_factory=view_model, description="Fleet-wide dashboards.")),
     )
     return FleetModel(spec, cluster)
 
