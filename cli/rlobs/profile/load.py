@@ -185,17 +185,16 @@ def validated(model: type[M], data: Any) -> tuple[M | None, list[Any]]:
 
 def _validate(located: Located, display: str, models: Models) -> tuple[ProfileBase | None, list[Problem]]:
     data = _tuples(located.data)
-    tag = data.get("target")
-    if isinstance(tag, str) and tag in models:
+    tag, root = data.get("target"), _root(data, models)
+    if root is not ProfileBase:
         # The target's own class validates, as the union of them would pick it by `target`: the same checks and
         # errors (the union's only put its tag first in each location), without a validator of the union to build.
-        root = models[tag]
         profile, errors = validated(root, data)
         return profile, [p for err in errors for p in _problems(err, located, display, root, tag, models)]
     # No usable target: say so, and still report what is wrong with the keys every profile has.
-    pos = located.pos(("target",))
     got = "nothing" if tag is None else _got(tag)
-    problems = [Problem(display, pos.line, pos.column, "target", f"expected one of {', '.join(models)}, got {got}")]
+    message = f"expected one of {', '.join(models)}, got {got}"
+    problems = [located_problem(located, display, ("target",), message, key=False)]
     rest = {k: v for k, v in data.items() if k not in ("target", *models)}
     _, errors = validated(ProfileBase, {**rest, "target": ""})
     problems += [p for err in errors for p in _problems(err, located, display, ProfileBase, "", models)]
