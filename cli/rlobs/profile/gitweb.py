@@ -68,12 +68,9 @@ def link_problem(repo_url: str) -> str | None:
     if repo is not None and repo.forge is not None:
         return None
     known = ", ".join(sorted(_HOSTS))
+    want = f"expected a Git host rlobs knows ({known}, or a github or gitlab host name) for the alerts' runbook links"
     if repo_url.startswith("https://"):
-        return (
-            f"expected a Git host rlobs knows ({known}, or a github or gitlab host name) for the alerts' runbook "
-            "links, got another: they use GitHub's /blob/<rev>/<path> form; check that one opens"
-        )
+        return f"{want}, got another: they use GitHub's /blob/<rev>/<path> form; check that one opens"
     return (
-        f"expected a Git host rlobs knows ({known}, or a github or gitlab host name) for the alerts' runbook links, "
-        "got another over ssh: its web address is unknown, so they link docs/runbook.md relative to the bundle"
+        f"{want}, got another over ssh: its web address is unknown, so they link docs/runbook.md relative to the bundle"
     )
