@@ -20,6 +20,8 @@ CHARTS_BY_MODE = {
     "ai-on-eks": ("opentelemetry-collector",),
 }
 
+# kube-prometheus-stack components whose targets EKS does not expose (values.kube_prometheus_stack turns them off).
+EKS_UNSCRAPABLE = ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubeProxy")
 _SELECTOR = (
     "the ServiceMonitors, PodMonitors and PrometheusRules rlobs renders carry the label `release: "
     "kube-prometheus-stack` this selector matches; another selector silently drops the RL monitors and alerts"
@@ -50,7 +52,7 @@ OWNED: dict[str, dict[tuple[str, ...], str]] = {
         },
         **{
             (component, "enabled"): "EKS does not expose it: its scrape fails and its alerts never clear"
-            for component in ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubeProxy")
+            for component in EKS_UNSCRAPABLE
         },
         ("crds", "enabled"): "the Prometheus Operator CRDs the RL monitors and rules need come with this chart",
     },
