@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import json
 import re
 from collections.abc import Iterator, Mapping
-from functools import cache
 from typing import Any
 
 from rlobs.profile.problems import KeyPath, ProblemAt
-from rlobs.resources import read_text
+from rlobs.profile.regions import pinned
 
 # The charts each stack mode deploys (eks.mode: ai-on-eks leaves the stack to the reference Application).
 CHARTS_BY_MODE = {
@@ -182,11 +180,9 @@ _SECRET_NAME = r"(?i)(password|passwd|token|api[-_]?key|webhook[-_]?url|routing[
 _REFERENCE = r"(?i)(secret(name|ref)?|ref|file|path|name|(password|passwd|token)key)$"
 
 
-@cache
 def index() -> dict[str, Any]:
     """chart -> {version, keys}: the packaged key index of every chart the EKS bundle deploys."""
-    data: dict[str, Any] = json.loads(read_text("data", "helm_keys.json"))
-    return data
+    return pinned("helm_keys.json")
 
 
 def override_problems(mode: str, overrides: Mapping[str, Any]) -> list[ProblemAt]:

@@ -4,15 +4,13 @@ and the cross-flag rules Terraform does not check."""
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
 from rlobs.profile.fields import INVISIBLE
 from rlobs.profile.problems import ProblemAt
-from rlobs.resources import read_text
+from rlobs.profile.regions import pinned
 
 # Variables derived from profile keys; setting them again under eks.terraformVariables would be ambiguous.
 _OWNED = {
@@ -40,21 +38,15 @@ _VALIDATIONS: dict[str, tuple[set[Any], str]] = {
 }
 
 
-@cache
-def _table() -> dict[str, Any]:
-    table: dict[str, Any] = json.loads(read_text("data", "ai_on_eks_variables.json"))
-    return table
-
-
 def declared() -> dict[str, dict[str, Any]]:
     """name -> {type, sensitive, default} of every variable infra/base/terraform/variables.tf declares."""
-    variables: dict[str, dict[str, Any]] = _table()["variables"]
+    variables: dict[str, dict[str, Any]] = pinned("ai_on_eks_variables.json")["variables"]
     return variables
 
 
 def declared_source() -> dict[str, str]:
     """Where the table was read: repository, path, commit and date (tools/ai_on_eks_variables.py)."""
-    source: dict[str, str] = _table()["source"]
+    source: dict[str, str] = pinned("ai_on_eks_variables.json")["source"]
     return source
 
 
