@@ -214,7 +214,7 @@ def _inline_secrets(value: Any, at: KeyPath) -> Iterator[ProblemAt]:
     items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list | tuple) else ()
     for key, sub in items:
         where = (*at, key)
-        if isinstance(sub, str) and sub and isinstance(key, str) and _is_secret_name(key):
+        if isinstance(sub, str) and sub and re.search(_SECRET_NAME, str(key)) and not re.search(_REFERENCE, str(key)):
             yield ProblemAt(
                 where,
                 "expected a reference to a Kubernetes Secret, not an inline secret (rlobs never writes credentials "
@@ -225,17 +225,13 @@ def _inline_secrets(value: Any, at: KeyPath) -> Iterator[ProblemAt]:
             yield from _inline_secrets(sub, where)
 
 
-def _is_secret_name(key: str) -> bool:
-    return bool(re.search(_SECRET_NAME, key)) and not re.search(_REFERENCE, key)
-
-
 def _walk(chart: str, node: Any, values: Mapping[str, Any], path: tuple[str, ...], at: KeyPath) -> Iterator[ProblemAt]:
     for key, value in values.items():
         here = (*path, str(key))
         where = (*at, *here)
         owned = OWNED.get(chart, {}).get(here)
         if owned is not None:
-            yield _owned(where, owned)
+            yield ProblemAt(where, f"expected no override of a key rlobs owns ({owned}), got one")
             continue
         if node == "*" or not isinstance(node, dict):
             # An open map takes any keys (its owned ones, like the collector's `config.exporters.prometheus`, are
@@ -247,10 +243,6 @@ def _walk(chart: str, node: Any, values: Mapping[str, Any], path: tuple[str, ...
             continue
         if isinstance(value, Mapping):
             yield from _walk(chart, node[key], value, here, at)
-
-
-def _owned(where: KeyPath, why: str) -> ProblemAt:
-    return ProblemAt(where, f"expected no override of a key rlobs owns ({why}), got one")
 
 
 def _unknown(chart: str, node: dict[str, Any], path: tuple[str, ...], where: KeyPath) -> ProblemAt:
