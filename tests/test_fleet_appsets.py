@@ -227,13 +227,15 @@ def _unbound(app: dict[str, Any]) -> dict[str, Any]:
 def test_the_fleet_binds_only_name_destination_revision_paths_and_values() -> None:
     """Everything else of every cluster's Application is its single-cluster Application, unchanged: a regression
     in the binding that drops or alters anything else fails here."""
-    from rlobs.targets.eks.appsets import expected_application, single_applications
+    from rlobs.profile.fleetspec import bundle_path
+    from rlobs.targets.eks.appsets import bindings, fleet_application, single_applications
 
     fleet = example()
     checked = 0
     for member, _ in eks_contract.members(fleet):
         for component, single in single_applications(member).items():
-            bound = expected_application(fleet, member, component)
+            path = bundle_path(fleet.spec, member.name)
+            bound = fleet_application(fleet.spec, component, single, path, bindings(member))
             assert _unbound(bound) == _unbound(single), (member.name, component)
             assert bound["metadata"]["name"] == f"{member.name}-{component}"
             assert bound["spec"]["destination"] == {

@@ -48,38 +48,37 @@ def _group(bundle: str, r: Receiver) -> list[list[str]]:
     return groups[r.alerts]
 
 
-def inhibit_rules(bundle: str, *, slos: bool = False) -> list[dict[str, Any]]:
-    """The stall page of a run silences that run's dependent alerts (Alertmanager inhibit_rules); an SLO's burn-rate
-    page silences the same SLO's ticket."""
-    slo = {
-        "source_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', f'{BURN_LABEL} = "page"'],
-        "target_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', f'{BURN_LABEL} = "ticket"'],
-        "equal": [BUNDLE_LABEL, SLO_LABEL],
-    }
-    return [
-        {
-            "source_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', 'alertname = "RLTrainingStalled"'],
-            "target_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', f'alertname =~ "{"|".join(DEPENDENT)}"'],
-            "equal": [BUNDLE_LABEL, RUN_LABEL],
-        },
-        {
-            "source_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', 'alertname = "RLTelemetryTargetDown"'],
-            "target_matchers": [f'{BUNDLE_LABEL} = "{bundle}"', f'alertname =~ "{"|".join(DEPENDENT)}"'],
-            "equal": [BUNDLE_LABEL, RUN_LABEL],
-        },
-        *([slo] if slos else []),
-    ]
+Matcher = tuple[str, str, str]  # label, match type, value
 
 
-def _severities(r: Receiver) -> str:
-    return f'severity =~ "{"|".join(r.routed_severities)}"'
+def _inhibitions(*, slos: bool) -> list[tuple[Matcher, Matcher, str]]:
+    """(source, target, the label both share) in either form: the stall page of a run, or its target down, silences
+    that run's dependent alerts; an SLO's burn-rate page silences the same SLO's ticket."""
+    dependent = ("alertname", "=~", "|".join(DEPENDENT))
+    found = [(("alertname", "=", a), dependent, RUN_LABEL) for a in ("RLTrainingStalled", "RLTelemetryTargetDown")]
+    if slos:
+        found.append(((BURN_LABEL, "=", "page"), (BURN_LABEL, "=", "ticket"), SLO_LABEL))
+    return found
+
+
+def _text(m: Matcher) -> str:
+    return f'{m[0]} {m[1]} "{m[2]}"'
+
+
+def _cr(m: Matcher) -> dict[str, str]:
+    return {"name": m[0], "value": m[2], "matchType": m[1]}
+
+
+def _severities(r: Receiver) -> Matcher:
+    return ("severity", "=~", "|".join(r.routed_severities))
 
 
 def alertmanager_config(bundle: str, receivers: tuple[Receiver, ...], *, slos: bool = False) -> dict[str, Any]:
     """rlobs mode: routes and receivers of the stack's Alertmanager (`alertmanager.config` of the chart)."""
+    mine = _text((BUNDLE_LABEL, "=", bundle))
     routes: list[dict[str, Any]] = [{"receiver": "null", "matchers": ['alertname = "Watchdog"']}]
     routes += [
-        {"receiver": r.name, "matchers": [*group, _severities(r)], "continue": True}
+        {"receiver": r.name, "matchers": [*group, _text(_severities(r))], "continue": True}
         for r in receivers
         for group in _group(bundle, r)
     ]
@@ -93,23 +92,28 @@ def alertmanager_config(bundle: str, receivers: tuple[Receiver, ...], *, slos: b
             "routes": routes,
         },
         "receivers": [{"name": "null"}, *(_receiver(r) for r in receivers)],
-        "inhibit_rules": inhibit_rules(bundle, slos=slos),
+        "inhibit_rules": [
+            {
+                "source_matchers": [mine, _text(source)],
+                "target_matchers": [mine, _text(target)],
+                "equal": [BUNDLE_LABEL, on],
+            }
+            for source, target, on in _inhibitions(slos=slos)
+        ],
     }
 
 
-def _receiver(r: Receiver) -> dict[str, Any]:
-    key, file_field, _, _ = _KINDS[r.type]
-    config: dict[str, Any] = {file_field: f"{AM_SECRETS}/{r.secret_ref.name}/{r.secret_ref.key}", "send_resolved": True}
+def _receiver(r: Receiver, *, cr: bool = False) -> dict[str, Any]:
+    """Alertmanager's receiver reads its credential from the mounted Secret's file, an AlertmanagerConfig's names the
+    Secret key."""
+    key, file_field, cr_key, secret_field = _KINDS[r.type]
+    ref = r.secret_ref
+    config: dict[str, Any] = {file_field: f"{AM_SECRETS}/{ref.name}/{ref.key}", "send_resolved": True}
+    if cr:
+        key, config = cr_key, {secret_field: {"name": ref.name, "key": ref.key}, "sendResolved": True}
     if r.type == "slack" and r.channel:
         config["channel"] = r.channel
     return {"name": r.name, key: [config]}
-
-
-_CR_SLO_INHIBIT = {
-    "sourceMatch": [{"name": BURN_LABEL, "value": "page", "matchType": "="}],
-    "targetMatch": [{"name": BURN_LABEL, "value": "ticket", "matchType": "="}],
-    "equal": [BUNDLE_LABEL, SLO_LABEL],
-}
 
 
 def alertmanager_config_cr(profile: EksProfile) -> dict[str, Any]:
@@ -131,30 +135,18 @@ def alertmanager_config_cr(profile: EksProfile) -> dict[str, Any]:
                 "groupWait": "30s",
                 "groupInterval": "5m",
                 "repeatInterval": "12h",
-                "matchers": [{"name": BUNDLE_LABEL, "value": bundle, "matchType": "="}],
+                "matchers": [_cr((BUNDLE_LABEL, "=", bundle))],
                 "routes": [
-                    {
-                        "receiver": r.name,
-                        "matchers": [
-                            {"name": "severity", "value": "|".join(r.routed_severities), "matchType": "=~"},
-                            *_cr_route(r),
-                        ],
-                        "continue": True,
-                    }
+                    {"receiver": r.name, "matchers": [_cr(_severities(r)), *_cr_route(r)], "continue": True}
                     for r in receivers
                 ],
             },
-            "receivers": [{"name": "null"}, *(_cr_receiver(r) for r in receivers)],
+            "receivers": [{"name": "null"}, *(_receiver(r, cr=True) for r in receivers)],
             # The operator adds a matcher on the namespace to both sides of each inhibition rule.
             "inhibitRules": [
-                {
-                    "sourceMatch": [{"name": "alertname", "value": source, "matchType": "="}],
-                    "targetMatch": [{"name": "alertname", "value": "|".join(DEPENDENT), "matchType": "=~"}],
-                    "equal": [BUNDLE_LABEL, RUN_LABEL],
-                }
-                for source in ("RLTrainingStalled", "RLTelemetryTargetDown")
-            ]
-            + ([_CR_SLO_INHIBIT] if profile.slos else []),
+                {"sourceMatch": [_cr(source)], "targetMatch": [_cr(target)], "equal": [BUNDLE_LABEL, on]}
+                for source, target, on in _inhibitions(slos=profile.slos is not None)
+            ],
         },
     }
 
@@ -162,12 +154,4 @@ def alertmanager_config_cr(profile: EksProfile) -> dict[str, Any]:
 def _cr_route(r: Receiver) -> list[dict[str, str]]:
     """RL receivers get no platform warnings; the others get every alert of the namespace, as before."""
     op = {"rl": "!=", "cluster": "", "all": ""}[r.alerts]
-    return [{"name": ROUTE_LABEL, "value": PLATFORM, "matchType": op}] if op else []
-
-
-def _cr_receiver(r: Receiver) -> dict[str, Any]:
-    _, _, key, secret_field = _KINDS[r.type]
-    config: dict[str, Any] = {secret_field: {"name": r.secret_ref.name, "key": r.secret_ref.key}, "sendResolved": True}
-    if r.type == "slack" and r.channel:
-        config["channel"] = r.channel
-    return {"name": r.name, key: [config]}
+    return [_cr((ROUTE_LABEL, op, PLATFORM))] if op else []

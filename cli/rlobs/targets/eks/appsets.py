@@ -190,9 +190,3 @@ def _refuse_template_text(component: str, cluster: str, app: dict[str, Any]) -> 
             f"cluster {cluster}, component {component}: expected no '{{{{' or '}}}}' in values the ApplicationSet "
             f"template carries (the controller would run them as Go templates), got {found[0]!r}"
         )
-
-
-def expected_application(fleet: Fleet, member: Member, component: str) -> dict[str, Any]:
-    """What the controller must create for this cluster: its single render's Application, bound to its values."""
-    single = single_applications(member)[component]
-    return fleet_application(fleet.spec, component, single, bundle_path(fleet.spec, member.name), bindings(member))

@@ -31,7 +31,8 @@ def _grid(panels: list[tuple[str, list[tuple[str, str]], str]], y: int, links: B
     ]
 
 
-def _query_var(name: str, label: str, query: str, *, include_all: bool) -> dict[str, Any]:
+def _query_var(name: str, label: str, query: str) -> dict[str, Any]:
+    """A variable of the values `query` lists, any or all of them selectable."""
     return {
         "name": name,
         "label": label,
@@ -40,15 +41,15 @@ def _query_var(name: str, label: str, query: str, *, include_all: bool) -> dict[
         "query": {"query": query, "refId": name},
         "definition": query,
         "refresh": 2,
-        "includeAll": include_all,
-        "multi": include_all,
+        "includeAll": True,
+        "multi": True,
         "sort": 1,
         "current": {},
     }
 
 
 def _dashboard(
-    uid: str, title: str, tags: list[str], variables: list[dict[str, Any]], panels: list[Any], links: BoardLinks
+    uid: str, title: str, tags: list[str], variable: tuple[str, str, str], panels: list[Any], links: BoardLinks
 ) -> dict[str, Any]:
     for i, p in enumerate(panels, start=1):
         p["id"] = i
@@ -62,7 +63,7 @@ def _dashboard(
         "refresh": "30s",
         "time": {"from": "now-6h", "to": "now"},
         "timezone": "browser",
-        "templating": {"list": [cluster_variable(), *variables, *(dict(v) for v in links.variables)]},
+        "templating": {"list": [cluster_variable(), _query_var(*variable), *(dict(v) for v in links.variables)]},
         "panels": panels,
         **extra,
     }
@@ -127,16 +128,11 @@ def training_dashboard(profile: EksProfile, links: BoardLinks = NO_LINKS) -> dic
     panels: list[Any] = [row(0, "Ray cluster", 0), *_grid(ray_panels, 1, links)]
     y = 1 + rows_height(len(ray_panels), PANEL_HEIGHT)
     panels += [row(0, f"GPUs (DCGM) of pods in namespace {ns}", y), *_grid(gpu_panels, y + 1, links)]
-    variables = [
-        _query_var(
-            "ray_cluster", "Ray cluster", "label_values(ray_node_cpu_utilization, ray_io_cluster)", include_all=True
-        )
-    ]
     return _dashboard(
         dashboard_uid(profile.metadata.name, "train"),
         f"RL training: Ray and GPUs ({profile.metadata.name})",
         ["ray", "gpu", "dcgm"],
-        variables,
+        ("ray_cluster", "Ray cluster", "label_values(ray_node_cpu_utilization, ray_io_cluster)"),
         panels,
         links,
     )
@@ -211,17 +207,12 @@ def inference_dashboard(profile: EksProfile, links: BoardLinks = NO_LINKS) -> di
     running = engine.role("requests_running")
     if running is None:
         raise ValueError(f"data/engines.yaml: {engine.key} has no requests_running metric for the model variable")
-    variables = [
-        _query_var(
-            "model_name", "Model", f"label_values({data.name(running, rollout.metrics)}, {model})", include_all=True
-        )
-    ]
     via = "" if rollout.metrics == "engine" else " via Ray"
     return _dashboard(
         dashboard_uid(profile.metadata.name, "infer"),
         f"RL inference: {engine.title}{via} ({profile.metadata.name})",
         [engine.key, "inference"],
-        variables,
+        ("model_name", "Model", f"label_values({data.name(running, rollout.metrics)}, {model})"),
         [row(0, f"{engine.title}{via}", 0), *_grid(panels, 1, links)],
         links,
     )

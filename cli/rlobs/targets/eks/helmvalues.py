@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import json
 import re
 from collections.abc import Iterator, Mapping
-from functools import cache
 from typing import Any
 
 from rlobs.profile.problems import KeyPath, ProblemAt
-from rlobs.resources import read_text
+from rlobs.profile.regions import pinned
 
 # The charts each stack mode deploys (eks.mode: ai-on-eks leaves the stack to the reference Application).
 CHARTS_BY_MODE = {
@@ -20,6 +18,8 @@ CHARTS_BY_MODE = {
     "ai-on-eks": ("opentelemetry-collector",),
 }
 
+# kube-prometheus-stack components whose targets EKS does not expose (values.kube_prometheus_stack turns them off).
+EKS_UNSCRAPABLE = ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubeProxy")
 _SELECTOR = (
     "the ServiceMonitors, PodMonitors and PrometheusRules rlobs renders carry the label `release: "
     "kube-prometheus-stack` this selector matches; another selector silently drops the RL monitors and alerts"
@@ -50,7 +50,7 @@ OWNED: dict[str, dict[tuple[str, ...], str]] = {
         },
         **{
             (component, "enabled"): "EKS does not expose it: its scrape fails and its alerts never clear"
-            for component in ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubeProxy")
+            for component in EKS_UNSCRAPABLE
         },
         ("crds", "enabled"): "the Prometheus Operator CRDs the RL monitors and rules need come with this chart",
     },
@@ -180,11 +180,9 @@ _SECRET_NAME = r"(?i)(password|passwd|token|api[-_]?key|webhook[-_]?url|routing[
 _REFERENCE = r"(?i)(secret(name|ref)?|ref|file|path|name|(password|passwd|token)key)$"
 
 
-@cache
 def index() -> dict[str, Any]:
     """chart -> {version, keys}: the packaged key index of every chart the EKS bundle deploys."""
-    data: dict[str, Any] = json.loads(read_text("data", "helm_keys.json"))
-    return data
+    return pinned("helm_keys.json")
 
 
 def override_problems(mode: str, overrides: Mapping[str, Any]) -> list[ProblemAt]:
@@ -216,7 +214,7 @@ def _inline_secrets(value: Any, at: KeyPath) -> Iterator[ProblemAt]:
     items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list | tuple) else ()
     for key, sub in items:
         where = (*at, key)
-        if isinstance(sub, str) and sub and isinstance(key, str) and _is_secret_name(key):
+        if isinstance(sub, str) and sub and re.search(_SECRET_NAME, str(key)) and not re.search(_REFERENCE, str(key)):
             yield ProblemAt(
                 where,
                 "expected a reference to a Kubernetes Secret, not an inline secret (rlobs never writes credentials "
@@ -227,17 +225,13 @@ def _inline_secrets(value: Any, at: KeyPath) -> Iterator[ProblemAt]:
             yield from _inline_secrets(sub, where)
 
 
-def _is_secret_name(key: str) -> bool:
-    return bool(re.search(_SECRET_NAME, key)) and not re.search(_REFERENCE, key)
-
-
 def _walk(chart: str, node: Any, values: Mapping[str, Any], path: tuple[str, ...], at: KeyPath) -> Iterator[ProblemAt]:
     for key, value in values.items():
         here = (*path, str(key))
         where = (*at, *here)
         owned = OWNED.get(chart, {}).get(here)
         if owned is not None:
-            yield _owned(where, owned)
+            yield ProblemAt(where, f"expected no override of a key rlobs owns ({owned}), got one")
             continue
         if node == "*" or not isinstance(node, dict):
             # An open map takes any keys (its owned ones, like the collector's `config.exporters.prometheus`, are
@@ -249,10 +243,6 @@ def _walk(chart: str, node: Any, values: Mapping[str, Any], path: tuple[str, ...
             continue
         if isinstance(value, Mapping):
             yield from _walk(chart, node[key], value, here, at)
-
-
-def _owned(where: KeyPath, why: str) -> ProblemAt:
-    return ProblemAt(where, f"expected no override of a key rlobs owns ({why}), got one")
 
 
 def _unknown(chart: str, node: dict[str, Any], path: tuple[str, ...], where: KeyPath) -> ProblemAt:

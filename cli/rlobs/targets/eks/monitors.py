@@ -33,6 +33,15 @@ def _object(kind: str, name: str, profile: EksProfile, spec: dict[str, Any]) -> 
     return {"apiVersion": API, "kind": kind, "metadata": meta, "spec": spec}
 
 
+def _endpoint(port: str, **extra: Any) -> dict[str, Any]:
+    """A /metrics endpoint on a named port, scraped every SCRAPE_INTERVAL unless `extra` says otherwise."""
+    return {"port": port, "path": "/metrics", "interval": SCRAPE_INTERVAL, **extra}
+
+
+def _select(labels: dict[str, str], namespace: str) -> dict[str, Any]:
+    return {"selector": {"matchLabels": labels}, "namespaceSelector": {"matchNames": [namespace]}}
+
+
 # What each file monitors() renders is, for the bundle README.
 DESCRIPTIONS = {
     "ray-head-servicemonitor.yaml": "ServiceMonitor: Ray head (metrics, autoscaler, dashboard, Serve ports).",
@@ -77,13 +86,9 @@ def ray_head(profile: EksProfile) -> dict[str, Any]:
     """
     spec = {
         "jobLabel": "ray-head",
-        "selector": {"matchLabels": {"ray.io/node-type": "head"}},
-        "namespaceSelector": {"matchNames": [profile.workload.namespace]},
+        **_select({"ray.io/node-type": "head"}, profile.workload.namespace),
         "targetLabels": [RAY_CLUSTER_LABEL],
-        "endpoints": [
-            {"port": port, "path": "/metrics", "interval": SCRAPE_INTERVAL}
-            for port in ("metrics", "as-metrics", "dash-metrics", "serve")
-        ],
+        "endpoints": [_endpoint(port) for port in ("metrics", "as-metrics", "dash-metrics", "serve")],
     }
     return _object("ServiceMonitor", "ray-head", profile, spec)
 
@@ -92,18 +97,15 @@ def ray_workers(profile: EksProfile) -> dict[str, Any]:
     """Ray worker pods (no Service exists for them), with the reference stack's relabelings."""
     spec = {
         "jobLabel": "ray-workers",
-        "selector": {"matchLabels": {"ray.io/node-type": "worker"}},
-        "namespaceSelector": {"matchNames": [profile.workload.namespace]},
+        **_select({"ray.io/node-type": "worker"}, profile.workload.namespace),
         "podMetricsEndpoints": [
-            {
-                "port": "metrics",
-                "path": "/metrics",
-                "interval": SCRAPE_INTERVAL,
-                "relabelings": [
+            _endpoint(
+                "metrics",
+                relabelings=[
                     {"action": "replace", "sourceLabels": [f"__meta_kubernetes_pod_{source}"], "targetLabel": target}
                     for source, target in (("label_ray_io_cluster", "ray_io_cluster"), ("host_ip", "node_instance"))
                 ],
-            }
+            )
         ],
     }
     return _object("PodMonitor", "ray-workers", profile, spec)
@@ -113,11 +115,10 @@ def dcgm(profile: EksProfile) -> dict[str, Any]:
     """The dcgm-exporter that ai-on-eks installs in `monitoring` (chart dcgm-exporter 4.8.1, port `metrics` 9400)."""
     spec = {
         "jobLabel": "app.kubernetes.io/name",
-        "selector": {"matchLabels": {"app.kubernetes.io/name": "dcgm-exporter"}},
-        "namespaceSelector": {"matchNames": [MONITORING]},
+        **_select({"app.kubernetes.io/name": "dcgm-exporter"}, MONITORING),
         # honorLabels keeps the exporter's namespace/pod/container labels (the GPU's consumer) instead of
         # renaming them exported_*; per-pod GPU panels depend on them (dcgm-exporter#342).
-        "endpoints": [{"port": "metrics", "path": "/metrics", "interval": SCRAPE_INTERVAL, "honorLabels": True}],
+        "endpoints": [_endpoint("metrics", honorLabels=True)],
     }
     return _object("ServiceMonitor", "dcgm-exporter", profile, spec)
 
@@ -125,20 +126,18 @@ def dcgm(profile: EksProfile) -> dict[str, Any]:
 def collector(profile: EksProfile) -> dict[str, Any]:
     """The OpenTelemetry Collector: its prometheus exporter (the RL app's metrics) and its own telemetry."""
     release = CHARTS["opentelemetry-collector"].release
+    labels = {
+        "app.kubernetes.io/name": "opentelemetry-collector",
+        "app.kubernetes.io/instance": release,
+        "component": "standalone-collector",
+    }
     spec = {
-        "selector": {
-            "matchLabels": {
-                "app.kubernetes.io/name": "opentelemetry-collector",
-                "app.kubernetes.io/instance": release,
-                "component": "standalone-collector",
-            }
-        },
-        "namespaceSelector": {"matchNames": [MONITORING]},
+        **_select(labels, MONITORING),
         "endpoints": [
             # honorLabels: the exporter's job/instance labels (service.name / service.instance.id of the RL
             # app) win over the collector's own target labels.
-            {"port": "prom-exporter", "path": "/metrics", "interval": SCRAPE_INTERVAL, "honorLabels": True},
-            {"port": "metrics", "path": "/metrics", "interval": "30s"},
+            _endpoint("prom-exporter", honorLabels=True),
+            _endpoint("metrics", interval="30s"),
         ],
     }
     return _object("ServiceMonitor", "otel-collector", profile, spec)
@@ -149,17 +148,14 @@ def app(profile: EksProfile) -> dict[str, Any]:
     w = profile.workload
     # The workload patch labels the RL pods of every kind (a JobSet's named replicatedJobs only) with WORKLOAD_LABEL.
     spec = {
-        "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}},
-        "namespaceSelector": {"matchNames": [w.namespace]},
+        **_select({WORKLOAD_LABEL: w.name}, w.namespace),
+        # The job label the collector path gets from the app's resource (service.namespace/service.name), so the RL
+        # alerts select the workload by one label on both pipelines.
         "podMetricsEndpoints": [
-            {
-                "port": APP_METRICS_PORT_NAME,
-                "path": "/metrics",
-                "interval": SCRAPE_INTERVAL,
-                # The job label the collector path gets from the app's resource (service.namespace/service.name),
-                # so the RL alerts select the workload by one label on both pipelines.
-                "relabelings": [{"action": "replace", "targetLabel": "job", "replacement": workload_job(profile)}],
-            }
+            _endpoint(
+                APP_METRICS_PORT_NAME,
+                relabelings=[{"action": "replace", "targetLabel": "job", "replacement": workload_job(profile)}],
+            )
         ],
     }
     return _object("PodMonitor", f"{w.name}-app", profile, spec)
@@ -176,8 +172,7 @@ def rollout_engine(profile: EksProfile) -> dict[str, Any]:
     rollout = w.rollout
     spec = {
         "jobLabel": WORKLOAD_LABEL,
-        "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}},
-        "namespaceSelector": {"matchNames": [w.namespace]},
+        **_select({WORKLOAD_LABEL: w.name}, w.namespace),
         "podMetricsEndpoints": [{"portNumber": rollout.port, "path": "/metrics", "interval": SCRAPE_INTERVAL}],
     }
     return _object("PodMonitor", f"{w.name}-{rollout.engine}", profile, spec)

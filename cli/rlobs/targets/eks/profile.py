@@ -26,7 +26,7 @@ from rlobs.profile.regions import listed, pinned
 from rlobs.profile.worktree import DEFAULT_FOLDER
 from rlobs.profile.yamlsource import get_at
 from rlobs.targets.eks.helmvalues import override_problems
-from rlobs.targets.eks.terraform import entry_problems, variable_problems
+from rlobs.targets.eks.terraform import entry_problems, flag_problems
 
 AWS_REGION = r"[a-z]{2,4}(-[a-z]+)+-[0-9]{1,2}"
 
@@ -340,7 +340,8 @@ class EksSpec(Model):
 
     @model_validator(mode="after")
     def _terraform_variables(self) -> Self:
-        raise_all(variable_problems(self.mode, dcgm=self.dcgm_exporter, variables=dict(self.terraform_variables)))
+        found = flag_problems(self.mode, dcgm=self.dcgm_exporter, values=dict(self.terraform_variables))
+        raise_all(ProblemAt(("terraformVariables", key), problem) for key, problem in found)
         return self
 
 

@@ -5,20 +5,10 @@ from __future__ import annotations
 from rlobs.profile.schema import JsonSchema, key_is
 from rlobs.targets.eks.terraform import settable
 
-_TF_TYPES: dict[str, JsonSchema] = {
-    "bool": {"type": "boolean"},
-    "number": {"type": "number"},
-    "string": {"type": "string"},
-    "list(string)": {"type": "array", "items": {"type": "string"}},
-    "map(bool)": {"type": "object", "additionalProperties": {"type": "boolean"}},
-}
-
 
 def _terraform_variables() -> JsonSchema:
     """terraform.entry_problems: only the variables a profile may set, each of its Terraform type and validation."""
-    properties = {}
-    for key, (tf_type, allowed) in settable().items():
-        properties[key] = {**_TF_TYPES[tf_type], **({"enum": list(allowed)} if allowed is not None else {})}
+    properties = settable()
     # terraform.flag_problems: a second kube-prometheus-stack; the Metrics Server kept.
     if "enable_kube_prometheus_stack" in properties:
         properties["enable_kube_prometheus_stack"] = {"const": False}

@@ -4,15 +4,13 @@ and the cross-flag rules Terraform does not check."""
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
 from rlobs.profile.fields import INVISIBLE
 from rlobs.profile.problems import ProblemAt
-from rlobs.resources import read_text
+from rlobs.profile.regions import pinned
 
 # Variables derived from profile keys; setting them again under eks.terraformVariables would be ambiguous.
 _OWNED = {
@@ -40,33 +38,32 @@ _VALIDATIONS: dict[str, tuple[set[Any], str]] = {
 }
 
 
-@cache
-def _table() -> dict[str, Any]:
-    table: dict[str, Any] = json.loads(read_text("data", "ai_on_eks_variables.json"))
-    return table
-
-
 def declared() -> dict[str, dict[str, Any]]:
     """name -> {type, sensitive, default} of every variable infra/base/terraform/variables.tf declares."""
-    variables: dict[str, dict[str, Any]] = _table()["variables"]
+    variables: dict[str, dict[str, Any]] = pinned("ai_on_eks_variables.json")["variables"]
     return variables
 
 
 def declared_source() -> dict[str, str]:
     """Where the table was read: repository, path, commit and date (tools/ai_on_eks_variables.py)."""
-    source: dict[str, str] = _table()["source"]
+    source: dict[str, str] = pinned("ai_on_eks_variables.json")["source"]
     return source
 
 
-# Each Terraform type a profile may set: what it looks like in YAML, and whether a value is one.
-_TF_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
-    "bool": ("true or false", lambda v: isinstance(v, bool)),
-    "number": ("a number", lambda v: isinstance(v, int | float) and not isinstance(v, bool)),
-    "string": ("a string", lambda v: isinstance(v, str)),
-    "list(string)": ("a list of strings", lambda v: isinstance(v, list | tuple) and all(isinstance(x, str) for x in v)),
+# Each Terraform type a profile may set: what it looks like in YAML, whether a value is one, and its JSON Schema.
+_TF_TYPES: dict[str, tuple[str, Callable[[Any], bool], dict[str, Any]]] = {
+    "bool": ("true or false", lambda v: isinstance(v, bool), {"type": "boolean"}),
+    "number": ("a number", lambda v: isinstance(v, int | float) and not isinstance(v, bool), {"type": "number"}),
+    "string": ("a string", lambda v: isinstance(v, str), {"type": "string"}),
+    "list(string)": (
+        "a list of strings",
+        lambda v: isinstance(v, list | tuple) and all(isinstance(x, str) for x in v),
+        {"type": "array", "items": {"type": "string"}},
+    ),
     "map(bool)": (
         "a mapping of names to true or false",
         lambda v: isinstance(v, dict) and all(isinstance(x, bool) for x in v.values()),
+        {"type": "object", "additionalProperties": {"type": "boolean"}},
     ),
 }
 
@@ -75,15 +72,15 @@ def type_problem(tf_type: str, value: Any) -> str | None:
     """Why `value` does not fit the Terraform type `tf_type`, or None."""
     if tf_type not in _TF_TYPES:
         return f"expected a variable rlobs can write (its type {tf_type} is not supported; edit the tfvars by hand)"
-    expected, ok = _TF_TYPES[tf_type]
+    expected, ok, _ = _TF_TYPES[tf_type]
     return None if ok(value) else f"expected {expected} (Terraform type {tf_type})"
 
 
-def settable() -> dict[str, tuple[str, tuple[Any, ...] | None]]:
-    """name -> (Terraform type, the values its validation rule allows or None) of every variable a profile may set:
-    declared, not sensitive, not owned by rlobs, of a type rlobs writes (the editor schema lists exactly these)."""
+def settable() -> dict[str, dict[str, Any]]:
+    """name -> JSON Schema (its Terraform type, the values its validation rule allows) of every variable a profile may
+    set: declared, not sensitive, not owned by rlobs, of a type rlobs writes (the editor schema lists exactly these)."""
     return {
-        key: (spec["type"], tuple(sorted(_VALIDATIONS[key][0])) if key in _VALIDATIONS else None)
+        key: {**_TF_TYPES[spec["type"]][2], **({"enum": sorted(_VALIDATIONS[key][0])} if key in _VALIDATIONS else {})}
         for key, spec in declared().items()
         if not spec["sensitive"] and key not in _OWNED and key != "enable_argocd" and spec["type"] in _TF_TYPES
     }
@@ -100,12 +97,6 @@ def entry_problems(variables: Any) -> list[ProblemAt]:
         for key, value in variables.items()
         if (problem := _variable_problem(known, str(key), value)) is not None
     ]
-
-
-def variable_problems(mode: str, *, dcgm: bool, variables: dict[str, Any]) -> list[ProblemAt]:
-    """The cross-flag rules over eks.terraformVariables that need the rest of the `eks:` section."""
-    found = flag_problems(mode, dcgm=dcgm, values=variables)
-    return [ProblemAt(("terraformVariables", key), problem) for key, problem in found]
 
 
 def _variable_problem(known: dict[str, dict[str, Any]], key: str, value: Any) -> str | None:

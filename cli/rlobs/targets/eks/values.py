@@ -6,7 +6,7 @@ from typing import Any
 
 from rlobs.rl.grafana import grafana_uid
 from rlobs.targets.eks import alerting
-from rlobs.targets.eks.helmvalues import deep_merge
+from rlobs.targets.eks.helmvalues import EKS_UNSCRAPABLE, deep_merge
 from rlobs.targets.eks.monitors import AGGREGATED
 from rlobs.targets.eks.profile import EksProfile, EksSpec
 from rlobs.targets.eks.stack import (
@@ -25,9 +25,6 @@ from rlobs.targets.eks.versions import (
     OTEL_COLLECTOR_IMAGE,
     WEBHOOK_CERTGEN_IMAGE,
 )
-
-# kube-prometheus-stack components whose targets EKS does not expose (see kube_prometheus_stack).
-EKS_UNSCRAPABLE = ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubeProxy")
 
 
 def values(profile: EksProfile) -> dict[str, dict[str, Any]]:

@@ -16,15 +16,10 @@ from rlobs.targets.eks.monitors import AGGREGATED, REMOTE_WRITE_INTERVAL, SCRAPE
 from rlobs.targets.eks.profile import EksProfile
 
 _AGGREGATED_S = float(duration_seconds(REMOTE_WRITE_INTERVAL))
+# GiB per unit of a Kubernetes quantity's suffix: binary Ki..Ti, decimal k..T.
 _GIB = {
-    "Ki": 2.0**-20,
-    "Mi": 2.0**-10,
-    "Gi": 1.0,
-    "Ti": 2.0**10,
-    "k": 1e3 / 2**30,
-    "M": 1e6 / 2**30,
-    "G": 1e9 / 2**30,
-    "T": 1e12 / 2**30,
+    **{unit: 2.0 ** (10 * i - 30) for i, unit in enumerate(("Ki", "Mi", "Gi", "Ti"), start=1)},
+    **{unit: 10.0 ** (3 * i) / 2**30 for i, unit in enumerate("kMGT", start=1)},
 }
 
 
