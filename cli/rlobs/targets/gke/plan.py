@@ -75,7 +75,7 @@ def _monitoring(
         policies.append(Deployable(path, policy["displayName"], equals("displayName", policy["displayName"])))
     if slos and slos.service and slos.slo:
         files.append(DataFile(slo.SERVICE_FILE, "json", slos.service, f"Cloud Monitoring service of the SLOs{by_what}"))
-        files.append(DataFile(slo.slo_file(), "json", slos.slo, f"The goodput SLO (request-based){by_what}"))
+        files.append(DataFile(slo.SLO_FILE, "json", slos.slo, f"The goodput SLO (request-based){by_what}"))
     return files, dashboards, policies
 
 
@@ -254,7 +254,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
             "service": slos.service_id,
             "service_file": slo.SERVICE_FILE,
             "slo": slo.GOODPUT,
-            "slo_file": slo.slo_file(),
+            "slo_file": slo.SLO_FILE,
         },
         "timed_slos": [o.key for o in rlslos.objectives(rl) if o.bad],
         # What step 4 lists before deploying, to delete afterwards what this bundle no longer has.

@@ -24,6 +24,7 @@ from rlobs.targets.gke.monitoring import BUNDLE_LABEL, TILE_HEIGHT, alert_policy
 SLO_DIR = "monitoring/slos"
 SERVICE_FILE = f"{SLO_DIR}/service.json"
 GOODPUT = "goodput"  # the SLO id; the only SLO object (the others are PromQL policies: promql_policies)
+SLO_FILE = f"{SLO_DIR}/{GOODPUT}.json"
 _NAMES = {PAGE: "RLGoodputBudgetBurn", TICKET: "RLGoodputBudgetBurnSlow"}
 
 
@@ -181,10 +182,6 @@ def with_budget_tile(dashboard: dict[str, Any], project: str, facts: RlFacts) ->
     tile = {"yPos": bottom, "width": layout["columns"] // 2, "height": TILE_HEIGHT}
     widget = {"title": BUDGET_TITLE, "xyChart": chart}
     return {**dashboard, "mosaicLayout": {**layout, "tiles": [*layout["tiles"], {**tile, "widget": widget}]}}
-
-
-def slo_file() -> str:
-    return f"{SLO_DIR}/{GOODPUT}.json"
 
 
 TF_FILE = "terraform/slos.tf.json"
