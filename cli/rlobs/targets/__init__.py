@@ -200,19 +200,15 @@ def _placeholders(_packages: tuple[tuple[str, str], ...], names: tuple[str, ...]
     return placeholders(keys, texts)
 
 
-def _known(located: Located) -> dict[str, str]:
-    """The placeholders a profile is checked for: its target's (a render imports no other target), or for a file
-    of no registered target (a fleet's), every target's."""
-    data = located.data
-    target = data.get("target") if isinstance(data, dict) else None
-    return placeholders((target,) if isinstance(target, str) and target in PACKAGES else None)
-
-
 def warnings(located: Located, display: str) -> list[Problem]:
     """Every warning for one parsed profile (or fleet file), in file order (rlobs.profile.warnings)."""
     from rlobs.profile.warnings import find
 
-    return find(located, display, _known(located), _warners())
+    # The placeholders it is checked for: its target's (a render imports no other target), or for a file of no
+    # registered target (a fleet's), every target's.
+    target = located.data.get("target") if isinstance(located.data, dict) else None
+    known = placeholders((target,) if isinstance(target, str) and target in PACKAGES else None)
+    return find(located, display, known, _warners())
 
 
 def load_warnings(path: FsPath) -> list[Problem]:

@@ -45,10 +45,6 @@ TILE_HEIGHT = 16
 _PLAIN_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 
-def display_name(name: str) -> str:
-    return f"RL golden signals ({name})"
-
-
 def _tile(x: int, y: int, width: int, height: int, widget: dict[str, Any]) -> dict[str, Any]:
     """A mosaic tile in the API's normalised form: the API stores proto3 JSON, which omits zero-valued fields, and the
     provider's diff suppressor keeps every key the config has, so an explicit `xPos: 0` is a permanent diff
@@ -140,7 +136,7 @@ def dashboard(
             _tile(0, y, COLUMNS, 4, {"title": "Experiment tracker", "text": {"content": content, "format": "MARKDOWN"}})
         )
     return {
-        "displayName": display_name(facts.name),
+        "displayName": f"RL golden signals ({facts.name})",
         "labels": {**(user_labels or {}), "rlobs": "", BUNDLE_LABEL: facts.name},
         "dashboardFilters": filters,
         "mosaicLayout": {"columns": COLUMNS, "tiles": tiles},

@@ -292,12 +292,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "alert_coverage": adapters.alert_coverage(rl),
         "run_identity": run_identity(profile, catalog),
         "goodput": goodput(catalog),
-        "plan": _plan(profile, catalog),
+        "plan": as_data(planned(profile, catalog, volume)),  # rlobs plan's figures
     }
     files.append(TemplateFile("README.md", "md", "gke/README.md.j2", "This file.", readme))
     return Plan(profile.metadata.name, tuple(files))
-
-
-def _plan(profile: GkeProfile, catalog: Catalog) -> dict[str, Any]:
-    """rlobs plan's figures for the README."""
-    return as_data(planned(profile, catalog, volume))
