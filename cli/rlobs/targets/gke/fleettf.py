@@ -94,19 +94,6 @@ def tfvars(fleet: Fleet, members: list[tuple[Member, GkeProfile]]) -> dict[str, 
     return out
 
 
-def _type(value: Any) -> str:
-    """The Terraform type of a tfvars value (maps of objects whose attributes are all alike)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list(string)"
-    first = next(iter(value.values()))
-    fields = ", ".join(f"{k} = {_type(v)}" for k, v in first.items())
-    return f"map(object({{ {fields} }}))" if fields else "map(object({}))"
-
-
 # The repeated blocks of google_monitoring_alert_policy that rlobs sets (google-beta
 # resource_monitoring_alert_policy.go: conditions and documentation.links are TypeList blocks of Elem *schema.Resource):
 # as `dynamic` blocks, one per element of the instance's list, so clusters may have different counts.
@@ -195,7 +182,6 @@ def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
     for project_id, members in sorted(projects(fleet.members, "terraform").items()):
         first = members[0][1]
         values = tfvars(fleet, list(members))
-        variables = [{"name": k, "type": _type(v), "description": _DESCRIPTIONS[k]} for k, v in values.items()]
         context = {
             "fleet": fleet.name,
             "project": project_id,
@@ -223,7 +209,7 @@ def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
                 "hcl",
                 "gke/fleet-terraform/variables.tf.j2",
                 "Inputs of main.tf (the maps its resources iterate over).",
-                {**context, "variables": variables},
+                {**context, "variables": gke_plan.tf_variables(values, _DESCRIPTIONS)},
             ),
             DataFile(
                 f"{base}/terraform.tfvars.json",
