@@ -175,7 +175,7 @@ def test_google_client_libraries_accept_the_slo_objects(name: str) -> None:
 
     files = _files(name)
     Service.from_json(files[slo.SERVICE_FILE], ignore_unknown_fields=False)
-    objective = ServiceLevelObjective.from_json(files[slo.slo_file()], ignore_unknown_fields=False)
+    objective = ServiceLevelObjective.from_json(files[slo.SLO_FILE], ignore_unknown_fields=False)
     ratio = objective.service_level_indicator.request_based.good_total_ratio
     # Good: the train bucket; total: every bucket but `starting` (a run's start is timeToFirstStep's to judge).
     judged = f' AND metric.label."{_bucket(name)}"!="starting"'
@@ -209,7 +209,7 @@ def test_google_client_libraries_reject_a_bad_slo_field() -> None:
     module("google.cloud.monitoring_v3", "Google's ServiceLevelObjective parses the SLO JSON")
     from google.cloud.monitoring_v3.types import ServiceLevelObjective
 
-    data = json.loads(_files(GKE[0])[slo.slo_file()])
+    data = json.loads(_files(GKE[0])[slo.SLO_FILE])
     data["serviceLevelIndicator"]["requestBased"]["goodTotalRatio"]["goodFilter"] = "x"
     with pytest.raises(Exception, match="goodFilter"):
         ServiceLevelObjective.from_json(json.dumps(data), ignore_unknown_fields=False)
@@ -235,7 +235,7 @@ def test_terraform_slos_use_provider_arguments_and_match_the_json() -> None:
     ]
     assert unknown == []
     tf_slo = resources["google_monitoring_slo"][slo.GOODPUT]
-    api = json.loads(files[slo.slo_file()])
+    api = json.loads(files[slo.SLO_FILE])
     assert tf_slo["goal"] == api["goal"] and tf_slo["rolling_period_days"] * 86400 == int(api["rollingPeriod"][:-1])
     ratio = api["serviceLevelIndicator"]["requestBased"]["goodTotalRatio"]
     assert tf_slo["request_based_sli"]["good_total_ratio"]["good_service_filter"] == ratio["goodServiceFilter"]

@@ -25,6 +25,11 @@ def _camel(name: str) -> str:
     return head + "".join(w.title() for w in rest)
 
 
+def _unliteral(text: str) -> str:
+    """What Terraform reads from a string of its JSON syntax: `$${` and `%%{` are escaped `${` and `%{`."""
+    return text.replace("$${", "${").replace("%%{", "%{")
+
+
 def _back(value: Any, path: str = "") -> Any:
     """What the API gets from these arguments: camelCase fields, Terraform's template escapes undone."""
     if isinstance(value, dict):
@@ -33,7 +38,7 @@ def _back(value: Any, path: str = "") -> Any:
         return {_camel(k): _back(v, f"{path}.{k}".lstrip(".")) for k, v in value.items()}
     if isinstance(value, list):
         return [_back(v, path) for v in value]
-    return tfpolicy.unliteral(value) if isinstance(value, str) else value
+    return _unliteral(value) if isinstance(value, str) else value
 
 
 def _walk(a: Any, b: Any, path: str = "") -> list[str]:
@@ -103,7 +108,7 @@ def test_template_sequences_survive_terraform() -> None:
     args = tfpolicy.arguments(policy)
     content = "Run $${metric.label.run} at 100%%{x}"
     assert args == {"documentation": {"content": content}, "user_labels": {"a_b": "$${x}"}}
-    assert tfpolicy.unliteral(args["documentation"]["content"]) == policy["documentation"]["content"]
+    assert _unliteral(args["documentation"]["content"]) == policy["documentation"]["content"]
 
 
 def test_no_terraform_policies_when_alerts_are_off() -> None:

@@ -18,15 +18,10 @@ from rlobs.fleet.paths import producible
 from rlobs.fleet.plan import FleetBuild, build_fleet
 from rlobs.profile import fleet as fleets
 from rlobs.profile.fleet import Fleet
-from rlobs.profile.fleetspec import FleetModel, fleet_model
+from rlobs.profile.fleetspec import fleet_model
 from rlobs.targets import PROFILES, fleet_files
 
 EXAMPLE = "rl-fleet.yaml"
-
-
-def model() -> FleetModel:
-    """The fleet file's model classes, with every registered target's keys."""
-    return fleet_model(fleet_files())
 
 
 def load_fleet(path: Path, out: Path | None = None) -> Fleet:
@@ -109,4 +104,4 @@ def schema_text() -> str:
     """The fleet file's JSON Schema; `defaults` and `overrides` are profile bodies, validated as profiles."""
     from rlobs.profile.schema import document
 
-    return document(model().spec.model_json_schema(by_alias=True), "fleet")
+    return document(fleet_model(fleet_files()).spec.model_json_schema(by_alias=True), "fleet")

@@ -43,13 +43,6 @@ def params(meta: SecretMetadata) -> dict[str, Any]:
     }
 
 
-def helm_binary() -> str:
-    found = shutil.which("helm") or shutil.which("helm", path=str(Path(sys.executable).parent))
-    if not found:
-        raise RlobsError("the preview runs Go templates with helm's engine: expected helm on PATH, got none")
-    return found
-
-
 def _rebuild(node: Any, rendered: Iterator[str]) -> Any:
     """`node` with each of its strings (keys and values, in appsets.strings' order) the next rendered text."""
     if isinstance(node, str):
@@ -63,7 +56,9 @@ def _rebuild(node: Any, rendered: Iterator[str]) -> Any:
 
 def expand(pairs: list[Pair]) -> list[dict[str, Any]]:
     """The Application each (ApplicationSet, cluster) pair makes, in order."""
-    helm = helm_binary()
+    helm = shutil.which("helm") or shutil.which("helm", path=str(Path(sys.executable).parent))
+    if not helm:
+        raise RlobsError("the preview runs Go templates with helm's engine: expected helm on PATH, got none")
     counts, values, defines, uses = [], {}, [], list[str]()
     for n, pair in enumerate(pairs):
         texts = list(strings(pair.template))

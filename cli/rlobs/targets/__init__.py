@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 # Each target's package; its `target` module is the Target, which must stay light to import (constants, the
-# functions it defines elsewhere named in its DEFERRED): the writer asks every target's PATHS.
+# functions it defines elsewhere in DEFERRED's modules): the writer asks every target's PATHS.
 PACKAGES: dict[str, str] = {
     "eks": "rlobs.targets.eks",
     "gke": "rlobs.targets.gke",
@@ -91,18 +91,29 @@ class Target(Protocol):
         ...
 
 
+# Target function -> the module of a target's package that defines it when its `target` module does not: imported
+# when the function is first asked for, so the `target` module stays light to import.
+DEFERRED = {
+    "schema_rules": "schema",
+    "warnings": "warnings",
+    "fleet_part": "fleet",
+    "pipeline": "volume",
+    "facts": "plan",
+    "plan": "plan",
+    "volume": "volume",
+}
+
+
 class _Deferred:
-    """A target's `target` module, whose functions named in its DEFERRED live in another module of its package: that
-    module is imported when the function is first asked for, so the `target` module stays light to import."""
+    """A target's `target` module, with the functions of DEFERRED it does not define taken from their modules."""
 
     def __init__(self, module: ModuleType) -> None:
         self._module = module
 
     def __getattr__(self, name: str) -> Any:
-        where = getattr(self._module, "DEFERRED", {}).get(name)
-        if where is None:
+        if name not in DEFERRED or hasattr(self._module, name):
             return getattr(self._module, name)
-        return getattr(import_module(f"{self._module.__package__}.{where}"), name)
+        return getattr(import_module(f"{self._module.__package__}.{DEFERRED[name]}"), name)
 
 
 class _ByName(Mapping[str, T]):
@@ -189,19 +200,15 @@ def _placeholders(_packages: tuple[tuple[str, str], ...], names: tuple[str, ...]
     return placeholders(keys, texts)
 
 
-def _known(located: Located) -> dict[str, str]:
-    """The placeholders a profile is checked for: its target's (a render imports no other target), or for a file
-    of no registered target (a fleet's), every target's."""
-    data = located.data
-    target = data.get("target") if isinstance(data, dict) else None
-    return placeholders((target,) if isinstance(target, str) and target in PACKAGES else None)
-
-
 def warnings(located: Located, display: str) -> list[Problem]:
     """Every warning for one parsed profile (or fleet file), in file order (rlobs.profile.warnings)."""
     from rlobs.profile.warnings import find
 
-    return find(located, display, _known(located), _warners())
+    # The placeholders it is checked for: its target's (a render imports no other target), or for a file of no
+    # registered target (a fleet's), every target's.
+    target = located.data.get("target") if isinstance(located.data, dict) else None
+    known = placeholders((target,) if isinstance(target, str) and target in PACKAGES else None)
+    return find(located, display, known, _warners())
 
 
 def load_warnings(path: FsPath) -> list[Problem]:

@@ -1,7 +1,7 @@
 """The eks target: EKS with the AI on EKS (JARK) stack, its bundle delivered by Argo CD.
 
-This module is the Target (rlobs.targets.Target), light to import: the functions in DEFERRED live in the package's
-other modules, and the rest import theirs when called."""
+This module is the Target (rlobs.targets.Target), light to import: the functions in rlobs.targets.DEFERRED live in the
+package's other modules, and the rest import theirs when called."""
 
 from __future__ import annotations
 
@@ -55,16 +55,6 @@ QUESTIONS: tuple[Question, ...] = (
 )
 PLACEHOLDERS: dict[Path, str] = {
     ("eks", "gitops", "repoUrl"): "your own GitOps repository (Argo CD syncs the bundle from it)",
-}
-# Target function -> the module of this package that defines it (rlobs.targets imports it when first asked for).
-DEFERRED = {
-    "schema_rules": "schema",
-    "warnings": "warnings",
-    "fleet_part": "fleet",
-    "pipeline": "volume",
-    "facts": "plan",
-    "plan": "plan",
-    "volume": "volume",
 }
 
 

@@ -91,20 +91,9 @@ def identity_form(profile: GkeProfile) -> str:
 
 
 def fleet_problems(spec: FleetSpec, members: list[Member], located: Located, display: str) -> list[Problem]:
-    problems = _shared_project_problems(members, located, display)
-    if dashboards(spec) == "per-project" and members and not projects(members, "terraform"):
-        # Only a project's Terraform root deploys the per-project dashboard: the setting would change nothing.
-        pos = located.pos(("views", "gkeDashboards"))
-        message = "expected per-cluster: no gke cluster has gke.manage: terraform (only its project's root deploys "
-        message += "a per-project dashboard), got per-project"
-        problems.append(Problem(display, pos.line, pos.column, "views.gkeDashboards", message))
-    return problems
-
-
-def _shared_project_problems(members: list[Member], located: Located, display: str) -> list[Problem]:
-    """A project's Terraform root iterates over its clusters with one resource per kind: they must agree on the
-    shape of what it creates (whether and how a cluster is created, and which kind of principal gets the roles)."""
     problems = []
+    # A project's Terraform root iterates over its clusters with one resource per kind: they must agree on the shape
+    # of what it creates (whether and how a cluster is created, and which kind of principal gets the roles).
     for project, found in projects(members, "terraform").items():
         shapes = {(p.gke.cluster_mode, identity_form(p)) for _, p in found}
         if len(shapes) < 2:
@@ -118,4 +107,10 @@ def _shared_project_problems(members: list[Member], located: Located, display: s
                 f"gcpServiceAccount), got {got}"
             )
             problems.append(Problem(display, pos.line, pos.column, f"clusters[{m.index}].project", message))
+    if dashboards(spec) == "per-project" and members and not projects(members, "terraform"):
+        # Only a project's Terraform root deploys the per-project dashboard: the setting would change nothing.
+        pos = located.pos(("views", "gkeDashboards"))
+        message = "expected per-cluster: no gke cluster has gke.manage: terraform (only its project's root deploys "
+        message += "a per-project dashboard), got per-project"
+        problems.append(Problem(display, pos.line, pos.column, "views.gkeDashboards", message))
     return problems

@@ -4,7 +4,6 @@ is what that cluster's single-cluster terraform/ would create (tests/test_fleet_
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
@@ -41,13 +40,6 @@ def dashboard_path(project_id: str) -> str:
     return f"{gke_plan.DASHBOARDS_DIR}/{project_id}.json"
 
 
-def _principal(profile: GkeProfile) -> str:
-    """The key of the workload's Kubernetes principal: its namespace, or namespace/KSA."""
-    wi = profile.gke.workload_identity
-    ns = profile.workload.namespace
-    return ns if wi is None else f"{ns}/{wi.kubernetes_service_account}"
-
-
 def _clusters(fleet: Fleet, members: list[tuple[Member, GkeProfile]]) -> dict[str, dict[str, Any]]:
     """cluster -> what its own resources read: location and deletion protection of a cluster Terraform creates, the
     path of its dashboard (per-cluster)."""
@@ -72,7 +64,8 @@ def tfvars(fleet: Fleet, members: list[tuple[Member, GkeProfile]]) -> dict[str, 
     roles: dict[str, set[str]] = {}  # principal (or GSA) -> the union of its clusters' writer roles
     for m, p in members:
         ident = project.identity(p)
-        key = _principal(p)
+        # The key of the workload's Kubernetes principal: its namespace, or namespace/KSA.
+        key = p.workload.namespace if ident.mode == "namespace" else f"{p.workload.namespace}/{ident.ksa}"
         work: dict[str, Any] = {"namespace": p.workload.namespace}
         if form != "namespace":
             work["kubernetes_service_account"] = ident.ksa
@@ -99,19 +92,6 @@ def tfvars(fleet: Fleet, members: list[tuple[Member, GkeProfile]]) -> dict[str, 
         f"{role} {holder}": {"role": role, "workload": holder} for holder, rs in roles.items() for role in sorted(rs)
     }
     return out
-
-
-def _type(value: Any) -> str:
-    """The Terraform type of a tfvars value (maps of objects whose attributes are all alike)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list(string)"
-    first = next(iter(value.values()))
-    fields = ", ".join(f"{k} = {_type(v)}" for k, v in first.items())
-    return f"map(object({{ {fields} }}))" if fields else "map(object({}))"
 
 
 # The repeated blocks of google_monitoring_alert_policy that rlobs sets (google-beta
@@ -156,15 +136,17 @@ def policies(by_cluster: dict[str, list[tuple[str, dict[str, Any]]]], bundles: d
     if not per_alert:
         return {}
     resources: dict[str, Any] = {}
-    data: dict[str, dict[str, Any]] = {}
     for name, instances in per_alert.items():
-        links = any(a["documentation"].get("links") for a in instances.values())
-        data[name] = {c: _filled(a, links=links) for c, a in instances.items()}
-        shapes = [_shape(i) for i in data[name].values()]
+        if any(a["documentation"].get("links") for a in instances.values()):
+            # Documentation links (which a policy without a tracker leaves out) as an empty list when another
+            # cluster's policy has them, so every instance has the attribute the dynamic block reads.
+            for args in instances.values():
+                args["documentation"].setdefault("links", [])
+        shapes = [_shape(i) for i in instances.values()]
         if any(s != shapes[0] for s in shapes):
             raise RlobsError(f"alert policy {name}: the clusters' policies differ in shape, so no for_each holds them")
         # a sample instance with every repeated block present, for the dynamic blocks' content
-        template = next(a for a in data[name].values() if not links or a["documentation"]["links"])
+        template = next(a for a in instances.values() if a["documentation"].get("links") != [])
         resources[name] = {
             "provider": "google-beta",
             "for_each": f"${{local.{LOCALS}.{name}}}",
@@ -172,16 +154,7 @@ def policies(by_cluster: dict[str, list[tuple[str, dict[str, Any]]]], bundles: d
             **_refs(template, "each.value"),
             "depends_on": ["google_project_service.apis"],
         }
-    return {"locals": {LOCALS: data}, "resource": {tfpolicy.RESOURCE: resources}}
-
-
-def _filled(args: dict[str, Any], *, links: bool) -> dict[str, Any]:
-    """Documentation links (which a policy without a tracker leaves out) as an empty list when another cluster's
-    policy has them, so every instance has the attribute the dynamic block reads."""
-    out = copy.deepcopy(args)
-    if links:
-        out["documentation"].setdefault("links", [])
-    return out
+    return {"locals": {LOCALS: per_alert}, "resource": {tfpolicy.RESOURCE: resources}}
 
 
 def project_dashboard(fleet: Fleet, project_id: str, members: list[tuple[Member, GkeProfile]], catalog: Catalog) -> Any:
@@ -198,9 +171,8 @@ def project_dashboard(fleet: Fleet, project_id: str, members: list[tuple[Member,
             f"views.gkeDashboards is per-project, but the dashboards of {names} (project {project_id}) differ "
             "(gke.naming, workload.tracker, the workload's name or namespace, or the run attributes): use per-cluster"
         )
-    body = copy.deepcopy(boards[0])
     labels = {**(members[0][1].gke.user_labels or {}), "rlobs": "", "rlobs_fleet": fleet.name}
-    return {"displayName": f"RL golden signals ({fleet.name}, {project_id})", "labels": labels, **body}
+    return {"displayName": f"RL golden signals ({fleet.name}, {project_id})", "labels": labels, **boards[0]}
 
 
 def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
@@ -210,7 +182,6 @@ def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
     for project_id, members in sorted(projects(fleet.members, "terraform").items()):
         first = members[0][1]
         values = tfvars(fleet, list(members))
-        variables = [{"name": k, "type": _type(v), "description": _DESCRIPTIONS[k]} for k, v in values.items()]
         context = {
             "fleet": fleet.name,
             "project": project_id,
@@ -238,7 +209,7 @@ def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
                 "hcl",
                 "gke/fleet-terraform/variables.tf.j2",
                 "Inputs of main.tf (the maps its resources iterate over).",
-                {**context, "variables": variables},
+                {**context, "variables": gke_plan.tf_variables(values, _DESCRIPTIONS)},
             ),
             DataFile(
                 f"{base}/terraform.tfvars.json",

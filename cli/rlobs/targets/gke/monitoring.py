@@ -45,10 +45,6 @@ TILE_HEIGHT = 16
 _PLAIN_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 
-def display_name(name: str) -> str:
-    return f"RL golden signals ({name})"
-
-
 def _tile(x: int, y: int, width: int, height: int, widget: dict[str, Any]) -> dict[str, Any]:
     """A mosaic tile in the API's normalised form: the API stores proto3 JSON, which omits zero-valued fields, and the
     provider's diff suppressor keeps every key the config has, so an explicit `xPos: 0` is a permanent diff
@@ -140,7 +136,7 @@ def dashboard(
             _tile(0, y, COLUMNS, 4, {"title": "Experiment tracker", "text": {"content": content, "format": "MARKDOWN"}})
         )
     return {
-        "displayName": display_name(facts.name),
+        "displayName": f"RL golden signals ({facts.name})",
         "labels": {**(user_labels or {}), "rlobs": "", BUNDLE_LABEL: facts.name},
         "dashboardFilters": filters,
         "mosaicLayout": {"columns": COLUMNS, "tiles": tiles},
@@ -176,6 +172,49 @@ def kebab(name: str) -> str:
     return re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name).lower()
 
 
+def promql_condition(
+    display_name: str, query: str, duration: str, rule: str, group: str, labels: Mapping[str, str]
+) -> dict[str, Any]:
+    return {
+        "displayName": display_name,
+        "conditionPrometheusQueryLanguage": {
+            "query": query,
+            "duration": duration,
+            "evaluationInterval": EVALUATION_INTERVAL,
+            "alertRule": rule,
+            "ruleGroup": group,
+            # The series may not exist before the first run reports; accept the policy anyway.
+            "disableMetricValidation": True,
+            "labels": dict(labels),
+        },
+    }
+
+
+def alert_policy(
+    display_name: str,
+    content: str,
+    doc: dict[str, Any],
+    labels: dict[str, str],
+    conditions: list[dict[str, Any]],
+    channels: Callable[[str], list[str]],
+    severity: str,
+    combiner: str = "OR",
+) -> dict[str, Any]:
+    """An AlertPolicy (monitoring v3) as every rlobs policy is: Markdown documentation (`content`, then `doc`: its
+    subject and links), enabled, auto-closed, notifying `channels(severity)`."""
+    return {
+        "displayName": display_name,
+        "documentation": {"content": content, "mimeType": "text/markdown", **doc},
+        "userLabels": labels,
+        "conditions": conditions,
+        "combiner": combiner,
+        "enabled": True,
+        "alertStrategy": {"autoClose": AUTO_CLOSE},
+        "severity": SEVERITIES[severity],
+        "notificationChannels": channels(severity),
+    }
+
+
 def alert_policies(
     facts: RlFacts, channels: Callable[[str], list[str]], user_labels: Mapping[str, str] | None = None
 ) -> list[tuple[str, dict[str, Any]]]:
@@ -187,20 +226,9 @@ def alert_policies(
     links = tracker.policy_links(facts.profile)
     for a in facts.alerts:
         run = f"`<{run_label}>`"  # the incident's label
-        content = "\n".join(
-            [
-                f"## {a.name}",
-                "",
-                a.text(a.description, run),
-                "",
-                f"**What to do.** {a.runbook}",
-                "",
-                f"Runbook: `{RUNBOOK_PATH}#{a.anchor}` in the rlobs bundle `{name}`. Query:",
-                "",
-                "```promql",
-                a.expr,
-                "```",
-            ]
+        content = (
+            f"## {a.name}\n\n{a.text(a.description, run)}\n\n**What to do.** {a.runbook}\n\n"
+            f"Runbook: `{RUNBOOK_PATH}#{a.anchor}` in the rlobs bundle `{name}`. Query:\n\n```promql\n{a.expr}\n```"
         )
         if len(content) > DOC_LIMIT:
             # The documentation holds at most 8192 characters (AlertPolicy.Documentation.content); the query is
@@ -210,36 +238,12 @@ def alert_policies(
         # the cluster and namespace it runs in (the query is scoped to exactly that workload).
         where = facts.alert_labels
         runs = f"of {where.get('cluster', '')}/{where['namespace']}/{where['workload']}".replace("of /", "of ")
-        policy = {
-            "displayName": f"{a.name} ({name})",
-            "documentation": {
-                "content": content,
-                "mimeType": "text/markdown",
-                "subject": a.text(a.summary, runs)[:255],
-                **({"links": links} if links else {}),
-            },
-            "userLabels": {**(user_labels or {}), BUNDLE_LABEL: name, "rl_alert": kebab(a.name)},
-            "conditions": [
-                {
-                    "displayName": a.text(a.summary, runs),
-                    "conditionPrometheusQueryLanguage": {
-                        "query": a.expr,
-                        "duration": f"{duration_seconds(a.for_)}s",
-                        "evaluationInterval": EVALUATION_INTERVAL,
-                        "alertRule": a.name,
-                        "ruleGroup": f"rlobs-{name}",
-                        # The series may not exist before the first run reports; accept the policy anyway.
-                        "disableMetricValidation": True,
-                        # Incident labels: which bundle, cluster, namespace and workload (the run is the query's).
-                        "labels": dict(facts.alert_labels),
-                    },
-                }
-            ],
-            "combiner": "OR",
-            "enabled": True,
-            "alertStrategy": {"autoClose": AUTO_CLOSE},
-            "severity": SEVERITIES[a.severity],
-            "notificationChannels": channels(a.severity),
-        }
+        doc = {"subject": a.text(a.summary, runs)[:255], **({"links": links} if links else {})}
+        # Incident labels: which bundle, cluster, namespace and workload (the run is the query's).
+        condition = promql_condition(
+            a.text(a.summary, runs), a.expr, f"{duration_seconds(a.for_)}s", a.name, f"rlobs-{name}", facts.alert_labels
+        )
+        labels = {**(user_labels or {}), BUNDLE_LABEL: name, "rl_alert": kebab(a.name)}
+        policy = alert_policy(f"{a.name} ({name})", content, doc, labels, [condition], channels, a.severity)
         found.append((f"{name}-{kebab(a.name)}", policy))
     return found

@@ -50,32 +50,31 @@ def facts(profile: GkeProfile, catalog: Catalog) -> RlFacts:
     return rl_facts(profile, catalog, pipeline(profile), scope=scope, cluster=gke.cluster)
 
 
-# Who deploys the monitoring JSON, per gke.manage (the other path never touches it).
-_DEPLOYED_BY = {"scripts": "step 4", "terraform": "Terraform"}
-
-
 def _monitoring(
     rl: RlFacts, gke: GkeSpec, policy_data: list[tuple[str, dict[str, Any]]], slos: slo.SloObjects | None
 ) -> tuple[list[FileSpec], list[Deployable], list[Deployable]]:
-    by = _DEPLOYED_BY[gke.manage]
-    by_what = " (deployed by step 4)." if gke.manage == "scripts" else f" (the content of {slo.TF_FILE})."
+    def by(terraform: str) -> str:
+        """Who deploys a monitoring file, per gke.manage (the other path never touches it)."""
+        return " (deployed by step 4)." if gke.manage == "scripts" else f" ({terraform})."
+
     dashboard = monitoring.dashboard(rl, gke.user_labels, gke.dashboard_filters)
     dashboard = slo.with_budget_tile(dashboard, gke.project, rl)
     path = f"{DASHBOARDS_DIR}/{rl.name}.json"
-    files: list[FileSpec] = [DataFile(path, "json", dashboard, f"Cloud Monitoring dashboard (deployed by {by}).")]
+    files: list[FileSpec] = [
+        DataFile(path, "json", dashboard, f"Cloud Monitoring dashboard{by('deployed by Terraform')}")
+    ]
     dashboards = [Deployable(path, dashboard["displayName"], equals("displayName", dashboard["displayName"]))]
     policies: list[Deployable] = []
-    what = "Cloud Monitoring alert policy" + (
-        " (deployed by step 4)." if gke.manage == "scripts" else f" (the content of {tfpolicy.FILE})."
-    )
+    what = "Cloud Monitoring alert policy" + by(f"the content of {tfpolicy.FILE}")
     slo_policies = slos.policies if slos else []
     for folder, stem, policy in [(POLICIES_DIR, *p) for p in policy_data] + [(slo.SLO_DIR, *p) for p in slo_policies]:
         path = f"{folder}/{stem}.json"
         files.append(DataFile(path, "json", policy, what))
         policies.append(Deployable(path, policy["displayName"], equals("displayName", policy["displayName"])))
     if slos and slos.service and slos.slo:
+        by_what = by(f"the content of {slo.TF_FILE}")
         files.append(DataFile(slo.SERVICE_FILE, "json", slos.service, f"Cloud Monitoring service of the SLOs{by_what}"))
-        files.append(DataFile(slo.slo_file(), "json", slos.slo, f"The goodput SLO (request-based){by_what}"))
+        files.append(DataFile(slo.SLO_FILE, "json", slos.slo, f"The goodput SLO (request-based){by_what}"))
     return files, dashboards, policies
 
 
@@ -147,12 +146,6 @@ def _tfvars(profile: GkeProfile, identity: project.Identity) -> dict[str, Any]:
     return tfvars | {"services": list(project.apis(profile)), "writer_roles": list(project.roles(profile))}
 
 
-_TF_POLICIES = "The alert policies of monitoring/alert-policies/ as google_monitoring_alert_policy resources."
-
-
-_TF_SLOS = "The SLOs' service, goodput SLO and burn-rate policies of monitoring/slos/ as Terraform resources."
-
-
 def _terraform(
     profile: GkeProfile,
     context: dict[str, Any],
@@ -164,11 +157,7 @@ def _terraform(
     tfvars = _tfvars(profile, context["identity"])
     apis = ["google_project_service.apis"]
     policies = tfpolicy.resources(profile.metadata.name, policy_data, apis)
-    variables = [
-        {"name": k, "type": "list(string)" if isinstance(v, list) else "string", "description": _TF_INPUTS[k]}
-        for k, v in tfvars.items()
-    ]
-    return [
+    files: list[FileSpec] = [
         TemplateFile(
             "terraform/main.tf",
             "hcl",
@@ -181,7 +170,7 @@ def _terraform(
             "hcl",
             "gke/terraform/variables.tf.j2",
             "Inputs of main.tf.",
-            {**context, "variables": variables},
+            {**context, "variables": tf_variables(tfvars, _TF_INPUTS)},
         ),
         DataFile(
             "terraform/terraform.tfvars",
@@ -190,9 +179,32 @@ def _terraform(
             "This profile's values for main.tf.",
             header=f"Values of profile {profile.metadata.name} for main.tf (terraform init && terraform apply).",
         ),
-        *([DataFile(tfpolicy.FILE, "json", policies, _TF_POLICIES)] if policies else []),
-        *([DataFile(slo.TF_FILE, "json", slo.resources(slos, profile.metadata.name, apis), _TF_SLOS)] if slos else []),
     ]
+    if policies:
+        what = "The alert policies of monitoring/alert-policies/ as google_monitoring_alert_policy resources."
+        files.append(DataFile(tfpolicy.FILE, "json", policies, what))
+    if slos:
+        what = "The SLOs' service, goodput SLO and burn-rate policies of monitoring/slos/ as Terraform resources."
+        files.append(DataFile(slo.TF_FILE, "json", slo.resources(slos, profile.metadata.name, apis), what))
+    return files
+
+
+def tf_variables(values: dict[str, Any], descriptions: dict[str, str]) -> list[dict[str, str]]:
+    """variables.tf's declaration of each tfvars value, in their order."""
+    return [{"name": k, "type": _tf_type(v), "description": descriptions[k]} for k, v in values.items()]
+
+
+def _tf_type(value: Any) -> str:
+    """The Terraform type of a tfvars value (maps of objects whose attributes are all alike)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list(string)"
+    first = next(iter(value.values()))
+    fields = ", ".join(f"{k} = {_tf_type(v)}" for k, v in first.items())
+    return f"map(object({{ {fields} }}))" if fields else "map(object({}))"
 
 
 # The numbered steps and what each does, in run order; setup.sh runs them all.
@@ -254,7 +266,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
             "service": slos.service_id,
             "service_file": slo.SERVICE_FILE,
             "slo": slo.GOODPUT,
-            "slo_file": slo.slo_file(),
+            "slo_file": slo.SLO_FILE,
         },
         "timed_slos": [o.key for o in rlslos.objectives(rl) if o.bad],
         # What step 4 lists before deploying, to delete afterwards what this bundle no longer has.
@@ -292,12 +304,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "alert_coverage": adapters.alert_coverage(rl),
         "run_identity": run_identity(profile, catalog),
         "goodput": goodput(catalog),
-        "plan": _plan(profile, catalog),
+        "plan": as_data(planned(profile, catalog, volume)),  # rlobs plan's figures
     }
     files.append(TemplateFile("README.md", "md", "gke/README.md.j2", "This file.", readme))
     return Plan(profile.metadata.name, tuple(files))
-
-
-def _plan(profile: GkeProfile, catalog: Catalog) -> dict[str, Any]:
-    """rlobs plan's figures for the README."""
-    return as_data(planned(profile, catalog, volume))

@@ -66,15 +66,11 @@ def roles(profile: GkeProfile) -> tuple[str, ...]:
     return tuple(sorted(BASE_ROLES + (LOGGING_ROLES if profile.gke.logs else ())))
 
 
-def workload_pool(profile: GkeProfile) -> str:
-    return f"{profile.gke.project}.svc.id.goog"
-
-
 def identity(profile: GkeProfile) -> Identity:
     """The IAM principal of the workload (Workload Identity Federation for GKE principal identifiers:
     https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity#principal-identifiers)."""
     spec, ns = profile.gke, profile.workload.namespace
-    pool = workload_pool(profile)
+    pool = f"{spec.project}.svc.id.goog"
     prefix = f"iam.googleapis.com/projects/PROJECT_NUMBER/locations/global/workloadIdentityPools/{pool}"
     wi = spec.workload_identity
     if wi is None:

@@ -19,11 +19,12 @@ from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.slos import BUDGET_TITLE, BURNS, PAGE, SLO_LABEL, TICKET, UNJUDGED
 from rlobs.targets.gke import tfpolicy
-from rlobs.targets.gke.monitoring import AUTO_CLOSE, BUNDLE_LABEL, EVALUATION_INTERVAL, SEVERITIES, TILE_HEIGHT, kebab
+from rlobs.targets.gke.monitoring import BUNDLE_LABEL, TILE_HEIGHT, alert_policy, kebab, promql_condition
 
 SLO_DIR = "monitoring/slos"
 SERVICE_FILE = f"{SLO_DIR}/service.json"
 GOODPUT = "goodput"  # the SLO id; the only SLO object (the others are PromQL policies: promql_policies)
+SLO_FILE = f"{SLO_DIR}/{GOODPUT}.json"
 _NAMES = {PAGE: "RLGoodputBudgetBurn", TICKET: "RLGoodputBudgetBurnSlow"}
 
 
@@ -108,22 +109,10 @@ def objects(
             "time went: stalls, restarts, slow syncs or idle loops."
             f"\n\nRunbook: `{RUNBOOK_PATH}#{alert.lower()}` in the rlobs bundle `{name}`."
         )
-        policies.append(
-            (
-                f"{name}-{alert[2:].lower()}-{long}",
-                {
-                    "displayName": f"{alert} {long}/{short} ({name})",
-                    "documentation": {"content": content, "mimeType": "text/markdown", "subject": alert},
-                    "userLabels": {**labels, "rl_alert": "goodput-budget-burn"},
-                    "conditions": conditions,
-                    "combiner": "AND",
-                    "enabled": True,
-                    "alertStrategy": {"autoClose": AUTO_CLOSE},
-                    "severity": SEVERITIES[severity],
-                    "notificationChannels": channels(severity),
-                },
-            )
-        )
+        labels_of = {**labels, "rl_alert": "goodput-budget-burn"}
+        display = f"{alert} {long}/{short} ({name})"
+        policy = alert_policy(display, content, {"subject": alert}, labels_of, conditions, channels, severity, "AND")
+        policies.append((f"{name}-{alert[2:].lower()}-{long}", policy))
     return SloObjects(service_id(facts), service, slo, policies + timed)
 
 
@@ -144,30 +133,17 @@ def promql_policies(
                 "show which runs spent it."
                 f"\n\nRunbook: `{RUNBOOK_PATH}#{alert.lower()}` in the rlobs bundle `{facts.name}`."
             )
-            policy = {
-                "displayName": f"{alert} ({facts.name})",
-                "documentation": {"content": content, "mimeType": "text/markdown", "subject": alert},
-                "userLabels": {**user_labels, BUNDLE_LABEL: facts.name, "rl_alert": kebab(alert)},
-                "conditions": [
-                    {
-                        "displayName": f"{o.key} budget burn ({'fast' if severity == PAGE else 'slow'})",
-                        "conditionPrometheusQueryLanguage": {
-                            "query": rlslos.inline_burn(o, severity),
-                            "duration": "0s",
-                            "evaluationInterval": EVALUATION_INTERVAL,
-                            "alertRule": alert,
-                            "ruleGroup": f"rlobs-{facts.name}-slos",
-                            "disableMetricValidation": True,  # as the other policies: no series before a run
-                            "labels": {**facts.alert_labels, SLO_LABEL: o.key},
-                        },
-                    }
-                ],
-                "combiner": "OR",
-                "enabled": True,
-                "alertStrategy": {"autoClose": AUTO_CLOSE},
-                "severity": SEVERITIES[severity],
-                "notificationChannels": channels(severity),
-            }
+            condition = promql_condition(
+                f"{o.key} budget burn ({'fast' if severity == PAGE else 'slow'})",
+                rlslos.inline_burn(o, severity),
+                "0s",
+                alert,
+                f"rlobs-{facts.name}-slos",
+                {**facts.alert_labels, SLO_LABEL: o.key},
+            )
+            labels = {**user_labels, BUNDLE_LABEL: facts.name, "rl_alert": kebab(alert)}
+            display = f"{alert} ({facts.name})"
+            policy = alert_policy(display, content, {"subject": alert}, labels, [condition], channels, severity)
             found.append((f"{facts.name}-{kebab(alert)}", policy))
     return found
 
@@ -206,10 +182,6 @@ def with_budget_tile(dashboard: dict[str, Any], project: str, facts: RlFacts) ->
     tile = {"yPos": bottom, "width": layout["columns"] // 2, "height": TILE_HEIGHT}
     widget = {"title": BUDGET_TITLE, "xyChart": chart}
     return {**dashboard, "mosaicLayout": {**layout, "tiles": [*layout["tiles"], {**tile, "widget": widget}]}}
-
-
-def slo_file() -> str:
-    return f"{SLO_DIR}/{GOODPUT}.json"
 
 
 TF_FILE = "terraform/slos.tf.json"

@@ -1,7 +1,7 @@
 """The gke target: GKE with Managed OpenTelemetry and Cloud Monitoring.
 
-This module is the Target (rlobs.targets.Target), light to import: the functions in DEFERRED live in the package's
-other modules, and the rest import theirs when called."""
+This module is the Target (rlobs.targets.Target), light to import: the functions in rlobs.targets.DEFERRED live in the
+package's other modules, and the rest import theirs when called."""
 
 from __future__ import annotations
 
@@ -54,16 +54,6 @@ QUESTIONS: tuple[Question, ...] = (
     *WORKLOAD,
 )
 PLACEHOLDERS: dict[Path, str] = {("gke", "project"): "your own GCP project ID"}
-# Target function -> the module of this package that defines it (rlobs.targets imports it when first asked for).
-DEFERRED = {
-    "schema_rules": "schema",
-    "warnings": "warnings",
-    "fleet_part": "fleet",
-    "pipeline": "volume",
-    "facts": "plan",
-    "plan": "plan",
-    "volume": "volume",
-}
 
 
 def profile_model() -> type[ProfileBase]:

@@ -45,11 +45,6 @@ def resource_name(stem: str, bundle: str) -> str:
     return stem.removeprefix(f"{bundle}-").replace("-", "_")
 
 
-def unliteral(text: str) -> str:
-    """What Terraform makes of a `literal`."""
-    return text.replace("$${", "${").replace("%%{", "%{")
-
-
 def resources(bundle: str, policies: list[tuple[str, dict[str, Any]]], depends_on: list[str]) -> dict[str, Any]:
     """The whole alert_policies.tf.json: one resource per policy (https://developer.hashicorp.com/terraform/language/
     syntax/json: blocks as objects, meta-arguments like provider and depends_on as plain keys)."""
