@@ -13,7 +13,7 @@ ROUTE = ("rlobs_route", "platform")
 
 
 def rule(t: TargetDownAlert, q: Query) -> Alert | None:
-    outage = q.life.outage()
+    outage = q.life.outage
     if outage is None:  # pushed to Google's backends: no scrape target to lose
         return None
     return Alert(
