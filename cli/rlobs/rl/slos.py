@@ -123,8 +123,7 @@ def windows(facts: RlFacts) -> tuple[str, ...]:
 
 
 def _series(facts: RlFacts, name: str, slo: Slo) -> str:
-    labels = {**facts.scope, SLO_LABEL: slo.key}
-    return name + "{" + ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(labels.items())) + "}"
+    return naming.labelled(name, {**facts.scope, SLO_LABEL: slo.key})
 
 
 def _errors(facts: RlFacts, slo: Slo, window: str) -> str:
@@ -247,7 +246,7 @@ def budget_query(facts: RlFacts) -> str:
     """The remaining-budget series of every SLO of the bundle ("" where no SLO rules are recorded)."""
     if rule_group(facts) is None:
         return ""
-    return BUDGET + "{" + ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(facts.scope.items())) + "}"
+    return naming.labelled(BUDGET, facts.scope)
 
 
 def cases(facts: RlFacts, chosen: tuple[Slo, ...]) -> list[tuple[Slo, bool, int, list[tuple[str, str]]]]:
@@ -308,7 +307,7 @@ def _alert_series(facts: RlFacts, slo: Slo, severity: str) -> str:
         **facts.scope,
         SLO_LABEL: slo.key,
     }
-    return "ALERTS{" + ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(labels.items())) + "}"
+    return naming.labelled("ALERTS", labels)
 
 
 def _case(facts: RlFacts, slo: Slo, b: CaseBuilder, *, burning: bool) -> int:
