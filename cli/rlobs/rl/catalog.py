@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from rlobs.profile.yamlsource import load_yaml
 from rlobs.resources import read_text
@@ -125,28 +125,29 @@ class Catalog:
         return next((f for f in self.frameworks if wanted == f.name or wanted in f.systems), None)
 
     def metric(self, key: str) -> Metric:
-        """A metric by key (loop_duration) or by full name."""
-        for m in self.metrics:
-            if key in (m.key, m.name):
-                return m
-        raise KeyError(f"no metric {key!r} in the signal catalog")
+        """A metric by key (loop_duration) or by full name; attribute() and span() likewise."""
+        return _find(self.metrics, key, "metric")
 
     def attribute(self, key: str) -> Attribute:
-        for a in self.attributes:
-            if key in (a.key, a.name):
-                return a
-        raise KeyError(f"no attribute {key!r} in the signal catalog")
+        return _find(self.attributes, key, "attribute")
 
     def span(self, key: str) -> Span:
-        for s in self.spans:
-            if key in (s.key, s.name):
-                return s
-        raise KeyError(f"no span {key!r} in the signal catalog")
+        return _find(self.spans, key, "span")
 
     @property
     def identity(self) -> tuple[Attribute, ...]:
         """The attributes on every metric point and span."""
         return tuple(a for a in self.attributes if a.scope == "identity")
+
+
+Entry = TypeVar("Entry", Attribute, Metric, Span)
+
+
+def _find(entries: tuple[Entry, ...], key: str, what: str) -> Entry:
+    for e in entries:
+        if key in (e.key, e.name):
+            return e
+    raise KeyError(f"no {what} {key!r} in the signal catalog")
 
 
 def parse_catalog(raw: dict[str, Any]) -> Catalog:

@@ -117,6 +117,11 @@ def quote(value: str) -> str:
     return f'"{escaped}"'
 
 
+def labelled(name: str, labels: Mapping[str, str]) -> str:
+    """`name{label="value", ...}` of stored label names, sorted: a selector, and promtool's input series notation."""
+    return name + "{" + ", ".join(f"{k}={quote(v)}" for k, v in sorted(labels.items())) + "}"
+
+
 def _name_token(name: str) -> str:
     return name if _PROM_NAME.fullmatch(name) else quote(name)
 

@@ -11,10 +11,6 @@ from rlobs.rl.facts import RlFacts
 from rlobs.rl.naming import Pipeline
 
 
-def group_name(facts: RlFacts) -> str:
-    return f"rlobs-{facts.name}.rl-alerts"
-
-
 def run_template(catalog: Catalog, pipeline: Pipeline) -> str:
     """A Prometheus alert template expression printing the run id label."""
     run_label = naming.label(catalog.attribute("run_id").name, pipeline)
@@ -48,13 +44,7 @@ def firing_labels(facts: RlFacts, alert: Alert, run: str) -> dict[str, str]:
     """The labels of the alert's firing `ALERTS` series for run id `run` (what promtool tests compare: the
     descriptions carry the measured value, which a test cannot know in advance)."""
     run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
-    return {
-        "__name__": "ALERTS",
-        "alertname": alert.name,
-        "alertstate": "firing",
-        **_labels(facts, alert),
-        run_label: run,
-    }
+    return {"alertname": alert.name, "alertstate": "firing", **_labels(facts, alert), run_label: run}
 
 
 def _rule(facts: RlFacts, alert: Alert, run: str) -> dict[str, Any]:
@@ -81,12 +71,9 @@ def _alert_groups(facts: RlFacts) -> list[dict[str, Any]]:
         {"record": name, "expr": expr, **({"labels": scope} if scope else {})}
         for name, expr in records(facts.profile.alerts, facts.catalog, facts.pipeline, facts.scope)
     ]
-    return [{"name": group_name(facts), "rules": [*recorded, *(_rule(facts, a, run) for a in facts.alerts)]}]
-
-
-def _series(labels: dict[str, str]) -> str:
-    name = labels["__name__"]
-    return name + "{" + ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(labels.items()) if k != "__name__") + "}"
+    return [
+        {"name": f"rlobs-{facts.name}.rl-alerts", "rules": [*recorded, *(_rule(facts, a, run) for a in facts.alerts)]}
+    ]
 
 
 def rule_tests(facts: RlFacts, rule_file: str = "rl-alerts.rules.yaml") -> dict[str, Any]:
@@ -99,7 +86,9 @@ def rule_tests(facts: RlFacts, rule_file: str = "rl-alerts.rules.yaml") -> dict[
         raise ValueError(f"{facts.pipeline}: promtool rule tests are generated for classic (underscored) names only")
     tests = []
     for alert, case in cases(facts.profile.alerts, facts.alerts, facts.catalog, facts.pipeline, facts.scope):
-        exp = [{"labels": _series(firing_labels(facts, alert, run)), "value": 1} for run in case.firing]
+        exp = [
+            {"labels": naming.labelled("ALERTS", firing_labels(facts, alert, run)), "value": 1} for run in case.firing
+        ]
         tests.append(
             {
                 "name": f"{alert.name} fires for {', '.join(case.firing) or 'no run'}, not for "

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic.alias_generators import to_camel
+from pydantic.alias_generators import to_camel, to_pascal
 
 from rlobs.bundle.filters import number
 from rlobs.profile.fields import duration_seconds
@@ -36,8 +36,7 @@ BURN_LABEL = "slo_burn"  # page or ticket: a page of an SLO inhibits its ticket 
 
 @dataclass(frozen=True, slots=True)
 class Slo:
-    key: str  # the profile's slos field (snake_case)
-    title: str  # CamelCase, in alert names
+    key: str  # the profile's slos field (snake_case); CamelCase in alert names
     objective: float
     meaning: str  # what a good share means, for descriptions
     bad: str  # time-based SLIs: the per-minute bad indicator; "" for the counter ratio (goodput)
@@ -51,44 +50,29 @@ def objectives(facts: RlFacts) -> tuple[Slo, ...]:
         return ()
     q = _Q(facts)
     found = []
+
+    def timed(key: str, objective: float, meaning: str, runs: str) -> None:
+        found.append(Slo(key, objective, meaning, f"avg({runs})", runs))
+
     if s.goodput:
         bucket = facts.catalog.attribute("time_bucket").name
         train = q.by("sum", f"increase({q.sel('run_time', {bucket: 'train'})}[6h])")
         judged = q.by("sum", f"increase({q.judged()}[6h])")
-        runs = f"1 - {train} / {judged}"
-        found.append(Slo("goodput", "Goodput", s.goodput.objective, "of the wall time training", "", runs))
+        found.append(Slo("goodput", s.goodput.objective, "of the wall time training", "", f"1 - {train} / {judged}"))
     if s.steps_per_hour:
         n = number(s.steps_per_hour.min)
         steps = q.by("sum", f"increase({q.sel('train_steps')}[1h])")
         # A run judged on a whole hour of training: the hour after a start, resume or pause is not counted.
         trained = f"((time() - {q.by('max', q.sel('state_since'))}) >= 3600)"
         runs = f"((({steps} < bool {n}) and on ({q.run}) {q.state(TRAINING)}) and on ({q.run}) {trained})"
-        found.append(
-            Slo(
-                "steps_per_hour",
-                "StepsPerHour",
-                s.steps_per_hour.objective,
-                f"of the minutes at {n}+ steps an hour",
-                f"avg({runs})",
-                runs,
-            )
-        )
+        timed("steps_per_hour", s.steps_per_hour.objective, f"of the minutes at {n}+ steps an hour", runs)
     if s.time_to_first_step:
-        m = duration_seconds(s.time_to_first_step.max)
-        waiting = f"(time() - {q.by('max', q.sel('state_since'))} > bool {m})"
+        t = s.time_to_first_step
+        waiting = f"(time() - {q.by('max', q.sel('state_since'))} > bool {duration_seconds(t.max)})"
         live = f"(({q.by('max', q.sel('run_state'))} > {FINISHED}) < {FAILED})"
         starting = f"({q.by('max', q.sel('run_state'))} == bool {STARTING})"
         runs = f"(({starting} * on ({q.run}) {waiting}) and on ({q.run}) {live})"
-        found.append(
-            Slo(
-                "time_to_first_step",
-                "TimeToFirstStep",
-                s.time_to_first_step.objective,
-                f"of the run minutes not waiting past {s.time_to_first_step.max} for a first step",
-                f"avg({runs})",
-                runs,
-            )
-        )
+        timed("time_to_first_step", t.objective, f"of the run minutes not waiting past {t.max} for a first step", runs)
     return tuple(found)
 
 
@@ -123,8 +107,7 @@ def windows(facts: RlFacts) -> tuple[str, ...]:
 
 
 def _series(facts: RlFacts, name: str, slo: Slo) -> str:
-    labels = {**facts.scope, SLO_LABEL: slo.key}
-    return name + "{" + ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(labels.items())) + "}"
+    return naming.labelled(name, {**facts.scope, SLO_LABEL: slo.key})
 
 
 def _errors(facts: RlFacts, slo: Slo, window: str) -> str:
@@ -174,7 +157,11 @@ def ratio(slo: Slo, window: str) -> str:
 
 
 def alert_name(slo: Slo, severity: str) -> str:
-    return f"RL{slo.title}BudgetBurn" + ("" if severity == PAGE else "Slow")
+    return f"RL{to_pascal(slo.key)}BudgetBurn" + ("" if severity == PAGE else "Slow")
+
+
+def _alert_labels(facts: RlFacts, severity: str) -> dict[str, str]:
+    return {"severity": severity, **facts.alert_labels, BURN_LABEL: "page" if severity == PAGE else "ticket"}
 
 
 def rule_group(facts: RlFacts) -> dict[str, Any] | None:
@@ -202,11 +189,7 @@ def rule_group(facts: RlFacts) -> dict[str, Any] | None:
                 {
                     "alert": alert_name(slo, severity),
                     "expr": _burning(facts, slo, severity),
-                    "labels": {
-                        "severity": severity,
-                        **facts.alert_labels,
-                        BURN_LABEL: "page" if severity == PAGE else "ticket",
-                    },
+                    "labels": _alert_labels(facts, severity),
                     "annotations": {
                         "summary": f"RL SLO {slo.key} of {facts.profile.workload.name} burns its error budget {how}",
                         "description": f"The objective is {number(slo.objective)} {slo.meaning} over "
@@ -247,7 +230,7 @@ def budget_query(facts: RlFacts) -> str:
     """The remaining-budget series of every SLO of the bundle ("" where no SLO rules are recorded)."""
     if rule_group(facts) is None:
         return ""
-    return BUDGET + "{" + ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(facts.scope.items())) + "}"
+    return naming.labelled(BUDGET, facts.scope)
 
 
 def cases(facts: RlFacts, chosen: tuple[Slo, ...]) -> list[tuple[Slo, bool, int, list[tuple[str, str]]]]:
@@ -302,13 +285,11 @@ def _alert_series(facts: RlFacts, slo: Slo, severity: str) -> str:
     labels = {
         "alertname": alert_name(slo, severity),
         "alertstate": "firing",
-        "severity": severity,
-        **facts.alert_labels,
-        BURN_LABEL: "page" if severity == PAGE else "ticket",
+        **_alert_labels(facts, severity),
         **facts.scope,
         SLO_LABEL: slo.key,
     }
-    return "ALERTS{" + ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(labels.items())) + "}"
+    return naming.labelled("ALERTS", labels)
 
 
 def _case(facts: RlFacts, slo: Slo, b: CaseBuilder, *, burning: bool) -> int:

@@ -127,6 +127,16 @@ def _objects(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:
     return leaf
 
 
+def _merged_list(key: str, items: dict[str, Any]) -> dict[str, Any]:
+    """A list schema whose items a strategic-merge patch merges by `key`."""
+    return {
+        "type": "array",
+        "x-kubernetes-patch-merge-key": key,
+        "x-kubernetes-patch-strategy": "merge",
+        "items": items,
+    }
+
+
 def openapi(kind: str) -> dict[str, Any] | None:
     """The custom OpenAPI schema that gives Kustomize the merge keys inside a CRD kind (None for built-in kinds):
     the pod template is the built-in PodTemplateSpec (containers, env, ports, volumeMounts, volumes merge by name),
@@ -135,25 +145,13 @@ def openapi(kind: str) -> dict[str, Any] | None:
         return None
     template = {"$ref": f"#/definitions/{POD_TEMPLATE_SPEC}"}
     if kind == "JobSet":
-        jobs = {
-            "type": "array",
-            "x-kubernetes-patch-merge-key": "name",
-            "x-kubernetes-patch-strategy": "merge",
-            "items": _objects(JOB_POD_TEMPLATE, template),
-        }
-        root = _objects(REPLICATED_JOBS, jobs)
+        root = _objects(REPLICATED_JOBS, _merged_list("name", _objects(JOB_POD_TEMPLATE, template)))
     else:
         root = _objects(POD_TEMPLATE[kind], template)
-        workers = {
-            "type": "array",
-            "x-kubernetes-patch-merge-key": "groupName",
-            "x-kubernetes-patch-strategy": "merge",
-            "items": _objects(WORKER_POD_TEMPLATE, template),
-        }
         parent = root
         for key in WORKER_GROUPS[kind][:-1]:
             parent = parent["properties"][key]
-        parent["properties"]["workerGroupSpecs"] = workers
+        parent["properties"]["workerGroupSpecs"] = _merged_list("groupName", _objects(WORKER_POD_TEMPLATE, template))
     group, _, version = API_VERSIONS[kind].partition("/")
     definition = {
         "type": "object",

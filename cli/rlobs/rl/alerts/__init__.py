@@ -46,22 +46,20 @@ def cases(
     """Each alert `alerts()` built, with the promtool case that proves it."""
     query = Query(catalog, pipeline, scope, settings)
     by_key = {a.key: a for a in built}
-    found = []
-    for d in REGISTRY:
-        a = d.build(settings, query)
-        if a is not None and a.key in by_key:
-            found.append((by_key[a.key], d.prove(settings, by_key[a.key], query)))
-    return tuple(found)
+    return tuple(
+        (by_key[a.key], d.prove(settings, by_key[a.key], query))
+        for d in REGISTRY
+        if (a := d.build(settings, query)) is not None and a.key in by_key
+    )
 
 
 def thresholds(settings: Alerts, key: str) -> list[dict[str, str]]:
     """The profile settings of one alert (`alerts.<key>`): camelCase key, value and what it means, for the runbook."""
     section = getattr(settings, key)
-    rows = []
-    for name, f in type(section).model_fields.items():
-        alias = f.alias or name
-        rows.append({"key": alias, "value": str(getattr(section, name)), "description": f.description or ""})
-    return rows
+    return [
+        {"key": f.alias or name, "value": str(getattr(section, name)), "description": f.description or ""}
+        for name, f in type(section).model_fields.items()
+    ]
 
 
 def records(

@@ -70,7 +70,7 @@ class Query:
 
     def gated(self, per_series: str) -> str:
         """A per-series condition as one series per run, for runs that train and progress only."""
-        return f"({self.by('max', per_series)} and on ({self.run}) {self.life.training_ok()})"
+        return f"({self.by('max', per_series)} and on ({self.run}) {self.life.training_ok})"
 
 
 Config = TypeVar("Config")

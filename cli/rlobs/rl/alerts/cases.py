@@ -28,10 +28,6 @@ def minutes(duration: str) -> int:
     return max(1, math.ceil(duration_seconds(duration) / 60))
 
 
-def _le(bound: float) -> str:
-    return "+Inf" if math.isinf(bound) else number(bound)
-
-
 class CaseBuilder:
     """Collects the input series of one alert's case; `metric` is the one the alert reads first."""
 
@@ -55,23 +51,6 @@ class CaseBuilder:
         self.add(run, f"0 60+0x{end - 1}", "state_since")
         self.add(run, f"_ 60+60x{end - 1}", "progress_time")
         self.add(run, f"_ 60+0x{end - 1}", "step_interval")
-
-    def histogram(self, run: str, phases: list[tuple[int, float, int]]) -> None:
-        """phases: (minutes, observed value, observations per minute), one after another, cumulative buckets."""
-        bounds = [*self.metric.buckets, math.inf]
-        for bound in bounds:
-            parts, total = [], 0
-            for i, (minutes, value, per_minute) in enumerate(phases):
-                inc = per_minute if value <= bound else 0
-                if i == 0:
-                    parts.append(f"0+{inc}x{minutes}")
-                    total = inc * minutes
-                else:
-                    parts.append(f"{total + inc}+{inc}x{minutes - 1}")
-                    total += inc * minutes
-            matchers = {**self.scope, self.run_attr: run, "le": _le(bound)}
-            sel = naming.selector(self.metric, self.pipeline, "bucket", matchers)
-            self.series.append((sel, " ".join(parts)))
 
     def case(self, eval_minutes: int, firing: list[str], silent: list[str]) -> Case:
         return Case(

@@ -55,10 +55,9 @@ def dur(seconds: int) -> str:
 
 class Lifecycle:
     def __init__(self, q: Query, s: StallAlert) -> None:
-        self.q, self.s = q, s
+        self.q = q
         self.forget = s.forget_after
         self.records: list[tuple[str, str]] = []
-        self.recorded: dict[str, str] = {}  # piece -> the recorded series that holds it
         matchers = ", ".join(f"{k}={q.scope_value(k)}" for k in sorted(q.scope))
         self._matchers = f"{{{matchers}}}" if matchers else ""
         since = f"last_over_time({q.sel('state_since')}[{self.forget}])"
@@ -73,11 +72,27 @@ class Lifecycle:
         floor = duration_seconds(s.window)
         limit = f"(clamp_min({number(s.factor)} * {self.interval}, {floor}) or (0 * {self.since} + {floor}))"
         self.limit = self._piece("limit", limit)
-        for key, build in (("pace", self.pace), ("present", self.present), ("training_ok", self.training_ok)):
-            self._piece(key, build())
-        outage = self.outage()
-        if outage is not None:
-            self._piece("outage", outage)
+        # The run's iteration time (s): its step interval, over every process of the run (a restart keeps its pace;
+        # this is read 13 times per alert, so it stays short).
+        self.pace = self._piece("pace", q.by("max", f"last_over_time({q.sel('step_interval')}[{self.forget}])"))
+        # Runs whose newest process still has current points.
+        self.present = self._piece(
+            "present", q.by("max", self.newest(f"last_over_time({q.sel('run_state')}[{PRESENT}])"))
+        )
+        # Runs that train and make progress: the only state in which the quality and latency alerts may fire, so a
+        # stalled, paused, finished or failed run pages once (RLTrainingStalled) or not at all.
+        self.training_ok = self._piece(
+            "training_ok", f"(({self.state} == {TRAINING}) unless on ({q.run}) ({self.idle} > {self.limit}))"
+        )
+        # Runs whose data stopped because their scrape target fails (up == 0), not because the run ended; None where
+        # the pipeline has no scrape target to see.
+        self.outage: str | None = None
+        if q.pipeline in _OUTAGE:
+            join, target = _OUTAGE[q.pipeline]
+            if join:
+                target = f"up{{job={q.scope_value('job')}}}" if "job" in q.scope else "up"
+            state = self.newest(f"last_over_time({q.sel('run_state')}[{self.forget}])")
+            self.outage = self._piece("outage", q.by("max", f"{state} and on ({join}) ({target} == 0)"))
 
     def _piece(self, key: str, expr: str) -> str:
         """Prometheus pipelines: each per-run value once per evaluation (a recording rule, read by the rules after
@@ -88,8 +103,7 @@ class Lifecycle:
             return expr
         name = f"rlobs:rl_run_{key}"
         self.records.append((name, expr))
-        self.recorded[key] = name + self._matchers
-        return self.recorded[key]
+        return name + self._matchers
 
     def newest(self, per_series: str) -> str:
         """A per-series expression kept for each run's newest process only."""
@@ -98,47 +112,13 @@ class Lifecycle:
     def last(self, key: str) -> str:
         return self.q.by("max", self.newest(f"last_over_time({self.q.sel(key)}[{self.forget}])"))
 
-    def present(self) -> str:
-        """Runs whose newest process still has current points."""
-        if "present" in self.recorded:
-            return self.recorded["present"]
-        return self.q.by("max", self.newest(f"last_over_time({self.q.sel('run_state')}[{PRESENT}])"))
-
-    def outage(self) -> str | None:
-        """Runs whose data stopped because their scrape target fails (up == 0), not because the run ended."""
-        found = _OUTAGE.get(self.q.pipeline)
-        if found is None:
-            return None
-        if "outage" in self.recorded:
-            return self.recorded["outage"]
-        join, target = found
-        state = self.newest(f"last_over_time({self.q.sel('run_state')}[{self.forget}])")
-        if join:
-            up = f"up{{job={self.q.scope_value('job')}}}" if "job" in self.q.scope else "up"
-            return self.q.by("max", f"{state} and on ({join}) ({up} == 0)")
-        return self.q.by("max", f"{state} and on () ({target} == 0)")
-
     def live(self) -> str:
         """Runs whose newest process last said starting, training or paused."""
         return f"(({self.state} > {FINISHED}) < {FAILED})"
 
-    def training_ok(self) -> str:
-        """Runs that train and make progress: the only state in which the quality and latency alerts may fire, so a
-        stalled, paused, finished or failed run pages once (RLTrainingStalled) or not at all."""
-        if "training_ok" in self.recorded:
-            return self.recorded["training_ok"]
-        return f"(({self.state} == {TRAINING}) unless on ({self.q.run}) ({self.idle} > {self.limit}))"
-
-    def pace(self) -> str:
-        """The run's iteration time (s): its step interval, over every process of the run (a restart keeps its
-        pace; this is read 13 times per alert, so it stays short)."""
-        if "pace" in self.recorded:
-            return self.recorded["pace"]
-        return self.q.by("max", f"last_over_time({self.q.sel('step_interval')}[{self.forget}])")
-
     def ladder(self, build: Callable[[int], str]) -> str:
         """`build(s)` on the rung whose (s/2, s] holds the run's iteration time, for every run at once."""
-        pace, parts = self.pace(), []
+        pace, parts = self.pace, []
         for i, s in enumerate(RUNGS):
             if i == 0:
                 band = f"({pace} <= {s})"

@@ -23,10 +23,10 @@ def rule(s: StallAlert, q: Query) -> Alert:
         when(f"({held} > {duration_seconds(s.pause_limit)})", PAUSED),
         when(f"({held} > {duration_seconds(s.startup)})", STARTING),
         # Lost: the newest process said starting, training or paused, and its series are gone (killed, evicted).
-        f"(({life.idle} and on ({run}) {life.live()}) unless on ({run}) {life.present()})",
+        f"(({life.idle} and on ({run}) {life.live()}) unless on ({run}) {life.present})",
     ]
     expr = "(" + " or ".join(branches) + ")"
-    outage = life.outage()
+    outage = life.outage
     if outage is not None:
         # A target that fails its scrapes says nothing about the run: RLTelemetryTargetDown warns instead.
         expr = f"({expr} unless on ({run}) {outage})"

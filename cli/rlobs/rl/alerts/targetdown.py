@@ -13,7 +13,7 @@ ROUTE = ("rlobs_route", "platform")
 
 
 def rule(t: TargetDownAlert, q: Query) -> Alert | None:
-    outage = q.life.outage()
+    outage = q.life.outage
     if outage is None:  # pushed to Google's backends: no scrape target to lose
         return None
     return Alert(
@@ -43,8 +43,7 @@ def case(_t: TargetDownAlert, _alert: Alert, b: CaseBuilder) -> Case:
         b.add(run, f"1+0x{end}", "run_state", scope=scope)
         b.add(run, f"0+0x{end}", "state_since", scope=scope)
         if b.pipeline == "python-prometheus":
-            matchers = ", ".join(f"{k}={naming.quote(v)}" for k, v in sorted(scope.items()))
-            b.series.append((f"up{{{matchers}}}", up))
+            b.series.append((naming.labelled("up", scope), up))
         elif run == "unscraped":
             b.series.append(('up{namespace="monitoring", endpoint="prom-exporter"}', up))
     # Through the collector every run shares the one target: both are held, and both warn.
