@@ -68,10 +68,11 @@ def fresh(out_dir: Path, key: str) -> tuple[str, tuple[str, ...], Owner] | None:
         tree.close()
 
 
-def _owner_in(dir_fd: int) -> Owner | None:
-    """The owner the manifest in the folder `dir_fd` records; None when it is unreadable (still a bundle)."""
+def _owner_in(path: str | Path, dir_fd: int | None = None) -> Owner | None:
+    """The owner the manifest at `path` records (not followed if a link); None when it is unreadable (still a
+    bundle)."""
     try:
-        fd = os.open(MANIFEST, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return None
@@ -85,14 +86,7 @@ def enclosing(out_dir: Path) -> tuple[Path, Owner | None] | None:
     for found in Path(os.path.abspath(out_dir)).parents:
         parent = found if out_dir.is_absolute() else Path(os.path.relpath(found))  # as the user named the folder
         if os.path.lexists(parent / MANIFEST):
-            try:
-                fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            except OSError:
-                return parent, None
-            try:
-                return parent, _owner_in(fd)
-            finally:
-                os.close(fd)
+            return parent, _owner_in(parent / MANIFEST)
     return None
 
 
@@ -103,7 +97,7 @@ def neighbours(tree: Tree) -> tuple[list[tuple[str, Owner | None]], tuple[Path, 
     for top, dirs, files, fd in os.fwalk(".", dir_fd=tree.fd) if tree.fd is not None else ():
         dirs[:] = [d for d in dirs if d not in (STAGING, ".git")]
         if top != "." and (MANIFEST in files or MANIFEST in dirs):
-            found.append((top[2:], _owner_in(fd)))
+            found.append((top[2:], _owner_in(MANIFEST, fd)))
     return sorted(found), enclosing(tree.path)
 
 

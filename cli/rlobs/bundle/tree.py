@@ -42,10 +42,6 @@ def parts(rel: str) -> tuple[str, ...]:
 _KINDS: dict[int, Kind] = {stat.S_IFLNK: "link", stat.S_IFREG: "file", stat.S_IFDIR: "dir"}
 
 
-def _kind(mode: int) -> Kind:
-    return _KINDS.get(stat.S_IFMT(mode), "other")
-
-
 class Tree:
     """The bundle root; `fd` is None while the directory does not exist (read-only use on a fresh output)."""
 
@@ -113,42 +109,34 @@ class Tree:
     @contextlib.contextmanager
     def folder(self, names: tuple[str, ...], *, create: bool = False) -> Iterator[int | None]:
         """A descriptor of the folder `names` below the root (None when missing); links are refused."""
-        if self.fd is None:
-            yield None
-            return
-        fd = os.dup(self.fd)
+        fd = None if self.fd is None else os.dup(self.fd)
         try:
             for i, name in enumerate(names):
+                if fd is None:
+                    break
                 kind = self._stat_kind(fd, name)
                 if kind == "missing" and create:
                     with contextlib.suppress(FileExistsError):
                         os.mkdir(name, dir_fd=fd)
                     kind = self._stat_kind(fd, name)
-                if kind != "dir":
-                    os.close(fd)
-                    fd = -1
-                    if kind == "missing":
-                        break
-                    self._refuse("/".join(names[: i + 1]), kind)
-                child = os.open(name, _DIR, dir_fd=fd)
+                if kind not in ("dir", "missing"):
+                    what = f"a symbolic link ({_LINK_HINT})" if kind == "link" else "a file"
+                    raise OutputConflictError(f"{self.path / '/'.join(names[: i + 1])}: expected a folder, got {what}")
+                child = os.open(name, _DIR, dir_fd=fd) if kind == "dir" else None
                 os.close(fd)
                 fd = child
-            yield fd if fd >= 0 else None
+            yield fd
         finally:
-            if fd >= 0:
+            if fd is not None:
                 os.close(fd)
-
-    def _refuse(self, rel: str, kind: Kind) -> None:
-        if kind == "link":
-            raise OutputConflictError(f"{self.path / rel}: expected a folder, got a symbolic link ({_LINK_HINT})")
-        raise OutputConflictError(f"{self.path / rel}: expected a folder, got a file")
 
     @staticmethod
     def _stat_kind(dir_fd: int, name: str) -> Kind:
         try:
-            return _kind(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+            mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
         except FileNotFoundError:
             return "missing"
+        return _KINDS.get(stat.S_IFMT(mode), "other")
 
     def kind(self, rel: str) -> Kind:
         """What is at `rel`; "link" when it, or any folder on the way to it, is a symbolic link."""

@@ -42,7 +42,7 @@ from rlobs.bundle.manifest import (
     neighbours,
     sha256,
 )
-from rlobs.bundle.owner import Owner, Refusal, file_refusal, layout_refusals, refusal_error
+from rlobs.bundle.owner import Owner, Refusal, layout_refusals, refusal, refusal_error
 from rlobs.bundle.spec import Rendered
 from rlobs.bundle.tree import Kind, Tree, parts
 from rlobs.errors import RlobsError
@@ -212,9 +212,9 @@ class Bundle:
                 continue
             found["created" if old is None else "updated"].append(r.path)
             if old is not None and not force and r.path not in previous:
-                refused.append(file_refusal("foreign", r.path))
+                refused.append(refusal("foreign", r.path))
             elif old is not None and not force and sha256(old) != previous[r.path]:
-                refused.append(file_refusal("edited", r.path))
+                refused.append(refusal("edited", r.path))
             if diff:
                 found["diff"] += _diff((old or b"").decode("utf-8", "replace"), r.text, f"a/{r.path}", f"b/{r.path}")
         return refused
@@ -236,7 +236,7 @@ class Bundle:
             elif untouched or force:  # untouched by the committed manifest's word only: not proof enough to delete
                 found["kept"].append(rel)
             else:
-                refused.append(file_refusal("edited-stale", rel))
+                refused.append(refusal("edited-stale", rel))
         return refused
 
     def _executable(self, rel: str) -> bool:
