@@ -44,51 +44,41 @@ class Target(Protocol):
     """What the generic layers need of a target."""
 
     NAME: str
-    PATHS: tuple[str, ...]  # every bundle path it can produce, as patterns (`*`: any name within one folder)
+    PATHS: tuple[str, ...]  # every path its bundles hold, as patterns (`*`: one folder's names): all the writer deletes
     FLEET_PATHS: tuple[str, ...]  # every path its part of a fleet bundle can hold (fleet_part), as patterns
-    QUESTIONS: tuple[Question, ...]  # what interactive `init` asks, in order (rlobs.profile.question.WORKLOAD too)
+    QUESTIONS: tuple[Question, ...]  # what `init` asks, in order (and question.WORKLOAD); the rest: the blueprint's
     PLACEHOLDERS: dict[Path, str]  # keys whose blueprint value stands for the user's own -> what that is
     REPO_PATH: tuple[str, ...] | None  # the key of the bundle's path in the Git repository it is synced from, if any
 
     def profile_model(self) -> type[ProfileBase]:
         """Its profile class: the keys every profile has, `target: Literal[NAME]` and its section."""
-        ...
 
     def schema_rules(self) -> Mapping[str, list[JsonSchema]]:
         """Its cross-field rules as JSON Schema: $defs name -> rules added to that definition's allOf."""
-        ...
 
     def blueprints(self) -> Mapping[str, str]:
         """Starter profiles it provides beyond the shipped blueprints/ folder: name -> the profile's text."""
-        ...
 
     def warnings(self, data: dict[str, Any]) -> Iterable[tuple[Path, str]]:
         """What a valid profile of it is warned about besides placeholders: (key path, message)."""
-        ...
 
     def fleet_file(self) -> FleetTarget:
         """Its part of the fleet file: cluster-entry and `views:` keys, what the fleet sets, its rules."""
-        ...
 
     def fleet_part(self, fleet: Fleet, catalog: Catalog) -> FleetPart:
         """What it adds to a fleet bundle beside its clusters' own bundles (called with no cluster of it, too)."""
-        ...
 
     def pipeline(self, profile: Any) -> Pipeline:
         """The metric pipeline the profile's bundle queries through (rlobs.rl.naming)."""
-        ...
 
     def facts(self, profile: Any, catalog: Catalog) -> RlFacts:
         """The RL facts of the profile's bundle: pipeline, alerts, where alerts link the runbook."""
-        ...
 
     def plan(self, profile: Any, catalog: Catalog) -> Plan:
         """Every file of the bundle, as data."""
-        ...
 
     def volume(self, profile: Any, catalog: Catalog) -> Volume:
         """What the bundle will ingest: series and samples per family, money per backend (rlobs.rl.volume)."""
-        ...
 
 
 # Target function -> the module of a target's package that defines it when its `target` module does not: imported

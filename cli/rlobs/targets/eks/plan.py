@@ -197,7 +197,7 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "slo_alerts": [r for r in group["rules"] if "alert" in r] if group else [],
                 "identity_envs": [row["env"] for row in identity_rows(profile, catalog)],
                 "release_label": RELEASE_LABEL,
-                "plan": _plan(profile, catalog),
+                "plan": as_data(planned(profile, catalog, volume)),  # rlobs plan's figures
                 "stack": stack.stack(eks),
                 "files": sorted([*file_table(files), (README, "This file.")]),
                 "ray_logs": ray_logs,
@@ -272,8 +272,3 @@ def _workload_files(profile: EksProfile, catalog: Catalog, *, ray_logs: bool) ->
             ),
         ]
     return files
-
-
-def _plan(profile: EksProfile, catalog: Catalog) -> dict[str, Any]:
-    """rlobs plan's figures for the README."""
-    return as_data(planned(profile, catalog, volume))

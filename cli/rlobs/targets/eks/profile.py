@@ -187,14 +187,15 @@ class GrafanaSettings(Model):
 
     @model_validator(mode="after")
     def _one_datasource_per_cluster(self) -> Self:
-        seen: set[str] = set()
-        problems = []
-        for i, remote in enumerate(self.remote_prometheus):
-            if remote.name in seen:
-                message = f"expected each cluster once (one datasource uid each), got {remote.name!r} again"
-                problems.append(ProblemAt(("remotePrometheus", i, "name"), message))
-            seen.add(remote.name)
-        raise_all(problems)
+        names = [remote.name for remote in self.remote_prometheus]
+        raise_all(
+            ProblemAt(
+                ("remotePrometheus", i, "name"),
+                f"expected each cluster once (one datasource uid each), got {name!r} again",
+            )
+            for i, name in enumerate(names)
+            if name in names[:i]
+        )
         return self
 
 
@@ -274,12 +275,12 @@ class EksSpec(Model):
     )
 
     @model_validator(mode="after")
-    def _stack_settings_need_rlobs_mode(self) -> Self:
-        # In ai-on-eks mode the reference stack deploys these with its own values; silently ignoring them would
-        # leave the user believing their retention or Secrets apply.
+    def _fits_ai_on_eks_mode(self) -> Self:
         if self.mode != "ai-on-eks":
             return self
-        raise_all(
+        # The reference stack deploys these with its own values; silently ignoring them would leave the user
+        # believing their retention or Secrets apply.
+        stack = [
             ProblemAt(
                 (to_camel(key),),
                 f"expected no {key} settings with eks.mode: ai-on-eks (the reference stack deploys {key} with its own "
@@ -288,16 +289,10 @@ class EksSpec(Model):
             for key in ("prometheus", "grafana", "opensearch")
             # The log writer Secret lives in the workload's namespace and is read by rlobs' own sidecar.
             if key in self.model_fields_set and getattr(self, key).model_fields_set - {"log_writer_secret"}
-        )
-        return self
-
-    @model_validator(mode="after")
-    def _receivers_fit_the_mode(self) -> Self:
-        # In ai-on-eks mode the reference stack owns Alertmanager; rlobs wires its receivers through an
-        # AlertmanagerConfig, which the operator confines to alerts labelled with its own namespace (the RL alerts).
-        if self.mode != "ai-on-eks":
-            return self
-        raise_all(
+        ]
+        # The reference stack owns Alertmanager; rlobs wires its receivers through an AlertmanagerConfig, which the
+        # operator confines to alerts labelled with its own namespace (the RL alerts).
+        receivers = [
             ProblemAt(
                 ("alertmanagerReceivers", i, "alerts"),
                 "expected rl with eks.mode: ai-on-eks (the reference stack's Alertmanager routes the cluster alerts; "
@@ -305,23 +300,23 @@ class EksSpec(Model):
             )
             for i, r in enumerate(self.alertmanager_receivers)
             if r.alerts != "rl"
-        )
+        ]
+        raise_all([*stack, *receivers])
         return self
 
     @model_validator(mode="after")
     def _receiver_names(self) -> Self:
         # Alertmanager refuses a config with two receivers of one name, and rlobs routes unmatched alerts to its
         # own `null` receiver (prometheus/alertmanager config.go: "notification config name ... is not unique").
-        seen: set[str] = set()
+        names = [receiver.name for receiver in self.alertmanager_receivers]
         problems = []
-        for i, receiver in enumerate(self.alertmanager_receivers):
+        for i, name in enumerate(names):
             at = ("alertmanagerReceivers", i, "name")
-            if receiver.name == "null":
+            if name == "null":
                 message = "expected a name other than null (rlobs routes silenced alerts to its own `null` receiver), "
                 problems.append(ProblemAt(at, message + "got 'null'"))
-            elif receiver.name in seen:
-                problems.append(ProblemAt(at, f"expected a name no other receiver has, got {receiver.name!r} again"))
-            seen.add(receiver.name)
+            elif name in names[:i]:
+                problems.append(ProblemAt(at, f"expected a name no other receiver has, got {name!r} again"))
         raise_all(problems)
         return self
 

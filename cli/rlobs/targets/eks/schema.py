@@ -24,7 +24,7 @@ def _eks_spec() -> list[JsonSchema]:
     receivers_in_ai_on_eks = {"items": {"properties": {"alerts": {"const": "rl"}}}}
     return [
         {"properties": {"terraformVariables": _terraform_variables()}},
-        # profile.EksSpec._stack_settings_need_rlobs_mode and _receivers_fit_the_mode.
+        # profile.EksSpec._fits_ai_on_eks_mode.
         {
             "if": key_is("mode", "ai-on-eks"),
             "then": {

@@ -1,7 +1,4 @@
-"""The eks target: EKS with the AI on EKS (JARK) stack, its bundle delivered by Argo CD.
-
-This module is the Target (rlobs.targets.Target), light to import: the functions in rlobs.targets.DEFERRED live in the
-package's other modules, and the rest import theirs when called."""
+"""The eks target (its rlobs.targets.Target): EKS with the AI on EKS (JARK) stack, its bundle delivered by Argo CD."""
 
 from __future__ import annotations
 
@@ -17,7 +14,6 @@ if TYPE_CHECKING:
     from rlobs.profile.yamlsource import Path
 
 NAME = "eks"
-# Every path this target's bundles can hold (`*` stays within one folder); the writer deletes nothing else.
 PATHS: tuple[str, ...] = (
     ".gitignore",
     "README.md",
@@ -45,7 +41,6 @@ FLEET_PATHS: tuple[str, ...] = (
 # The profile key of the bundle's path in the Git repository Argo CD syncs (rlobs.profile.worktree): set from the
 # render's output folder.
 REPO_PATH: tuple[str, ...] | None = ("eks", "gitops", "path")
-# What a user must answer; everything else keeps the blueprint's value (edit the file afterwards).
 QUESTIONS: tuple[Question, ...] = (
     Question(("eks", "cluster", "name"), "EKS cluster name"),
     Question(("eks", "cluster", "region"), "AWS region"),

@@ -256,14 +256,12 @@ class GkeSpec(Model):
     @model_validator(mode="after")
     def _filters_once(self) -> Self:
         # Two filters on one label would each narrow the same widgets: the dashboard keeps one per label and type.
-        seen: set[tuple[str, str]] = set()
-        problems = []
-        for i, f in enumerate(self.dashboard_filters):
-            if (f.label, f.type) in seen:
-                message = f"expected each {f.type} label once, got {f.label!r} again"
-                problems.append(ProblemAt(("dashboardFilters", i, "label"), message))
-            seen.add((f.label, f.type))
-        raise_all(problems)
+        keys = [(f.label, f.type) for f in self.dashboard_filters]
+        raise_all(
+            ProblemAt(("dashboardFilters", i, "label"), f"expected each {kind} label once, got {label!r} again")
+            for i, (label, kind) in enumerate(keys)
+            if (label, kind) in keys[:i]
+        )
         return self
 
     @model_validator(mode="after")

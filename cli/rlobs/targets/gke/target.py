@@ -1,7 +1,4 @@
-"""The gke target: GKE with Managed OpenTelemetry and Cloud Monitoring.
-
-This module is the Target (rlobs.targets.Target), light to import: the functions in rlobs.targets.DEFERRED live in the
-package's other modules, and the rest import theirs when called."""
+"""The gke target (its rlobs.targets.Target): GKE with Managed OpenTelemetry and Cloud Monitoring."""
 
 from __future__ import annotations
 
@@ -17,7 +14,6 @@ if TYPE_CHECKING:
     from rlobs.profile.yamlsource import Path
 
 NAME = "gke"
-# Every path this target's bundles can hold (`*` stays within one folder); the writer deletes nothing else.
 PATHS: tuple[str, ...] = (
     ".gitignore",
     "README.md",
@@ -46,7 +42,6 @@ FLEET_PATHS: tuple[str, ...] = (
 )
 # No path in a Git repository: nothing syncs the bundle from one (rlobs.targets.Target.REPO_PATH).
 REPO_PATH: tuple[str, ...] | None = None
-# What a user must answer; everything else keeps the blueprint's value (edit the file afterwards).
 QUESTIONS: tuple[Question, ...] = (
     Question(("gke", "project"), "GCP project ID"),
     Question(("gke", "location"), "Region or zone of the GKE cluster"),
