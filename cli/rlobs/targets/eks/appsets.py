@@ -61,10 +61,6 @@ def bindings(member: Member) -> Bindings:
     return Bindings(c.name, c.environment, member.profile.eks.gitops.target_revision, c.name)
 
 
-def _sources(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    return spec["sources"] if "sources" in spec else [spec["source"]]
-
-
 def fleet_application(
     spec: FleetSpec, component: str, app: dict[str, Any], single_path: str, b: Bindings
 ) -> dict[str, Any]:
@@ -80,7 +76,7 @@ def fleet_application(
     meta.pop("finalizers", None)
     destination = out["spec"]["destination"]
     out["spec"]["destination"] = {"name": b.destination, "namespace": destination["namespace"]}
-    for src in _sources(out["spec"]):
+    for src in out["spec"].get("sources") or [out["spec"]["source"]]:
         if "chart" not in src:  # the GitOps repository: sync this cluster's revision
             src["targetRevision"] = b.revision
         if "path" in src:
@@ -146,13 +142,11 @@ def application_set(fleet: Fleet, component: str, template: dict[str, Any]) -> d
     }
 
 
-@dataclass(frozen=True, slots=True)
-class AppSets:
-    sets: dict[str, dict[str, Any]]  # component -> ApplicationSet
-    selected: dict[str, list[str]]  # component -> the clusters its selector matches
+Sets = dict[str, dict[str, Any]]  # component -> its ApplicationSet
+Selected = dict[str, list[str]]  # component -> the clusters its selector matches
 
 
-def application_sets(fleet: Fleet) -> AppSets:
+def application_sets(fleet: Fleet) -> tuple[Sets, Selected]:
     """One ApplicationSet per component; raises when a cluster's Application does not fit the shared template."""
     eks = [m for m, _ in members(fleet)]
     singles = {m.name: single_applications(m) for m in eks}
@@ -178,7 +172,7 @@ def application_sets(fleet: Fleet) -> AppSets:
         # The template is an Application's metadata and spec; the controller supplies apiVersion and kind.
         sets[component] = application_set(fleet, component, {k: first[k] for k in ("metadata", "spec")})
         selected[component] = [m.name for m in users]
-    return AppSets(sets, selected)
+    return sets, selected
 
 
 def _refuse_template_text(component: str, cluster: str, app: dict[str, Any]) -> None:

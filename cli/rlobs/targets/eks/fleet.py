@@ -10,7 +10,7 @@ from rlobs.bundle.fleetpart import FleetPart, ReadmeSection
 from rlobs.bundle.spec import DataFile, FileSpec
 from rlobs.targets.eks import layers
 from rlobs.targets.eks import values as eks_values
-from rlobs.targets.eks.appsets import APPSETS_DIR, VALUES_DIR, AppSets, application_sets
+from rlobs.targets.eks.appsets import APPSETS_DIR, VALUES_DIR, Selected, Sets, application_sets
 from rlobs.targets.eks.contract import RULES, members, terraform
 from rlobs.targets.eks.contract import contract as eks_contract
 from rlobs.targets.eks.fleetspec import hub
@@ -31,7 +31,7 @@ REPLACED = ("argocd/", "values/", README)
 def fleet_part(fleet: Fleet, catalog: Catalog) -> FleetPart:
     del catalog  # the ApplicationSets and values hold no RL query
     found = members(fleet)
-    sets = application_sets(fleet)
+    sets, selected = application_sets(fleet)
     contracts = eks_contract(fleet)
     files: list[FileSpec] = [
         DataFile(
@@ -41,7 +41,7 @@ def fleet_part(fleet: Fleet, catalog: Catalog) -> FleetPart:
             "An ApplicationSet per component: one Application per EKS cluster whose Secret carries the labels.",
             header="Apply on the Argo CD hub: kubectl apply -n argocd -f applicationsets/",
         )
-        for component, appset in sets.sets.items()
+        for component, appset in sets.items()
     ]
     if contracts:
         files.append(
@@ -55,8 +55,8 @@ def fleet_part(fleet: Fleet, catalog: Catalog) -> FleetPart:
     files += _values_files(fleet)
     return FleetPart(
         files=tuple(files),
-        appsets={f"{APPSETS_DIR}/{c}.yaml": s for c, s in sets.sets.items()},
-        selected={f"{APPSETS_DIR}/{c}.yaml": names for c, names in sets.selected.items()},
+        appsets={f"{APPSETS_DIR}/{c}.yaml": s for c, s in sets.items()},
+        selected={f"{APPSETS_DIR}/{c}.yaml": names for c, names in selected.items()},
         contracts=contracts,
         rules=RULES,
         replaced={m.name: REPLACED for m, _ in found},
@@ -66,7 +66,7 @@ def fleet_part(fleet: Fleet, catalog: Catalog) -> FleetPart:
         folder_note="EKS clusters leave out "
         + ", ".join(f"`{r}`" for r in REPLACED)
         + ": the ApplicationSets, the layered values and this README replace them.",
-        readme=ReadmeSection("eks/fleet-readme.md.j2", _readme(fleet, sets, contracts)),
+        readme=ReadmeSection("eks/fleet-readme.md.j2", _readme(fleet, sets, selected, contracts)),
     )
 
 
@@ -98,10 +98,12 @@ def _values_files(fleet: Fleet) -> list[FileSpec]:
     return files
 
 
-def _readme(fleet: Fleet, sets: AppSets, contracts: dict[str, contract.SecretMetadata]) -> dict[str, object]:
-    refs = {r for component, s in sets.sets.items() for r in contract.references(component, s)}
+def _readme(
+    fleet: Fleet, sets: Sets, selected: Selected, contracts: dict[str, contract.SecretMetadata]
+) -> dict[str, object]:
+    refs = {r for component, s in sets.items() for r in contract.references(component, s)}
     return {
-        "components": sets.selected,
+        "components": selected,
         "contracts": contracts,
         "contract_file": CONTRACT_FILE,
         "label_keys": sorted({r.key for r in refs if r.kind == "labels"}),

@@ -12,7 +12,7 @@ from rlobs.rl import naming, tracker
 from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.naming import Part
-from rlobs.rl.panels import SECTIONS, Panel, panels, rows_height, two_per_row
+from rlobs.rl.panels import SECTIONS, panels, rows_height, two_per_row
 from rlobs.targets.gke.profile import DashboardFilter, FilterType
 
 COLUMNS = 48  # MosaicLayout allows 1..48 (monitoring v1 discovery)
@@ -62,29 +62,26 @@ def _legend(template: str, run_label: str) -> str:
     return template.replace("{run}", "").strip()
 
 
-def _chart(panel: Panel, run_label: str) -> dict[str, Any]:
-    """One unit per axis: series in the panel's unit on Y1, a series in another unit on Y2 (labelled with it)."""
-    data_sets = []
-    for q in panel.queries:
-        unit = q.unit or panel.unit
-        data_set = {
-            "timeSeriesQuery": {"prometheusQuery": q.expr, "unitOverride": unit},
-            "plotType": "STACKED_AREA" if panel.stacked else "LINE",
-            "targetAxis": "Y1" if unit == panel.unit else "Y2",
-            "minAlignmentPeriod": "60s",
-        }
-        legend = _legend(q.legend, run_label)
-        if legend:
-            data_set["legendTemplate"] = legend
-        data_sets.append(data_set)
-    chart: dict[str, Any] = {"dataSets": data_sets, "yAxis": {"label": panel.unit, "scale": "LINEAR"}}
-    others = sorted({q.unit for q in panel.queries if q.unit and q.unit != panel.unit})
+Series = tuple[dict[str, Any], str, str]  # an XyChart data set's query, unit and legend ("": none)
+
+
+def xy_chart(title: str, unit: str, series: list[Series], *, stacked: bool = False) -> dict[str, Any]:
+    """One unit per axis: series in the chart's unit on Y1, a series in another unit on Y2 (labelled with it)."""
+    others = sorted({u for _, u, _ in series if u != unit})
     if len(others) > 1:
-        raise ValueError(f"panel {panel.title!r}: at most two units (two axes), got {[panel.unit, *others]}")
-    if others:
-        chart["y2Axis"] = {"label": others[0], "scale": "LINEAR"}
-    chart["chartOptions"] = {"mode": "COLOR"}
-    return chart
+        raise ValueError(f"panel {title!r}: at most two units (two axes), got {[unit, *others]}")
+    data_sets = [
+        {
+            "timeSeriesQuery": {**query, "unitOverride": u},
+            "plotType": "STACKED_AREA" if stacked else "LINE",
+            "targetAxis": "Y1" if u == unit else "Y2",
+            "minAlignmentPeriod": "60s",
+            **({"legendTemplate": legend} if legend else {}),
+        }
+        for query, u, legend in series
+    ]
+    y2 = {"y2Axis": {"label": others[0], "scale": "LINEAR"}} if others else {}
+    return {"dataSets": data_sets, "yAxis": {"label": unit, "scale": "LINEAR"}, **y2, "chartOptions": {"mode": "COLOR"}}
 
 
 def dashboard(
@@ -125,7 +122,10 @@ def dashboard(
         chosen = [p for p in all_panels if p.section == section]
         for i, panel in enumerate(chosen):
             x, top = two_per_row(i, y, COLUMNS // 2, TILE_HEIGHT)
-            widget = {"title": panel.title, "xyChart": _chart(panel, run_label)}
+            series = [
+                ({"prometheusQuery": q.expr}, q.unit or panel.unit, _legend(q.legend, run_label)) for q in panel.queries
+            ]
+            widget = {"title": panel.title, "xyChart": xy_chart(panel.title, panel.unit, series, stacked=panel.stacked)}
             tiles.append(_tile(x, top, COLUMNS // 2, TILE_HEIGHT, widget))
         y += rows_height(len(chosen), TILE_HEIGHT)
     links = tracker.policy_links(facts.profile)

@@ -19,7 +19,7 @@ from rlobs.rl.alerts import RUNBOOK_PATH
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.slos import BUDGET_TITLE, BURNS, PAGE, SLO_LABEL, TICKET, UNJUDGED
 from rlobs.targets.gke import tfpolicy
-from rlobs.targets.gke.monitoring import BUNDLE_LABEL, TILE_HEIGHT, alert_policy, kebab, promql_condition
+from rlobs.targets.gke.monitoring import BUNDLE_LABEL, TILE_HEIGHT, alert_policy, kebab, promql_condition, xy_chart
 
 SLO_DIR = "monitoring/slos"
 SERVICE_FILE = f"{SLO_DIR}/service.json"
@@ -154,33 +154,19 @@ def with_budget_tile(dashboard: dict[str, Any], project: str, facts: RlFacts) ->
     s = facts.profile.slos
     if s is None:
         return dashboard
-    data_sets: list[tuple[dict[str, Any], str]] = []
+    series: list[tuple[dict[str, Any], str, str]] = []  # query, unit, legend
     if s.goodput:
         query = {"timeSeriesFilter": {"filter": f'select_slo_budget_fraction("{slo_name(project, facts)}")'}}
-        data_sets.append((query, GOODPUT))
+        series.append((query, "1", GOODPUT))
     for o in (o for o in rlslos.objectives(facts) if o.bad):
         left = f"1 - {rlslos.ratio(o, f'{s.window_days}d')} / {number(round(1 - o.objective, 6))}"
-        data_sets.append(({"prometheusQuery": left}, o.key))
-    if not data_sets:
+        series.append(({"prometheusQuery": left}, "1", o.key))
+    if not series:
         return dashboard
     layout = dashboard["mosaicLayout"]
     bottom = max(t.get("yPos", 0) + t["height"] for t in layout["tiles"])
-    chart = {
-        "dataSets": [
-            {
-                "timeSeriesQuery": {**query, "unitOverride": "1"},
-                "plotType": "LINE",
-                "targetAxis": "Y1",
-                "minAlignmentPeriod": "60s",
-                "legendTemplate": legend,
-            }
-            for query, legend in data_sets
-        ],
-        "yAxis": {"label": "1", "scale": "LINEAR"},
-        "chartOptions": {"mode": "COLOR"},
-    }
     tile = {"yPos": bottom, "width": layout["columns"] // 2, "height": TILE_HEIGHT}
-    widget = {"title": BUDGET_TITLE, "xyChart": chart}
+    widget = {"title": BUDGET_TITLE, "xyChart": xy_chart(BUDGET_TITLE, "1", series)}
     return {**dashboard, "mosaicLayout": {**layout, "tiles": [*layout["tiles"], {**tile, "widget": widget}]}}
 
 
