@@ -174,9 +174,9 @@ def test_template_text_where_no_tpl_runs_is_data() -> None:
 def test_every_tpl_path_names_keys_of_its_chart() -> None:
     from rlobs.targets.eks.helmvalues import TPL_VALUES
 
-    for chart, entries in TPL_VALUES.items():
+    for chart, files in TPL_VALUES.items():
         assert chart in index()
-        for pattern, _ in entries:
+        for pattern in (p for patterns in files.values() for p in patterns):
             first = pattern.split(".")[0]
             assert first == "*" or first in index()[chart]["keys"], (chart, pattern)
 

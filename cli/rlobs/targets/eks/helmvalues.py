@@ -72,28 +72,27 @@ OWNED: dict[str, dict[tuple[str, ...], str]] = {
 }
 
 # Where the pinned charts run a value through Helm's `tpl`, which executes `{{ ... }}` in it at `helm template` time
-# with the release's whole context (a value there is code, not data): key path (`*` is any one key) -> the file under
-# the chart's templates/ that does, from `grep -rn tpl` over kube-prometheus-stack 76.3.0 and opentelemetry-collector
-# 0.170.0 (fluent-operator 3.2.0 and opensearch-operator 2.7.0 have no tpl call). A value at or below one may not
-# hold `{{`; rlobs renders none into them, and the profile values it places there cannot hold one.
-TPL_VALUES: dict[str, tuple[tuple[str, str], ...]] = {
-    "kube-prometheus-stack": (
-        ("alertmanager.config", "alertmanager/secret.yaml"),
-        ("alertmanager.stringConfig", "alertmanager/secret.yaml"),
-        *(
-            (f"alertmanager.alertmanagerSpec.{key}", "alertmanager/alertmanager.yaml")
+# with the release's whole context (a value there is code, not data): the file under the chart's templates/ that does
+# -> its key paths (`*` is any one key), from `grep -rn tpl` over kube-prometheus-stack 76.3.0 and
+# opentelemetry-collector 0.170.0 (fluent-operator 3.2.0 and opensearch-operator 2.7.0 have no tpl call). A value at or
+# below one may not hold `{{`; rlobs renders none into them, and the profile values it places there cannot hold one.
+TPL_VALUES: dict[str, dict[str, tuple[str, ...]]] = {
+    "kube-prometheus-stack": {
+        "alertmanager/secret.yaml": ("alertmanager.config", "alertmanager.stringConfig"),
+        "alertmanager/alertmanager.yaml": tuple(
+            f"alertmanager.alertmanagerSpec.{key}"
             for key in (
                 "alertmanagerConfigSelector",
                 "alertmanagerConfigNamespaceSelector",
                 "externalUrl",
                 "serviceName",
+                "storage",
             )
         ),
-        ("alertmanager.alertmanagerSpec.storage", "alertmanager/alertmanager.yaml"),
-        ("prometheus.prometheusSpec.*Selector", "prometheus/prometheus.yaml"),
-        *(
-            (f"prometheus.prometheusSpec.{key}", "prometheus/prometheus.yaml")
+        "prometheus/prometheus.yaml": tuple(
+            f"prometheus.prometheusSpec.{key}"
             for key in (
+                "*Selector",
                 "externalLabels",
                 "externalUrl",
                 "secrets",
@@ -106,54 +105,44 @@ TPL_VALUES: dict[str, tuple[tuple[str, str], ...]] = {
                 "excludedFromEnforcement",
             )
         ),
-        ("prometheus.prometheusSpec.additional*", "prometheus/additional*.yaml"),
-        ("thanosRuler.thanosRulerSpec.*Selector", "thanos-ruler/ruler.yaml"),
-        *(
-            (f"thanosRuler.thanosRulerSpec.{key}", "thanos-ruler/ruler.yaml")
-            for key in ("additionalArgs", "externalPrefix", "labels", "serviceName")
+        "prometheus/additional*.yaml": ("prometheus.prometheusSpec.additional*",),
+        "thanos-ruler/ruler.yaml": tuple(
+            f"thanosRuler.thanosRulerSpec.{key}"
+            for key in ("*Selector", "additionalArgs", "externalPrefix", "labels", "serviceName")
         ),
-        ("*.serviceMonitor.*elabelings", "exporters/*/servicemonitor.yaml"),
-        ("*.serviceMonitor.selector", "exporters/*/servicemonitor.yaml"),
-        *(
-            (f"*.{i}.{k}", "*/ingress*.yaml")
-            for i in ("ingress", "thanosIngress")
-            for k in ("annotations", "hosts", "paths", "tls")
+        "exporters/*/servicemonitor.yaml": ("*.serviceMonitor.*elabelings", "*.serviceMonitor.selector"),
+        "*/ingress*.yaml": tuple(
+            f"*.{i}.{k}" for i in ("ingress", "thanosIngress") for k in ("annotations", "hosts", "paths", "tls")
         ),
-        ("*.ingressPerReplica.annotations", "*/ingressperreplica.yaml"),
-        ("*.route.*.additionalRules", "*/route.yaml"),
-        ("grafana.additionalDataSources", "grafana/configmaps-datasources.yaml"),
-        ("grafana.deleteDatasources", "grafana/configmaps-datasources.yaml"),
-        ("prometheusOperator.denyNamespaces", "prometheus-operator/deployment.yaml"),
-        ("prometheusOperator.secretFieldSelector", "prometheus-operator/deployment.yaml"),
-        ("extraManifests", "extra-objects.yaml"),
-    ),
-    "opentelemetry-collector": (
-        ("config", "_config.tpl"),
-        ("additionalLabels", "_helpers.tpl"),
-        ("podAnnotations", "_helpers.tpl"),
-        ("podLabels", "_helpers.tpl"),
-        ("configMap.existingName", "_helpers.tpl"),
-        ("annotations", "deployment.yaml"),
-        ("*.annotations", "<kind>.yaml"),
-        ("clusterRole.clusterRoleBinding.annotations", "clusterrolebinding.yaml"),
-        ("extraVolumes", "_pod.tpl"),
-        ("extraVolumeMounts", "_pod.tpl"),
-        ("extraContainers", "_pod.tpl"),
-        ("initContainers", "_pod.tpl"),
-        ("extraManifests", "extraManifests.yaml"),
-        ("ingress.hosts", "ingress.yaml"),
-        ("ingress.additionalIngresses", "ingress.yaml"),
-        ("httproute.rules", "httproute.yaml"),
-    ),
+        "*/ingressperreplica.yaml": ("*.ingressPerReplica.annotations",),
+        "*/route.yaml": ("*.route.*.additionalRules",),
+        "grafana/configmaps-datasources.yaml": ("grafana.additionalDataSources", "grafana.deleteDatasources"),
+        "prometheus-operator/deployment.yaml": (
+            "prometheusOperator.denyNamespaces",
+            "prometheusOperator.secretFieldSelector",
+        ),
+        "extra-objects.yaml": ("extraManifests",),
+    },
+    "opentelemetry-collector": {
+        "_config.tpl": ("config",),
+        "_helpers.tpl": ("additionalLabels", "podAnnotations", "podLabels", "configMap.existingName"),
+        "deployment.yaml": ("annotations",),
+        "<kind>.yaml": ("*.annotations",),
+        "clusterrolebinding.yaml": ("clusterRole.clusterRoleBinding.annotations",),
+        "_pod.tpl": ("extraVolumes", "extraVolumeMounts", "extraContainers", "initContainers"),
+        "extraManifests.yaml": ("extraManifests",),
+        "ingress.yaml": ("ingress.hosts", "ingress.additionalIngresses"),
+        "httproute.yaml": ("httproute.rules",),
+    },
 }
 
 
 def tpl_file(chart: str, path: tuple[str | int, ...]) -> str | None:
     """The chart file that runs the value at `path` (or a value above it) through tpl, or None."""
-    for pattern, where in TPL_VALUES.get(chart, ()):
-        parts = pattern.split(".")
-        if len(path) >= len(parts) and all(fnmatch.fnmatchcase(str(k), p) for k, p in zip(path, parts, strict=False)):
-            return where
+    for where, patterns in TPL_VALUES.get(chart, {}).items():
+        for parts in (pattern.split(".") for pattern in patterns):
+            if len(path) >= len(parts) and all(map(fnmatch.fnmatchcase, map(str, path), parts)):
+                return where
     return None
 
 
