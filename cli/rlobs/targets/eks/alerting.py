@@ -120,6 +120,8 @@ def alertmanager_config_cr(profile: EksProfile) -> dict[str, Any]:
     """ai-on-eks mode: an AlertmanagerConfig in the workload's namespace; its Secrets live there too."""
     receivers = profile.eks.alertmanager_receivers
     bundle = profile.metadata.name
+    # RL receivers get no platform warnings; the others get every alert of the namespace.
+    rl_only = {"rl": [_cr((ROUTE_LABEL, "!=", PLATFORM))], "cluster": [], "all": []}
     return {
         "apiVersion": "monitoring.coreos.com/v1alpha1",
         "kind": "AlertmanagerConfig",
@@ -137,7 +139,7 @@ def alertmanager_config_cr(profile: EksProfile) -> dict[str, Any]:
                 "repeatInterval": "12h",
                 "matchers": [_cr((BUNDLE_LABEL, "=", bundle))],
                 "routes": [
-                    {"receiver": r.name, "matchers": [_cr(_severities(r)), *_cr_route(r)], "continue": True}
+                    {"receiver": r.name, "matchers": [_cr(_severities(r)), *rl_only[r.alerts]], "continue": True}
                     for r in receivers
                 ],
             },
@@ -149,9 +151,3 @@ def alertmanager_config_cr(profile: EksProfile) -> dict[str, Any]:
             ],
         },
     }
-
-
-def _cr_route(r: Receiver) -> list[dict[str, str]]:
-    """RL receivers get no platform warnings; the others get every alert of the namespace, as before."""
-    op = {"rl": "!=", "cluster": "", "all": ""}[r.alerts]
-    return [_cr((ROUTE_LABEL, op, PLATFORM))] if op else []

@@ -44,10 +44,7 @@ def _app(
     ignore_differences: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {"project": "default", "destination": {"server": IN_CLUSTER, "namespace": namespace}}
-    if len(sources) == 1:
-        spec["source"] = sources[0]
-    else:
-        spec["sources"] = sources
+    spec |= {"source": sources[0]} if len(sources) == 1 else {"sources": sources}
     if ignore_differences:
         spec["ignoreDifferences"] = ignore_differences
         sync_options = [*sync_options, "RespectIgnoreDifferences=true"]

@@ -70,10 +70,7 @@ def kube_prometheus_stack(profile: EksProfile) -> dict[str, Any]:
         "prometheus": {
             "prometheusSpec": {
                 "retention": prom.retention,
-                "resources": {
-                    "requests": {"cpu": prom.requests.cpu, "memory": prom.requests.memory},
-                    "limits": {"cpu": prom.limits.cpu, "memory": prom.limits.memory},
-                },
+                "resources": {"requests": prom.requests.model_dump(), "limits": prom.limits.model_dump()},
                 # An open map in the chart (passed to the Prometheus CR as is).
                 "storageSpec": {
                     "volumeClaimTemplate": {

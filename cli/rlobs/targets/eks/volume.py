@@ -44,18 +44,15 @@ def volume(profile: EksProfile, catalog: Catalog) -> Volume:
     rate = sum(f.samples_per_second for f in families)
     costs: list[Cost] = [in_cluster(series, rate, duration_seconds(eks.prometheus.retention), _gib(eks))]
     out, out_rate = sum(f.series for f in sent), sum(f.samples_per_second for f in sent)
-    amp = [url for url in remote_writes(eks.helm_values) if "aps-workspaces" in url]
+    # The remote-write URLs the kube-prometheus-stack overrides give its Prometheus, an AMP workspace's among them.
+    writes = get_at(eks.helm_values, ("kube-prometheus-stack", "prometheus", "prometheusSpec", "remoteWrite")) or []
+    urls = [w.get("url") for w in writes if isinstance(w, dict)]
+    amp = [url for url in urls if isinstance(url, str) and "aps-workspaces" in url]
     for url in amp:
         what = f"remote-writes {out:,} series, {out_rate:,.1f} samples/s ({eks.prometheus.remote_write})"
         costs.append(managed("amp", out_rate, [what], url, out, amp_quota(out_rate)))
     lever = ((("eks", "prometheus", "remote_write"), "aggregated"),) if amp else ()
     return Volume(profile.metadata.name, tuple(families), tuple(costs), settings=lever)
-
-
-def remote_writes(helm_values: dict[str, Any]) -> list[str]:
-    """The remote-write URLs the kube-prometheus-stack overrides give its Prometheus."""
-    found = get_at(helm_values, ("kube-prometheus-stack", "prometheus", "prometheusSpec", "remoteWrite")) or []
-    return [r["url"] for r in found if isinstance(r, dict) and isinstance(r.get("url"), str)]
 
 
 def _gib(eks: Any) -> float:

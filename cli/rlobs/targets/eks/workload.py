@@ -66,11 +66,10 @@ def env(profile: EksProfile, catalog: Catalog) -> list[dict[str, Any]]:
 def env_patch(profile: EksProfile, catalog: Catalog) -> dict[str, Any]:
     """A strategic-merge patch: the env (and the scraped port) on the RL container, the scrape label on its pods."""
     w = profile.workload
-    eks = profile.eks
 
     def fragment(name: str) -> dict[str, Any]:
         container: dict[str, Any] = {"name": name, "env": env(profile, catalog)}
-        if eks.metrics_pipeline == "prometheus-exporter":
+        if profile.eks.metrics_pipeline == "prometheus-exporter":
             ports = {APP_METRICS_PORT_NAME: w.metrics_port, **(RAY_HEAD_PORTS if w.kind in workloads.RAY_KINDS else {})}
             container["ports"] = [{"name": n, "containerPort": p, "protocol": "TCP"} for n, p in ports.items()]
         return {"metadata": {"labels": {WORKLOAD_LABEL: w.name}}, "spec": {"containers": [container]}}
@@ -80,10 +79,8 @@ def env_patch(profile: EksProfile, catalog: Catalog) -> dict[str, Any]:
 
 def logs_patch(profile: EksProfile) -> dict[str, Any]:
     """The reference stack's Ray log recipe: a FluentBit sidecar tailing /tmp/ray on a shared emptyDir."""
-    w = profile.workload
-    eks = profile.eks
     # A write-only user of the Ray log index, never the admin: every pod in the workload's namespace can read it.
-    secret = stack(eks).log_writer_secret
+    secret = stack(profile.eks).log_writer_secret
     sidecar = {
         "name": "fluentbit",
         "image": FLUENT_BIT_SIDECAR_IMAGE,
@@ -115,13 +112,12 @@ def logs_patch(profile: EksProfile) -> dict[str, Any]:
         }
         return {"spec": spec}
 
-    return workloads.patch(w, fragment)
+    return workloads.patch(profile.workload, fragment)
 
 
 def fluentbit_config(profile: EksProfile) -> dict[str, Any]:
     """The sidecar's fluent-bit.conf: Ray session logs -> OpenSearch over TLS, the log writer's credentials from env."""
-    eks = profile.eks
-    host = f"{stack(eks).opensearch_service}.{MONITORING}.svc"
+    host = f"{stack(profile.eks).opensearch_service}.{MONITORING}.svc"
     conf = fluentbit_conf(
         [
             ("SERVICE", [("Flush", "5"), ("Log_Level", "info")]),
@@ -171,8 +167,7 @@ def fluentbit_config(profile: EksProfile) -> dict[str, Any]:
 
 
 def ray_logs(profile: EksProfile) -> bool:
-    eks = profile.eks
-    return eks.ray_logs and profile.workload.kind in workloads.RAY_KINDS
+    return profile.eks.ray_logs and profile.workload.kind in workloads.RAY_KINDS
 
 
 def component(profile: EksProfile, *, with_logs: bool) -> dict[str, Any]:
