@@ -178,11 +178,12 @@ def test_values_layers_merge_back_to_each_clusters_values() -> None:
     }
     envs = {"a": "dev", "b": "dev", "c": "prod"}
     split = layers.split(values, envs)
-    assert split.common == {"x": 1, "y": {"k": [1, 2]}} or split.common == {}
+    assert split["common"] == {"x": 1, "y": {"k": [1, 2]}} or split["common"] == {}
     for name, full in values.items():
-        assert layers.merge(layers.merge(split.common, split.env[envs[name]]), split.clusters[name]) == full
-    assert split.env["dev"] == {"x": 1, "y": {"k": [1, 2]}}
-    assert split.clusters["a"] == {"only": True}
+        env, own = split[f"env/{envs[name]}"], split[f"clusters/{name}"]
+        assert layers.merge(layers.merge(split["common"], env), own) == full
+    assert split["env/dev"] == {"x": 1, "y": {"k": [1, 2]}}
+    assert split["clusters/a"] == {"only": True}
 
 
 def test_a_fleet_without_eks_clusters_has_no_application_sets() -> None:

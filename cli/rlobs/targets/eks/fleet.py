@@ -79,11 +79,7 @@ def _values_files(fleet: Fleet) -> list[FileSpec]:
     envs = {m.name: m.cluster.environment for m, _ in found}
     files: list[FileSpec] = []
     for chart, by_cluster in sorted(per_chart.items()):
-        split = layers.split(by_cluster, envs)
         header = f"Helm values for {chart} {CHARTS[chart].version}: layer %s (applicationsets/ read them via $values)."
-        named = [("common", split.common)]
-        named += [(f"env/{e}", v) for e, v in split.env.items()]
-        named += [(f"clusters/{c}", v) for c, v in split.clusters.items()]
         files += [
             DataFile(
                 f"{VALUES_DIR}/{layer}/{chart}.yaml",
@@ -92,7 +88,7 @@ def _values_files(fleet: Fleet) -> list[FileSpec]:
                 "Layered Helm values: common, then env/<environment>, then clusters/<name> (missing layers skipped).",
                 header=header % layer,
             )
-            for layer, data in named
+            for layer, data in layers.split(by_cluster, envs).items()
             if data
         ]
     return files

@@ -5,20 +5,12 @@ cluster's values."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
 from rlobs.targets.eks.helmvalues import deep_merge as merge
 
 Values = dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Layers:
-    common: Values
-    env: dict[str, Values]  # environment -> what its clusters share beyond common
-    clusters: dict[str, Values]  # cluster -> what is its own
 
 
 def _shared(a: Values, b: Values) -> Values:
@@ -49,12 +41,17 @@ def without(full: Values, base: Values) -> Values:
     return out
 
 
-def split(values: Mapping[str, Values], environments: Mapping[str, str]) -> Layers:
-    """values: cluster -> its whole values; environments: cluster -> its environment."""
+def split(values: Mapping[str, Values], environments: Mapping[str, str]) -> dict[str, Values]:
+    """values: cluster -> its whole values; environments: cluster -> its environment. The layers in merge order:
+    common, env/<environment> (what its clusters share beyond common), clusters/<name> (what is its own)."""
     common = reduce(_shared, values.values())
     env: dict[str, Values] = {}
     for e in sorted(set(environments[c] for c in values)):
         members = [values[c] for c in values if environments[c] == e]
         env[e] = without(reduce(_shared, members), common)
     clusters = {c: without(v, merge(common, env[environments[c]])) for c, v in values.items()}
-    return Layers(common, env, clusters)
+    return {
+        "common": common,
+        **{f"env/{e}": v for e, v in env.items()},
+        **{f"clusters/{c}": v for c, v in clusters.items()},
+    }

@@ -58,5 +58,4 @@ def _eks_spec() -> list[JsonSchema]:
 
 
 def schema_rules() -> dict[str, list[JsonSchema]]:
-    """$defs name -> its rules."""
     return {"EksSpec": _eks_spec()}

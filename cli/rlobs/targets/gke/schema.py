@@ -58,5 +58,4 @@ _GKE_SPEC: list[JsonSchema] = [
 
 
 def schema_rules() -> dict[str, list[JsonSchema]]:
-    """$defs name -> its rules."""
     return {"GkeProfile": _GKE_PROFILE, "GkeSpec": _GKE_SPEC}
