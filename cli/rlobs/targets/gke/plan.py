@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from rlobs.bundle.gitignore import gitignore
@@ -24,15 +23,6 @@ POLICIES_DIR = "monitoring/alert-policies"
 WORKLOAD_DIR = "workload"
 
 
-@dataclass(frozen=True, slots=True)
-class Deployable:
-    """A dashboard or alert policy file and the gcloud --filter that finds it by display name."""
-
-    path: str
-    display_name: str
-    filter: str
-
-
 def equals(key: str, value: str) -> str:
     """A gcloud --filter true only where `key` is exactly `value`. Not `key=value`: gcloud warns that `=` is moving
     to word matching, under which rlobs_bundle="rl-gke" would also match rl-gke-2; `gcloud topic filters` gives
@@ -52,10 +42,14 @@ def facts(profile: GkeProfile, catalog: Catalog) -> RlFacts:
 
 def _monitoring(
     rl: RlFacts, gke: GkeSpec, policy_data: list[tuple[str, dict[str, Any]]], slos: slo.SloObjects | None
-) -> tuple[list[FileSpec], list[Deployable], list[Deployable]]:
+) -> tuple[list[FileSpec], list[dict[str, str]], list[dict[str, str]]]:
     def by(terraform: str) -> str:
         """Who deploys a monitoring file, per gke.manage (the other path never touches it)."""
         return " (deployed by step 4)." if gke.manage == "scripts" else f" ({terraform})."
+
+    def deployable(path: str, obj: dict[str, Any]) -> dict[str, str]:
+        """A dashboard or alert policy file and the gcloud --filter that finds it by display name."""
+        return {"path": path, "display_name": obj["displayName"], "filter": equals("displayName", obj["displayName"])}
 
     dashboard = monitoring.dashboard(rl, gke.user_labels, gke.dashboard_filters)
     dashboard = slo.with_budget_tile(dashboard, gke.project, rl)
@@ -63,14 +57,14 @@ def _monitoring(
     files: list[FileSpec] = [
         DataFile(path, "json", dashboard, f"Cloud Monitoring dashboard{by('deployed by Terraform')}")
     ]
-    dashboards = [Deployable(path, dashboard["displayName"], equals("displayName", dashboard["displayName"]))]
-    policies: list[Deployable] = []
+    dashboards = [deployable(path, dashboard)]
+    policies = []
     what = "Cloud Monitoring alert policy" + by(f"the content of {tfpolicy.FILE}")
     slo_policies = slos.policies if slos else []
     for folder, stem, policy in [(POLICIES_DIR, *p) for p in policy_data] + [(slo.SLO_DIR, *p) for p in slo_policies]:
         path = f"{folder}/{stem}.json"
         files.append(DataFile(path, "json", policy, what))
-        policies.append(Deployable(path, policy["displayName"], equals("displayName", policy["displayName"])))
+        policies.append(deployable(path, policy))
     if slos and slos.service and slos.slo:
         by_what = by(f"the content of {slo.TF_FILE}")
         files.append(DataFile(slo.SERVICE_FILE, "json", slos.service, f"Cloud Monitoring service of the SLOs{by_what}"))
