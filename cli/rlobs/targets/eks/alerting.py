@@ -110,7 +110,7 @@ def _receiver(r: Receiver, *, cr: bool = False) -> dict[str, Any]:
     ref = r.secret_ref
     config: dict[str, Any] = {file_field: f"{AM_SECRETS}/{ref.name}/{ref.key}", "send_resolved": True}
     if cr:
-        key, config = cr_key, {secret_field: {"name": ref.name, "key": ref.key}, "sendResolved": True}
+        key, config = cr_key, {secret_field: ref.model_dump(), "sendResolved": True}
     if r.type == "slack" and r.channel:
         config["channel"] = r.channel
     return {"name": r.name, key: [config]}

@@ -121,16 +121,14 @@ def remote_datasources(eks: EksSpec) -> tuple[list[dict[str, Any]], dict[str, An
         }
         if remote.bearer_token_secret is not None:
             var = _env_name(remote.name, "TOKEN")
-            ref = remote.bearer_token_secret
             source["jsonData"] = {"httpHeaderName1": "Authorization"}
             source["secureJsonData"] = {"httpHeaderValue1": f"Bearer ${{{var}}}"}
-            env[var] = {"secretKeyRef": {"name": ref.name, "key": ref.key}}
+            env[var] = {"secretKeyRef": remote.bearer_token_secret.model_dump()}
         elif remote.basic_auth is not None:
             var = _env_name(remote.name, "PASSWORD")
-            ref = remote.basic_auth.password_secret
             source |= {"basicAuth": True, "basicAuthUser": remote.basic_auth.username}
             source["secureJsonData"] = {"basicAuthPassword": f"${{{var}}}"}
-            env[var] = {"secretKeyRef": {"name": ref.name, "key": ref.key}}
+            env[var] = {"secretKeyRef": remote.basic_auth.password_secret.model_dump()}
         sources.append(source)
     return sources, env
 
