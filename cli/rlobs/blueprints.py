@@ -1,5 +1,5 @@
 """The starter profiles: the shipped ones, read from package data, and those a target provides itself
-(rlobs.targets.Target.blueprints), in one explicit name -> Blueprint registry."""
+(rlobs.targets.Target.BLUEPRINTS), in one explicit name -> Blueprint registry."""
 
 from __future__ import annotations
 

@@ -49,15 +49,13 @@ class Target(Protocol):
     QUESTIONS: tuple[Question, ...]  # what `init` asks, in order (and question.WORKLOAD); the rest: the blueprint's
     PLACEHOLDERS: dict[Path, str]  # keys whose blueprint value stands for the user's own -> what that is
     REPO_PATH: tuple[str, ...] | None  # the key of the bundle's path in the Git repository it is synced from, if any
+    BLUEPRINTS: dict[str, str]  # starter profiles beyond the shipped blueprints/ folder: name -> the profile's text
 
     def profile_model(self) -> type[ProfileBase]:
         """Its profile class: the keys every profile has, `target: Literal[NAME]` and its section."""
 
     def schema_rules(self) -> Mapping[str, list[JsonSchema]]:
         """Its cross-field rules as JSON Schema: $defs name -> rules added to that definition's allOf."""
-
-    def blueprints(self) -> Mapping[str, str]:
-        """Starter profiles it provides beyond the shipped blueprints/ folder: name -> the profile's text."""
 
     def warnings(self, data: dict[str, Any]) -> Iterable[tuple[Path, str]]:
         """What a valid profile of it is warned about besides placeholders: (key path, message)."""
@@ -168,7 +166,7 @@ def load_source(path: FsPath) -> tuple[bytes, ProfileBase]:
 
 def blueprint_texts() -> dict[str, str]:
     """Every target's own starter profiles (beyond the shipped blueprints/ folder), by name."""
-    return {name: text for t in TARGETS.values() for name, text in t.blueprints().items()}
+    return {name: text for t in TARGETS.values() for name, text in t.BLUEPRINTS.items()}
 
 
 def placeholders(names: tuple[str, ...] | None = None) -> dict[str, str]:
@@ -186,7 +184,7 @@ def _placeholders(_packages: tuple[tuple[str, str], ...], names: tuple[str, ...]
     texts = shipped_blueprints()
     for name in names:
         keys.update(TARGETS[name].PLACEHOLDERS)
-        texts += TARGETS[name].blueprints().values()
+        texts += TARGETS[name].BLUEPRINTS.values()
     return placeholders(keys, texts)
 
 

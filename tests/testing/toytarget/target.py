@@ -45,6 +45,7 @@ toy:
   cluster: toy-cluster   # change to your toy cluster
   owner: my-team         # change to your team
 """
+BLUEPRINTS: dict[str, str] = {"toy-demo": BLUEPRINT}
 
 
 def profile_model() -> type[ProfileBase]:
@@ -58,10 +59,6 @@ def schema_rules() -> Mapping[str, list[JsonSchema]]:
 
     # ToySpec._scrape_interval, as JSON Schema.
     return {"ToySpec": [{"properties": {"scrapeInterval": {"enum": list(SCRAPE_INTERVALS)}}}]}
-
-
-def blueprints() -> Mapping[str, str]:
-    return {"toy-demo": BLUEPRINT}
 
 
 def warnings(data: dict[str, Any]) -> Iterable[tuple[Path, str]]:

@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING
 from rlobs.profile.question import WORKLOAD, Question
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from rlobs.profile.fleetspec import FleetTarget
     from rlobs.profile.model import ProfileBase
     from rlobs.profile.yamlsource import Path
@@ -30,7 +28,6 @@ PATHS: tuple[str, ...] = (
     "workload/*.yaml",
     "workload/openapi.json",
 )
-# Every path its part of a fleet bundle can hold (rlobs.targets.eks.fleet).
 FLEET_PATHS: tuple[str, ...] = (
     "applicationsets/*.yaml",
     "terraform/*.tf.json",
@@ -51,16 +48,13 @@ QUESTIONS: tuple[Question, ...] = (
 PLACEHOLDERS: dict[Path, str] = {
     ("eks", "gitops", "repoUrl"): "your own GitOps repository (Argo CD syncs the bundle from it)",
 }
+BLUEPRINTS: dict[str, str] = {}  # its starter profiles are shipped in blueprints/
 
 
 def profile_model() -> type[ProfileBase]:
     from rlobs.targets.eks.profile import EksProfile
 
     return EksProfile
-
-
-def blueprints() -> Mapping[str, str]:
-    return {}  # its starter profiles are shipped in blueprints/
 
 
 def fleet_file() -> FleetTarget:

@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING
 from rlobs.profile.question import WORKLOAD, Question
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from rlobs.profile.fleetspec import FleetTarget
     from rlobs.profile.model import ProfileBase
     from rlobs.profile.yamlsource import Path
@@ -31,7 +29,6 @@ PATHS: tuple[str, ...] = (
     "workload/*.yaml",
     "workload/openapi.json",
 )
-# Every path its part of a fleet bundle can hold (rlobs.targets.gke.fleet).
 FLEET_PATHS: tuple[str, ...] = (
     "gke/*/setup.sh",
     "gke/*/terraform/main.tf",
@@ -49,16 +46,13 @@ QUESTIONS: tuple[Question, ...] = (
     *WORKLOAD,
 )
 PLACEHOLDERS: dict[Path, str] = {("gke", "project"): "your own GCP project ID"}
+BLUEPRINTS: dict[str, str] = {}  # its starter profiles are shipped in blueprints/
 
 
 def profile_model() -> type[ProfileBase]:
     from rlobs.targets.gke.profile import GkeProfile
 
     return GkeProfile
-
-
-def blueprints() -> Mapping[str, str]:
-    return {}  # its starter profiles are shipped in blueprints/
 
 
 def fleet_file() -> FleetTarget:
