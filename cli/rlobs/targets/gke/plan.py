@@ -133,10 +133,8 @@ def _tfvars(profile: GkeProfile, identity: project.Identity) -> dict[str, Any]:
     if gke.cluster_mode != "existing":
         tfvars |= {"location": gke.location, "cluster_name": gke.cluster}
     tfvars["namespace"] = profile.workload.namespace
-    if identity.mode in ("gsa", "ksa"):
-        tfvars["kubernetes_service_account"] = identity.ksa
-    if identity.mode == "gsa":
-        tfvars["gcp_service_account"] = identity.gsa
+    accounts = {"kubernetes_service_account": identity.ksa, "gcp_service_account": identity.gsa}  # "": none
+    tfvars |= {key: account for key, account in accounts.items() if account}
     return tfvars | {"services": list(project.apis(profile)), "writer_roles": list(project.roles(profile))}
 
 
