@@ -87,10 +87,6 @@ _BY_THE_MODULE = {
 }
 
 
-def framework_of(profile: ProfileBase, catalog: Catalog) -> Framework | None:
-    return catalog.framework(profile.workload.run.system)
-
-
 def _context(framework: Framework) -> dict[str, Any]:
     keys = [f"{py_str(k.key)}: Key({py_str(k.metric)}, {py_str(k.value)}, {k.factor!r})," for k in framework.keys]
     derived = [f"{py_str(d.metric)}: ({py_str(d.op)}, {_tuple(d.sources)})," for d in framework.derived]
@@ -120,7 +116,7 @@ def _tuple(items: tuple[str, ...]) -> str:
 
 def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...]:
     """app/rlobs_adapter.py for a framework the catalog maps (none otherwise), and for verl the start-up hook."""
-    framework = framework_of(profile, catalog)
+    framework = catalog.framework(profile.workload.run.system)
     if framework is None:
         return ()
     files: list[FileSpec] = [
@@ -150,7 +146,7 @@ def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...
 def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
     """The env the profile's adapter needs in the RL container (verl: where its file backend writes, and the switch
     that starts the tailer; OpenRLHF: the switch that wraps its trainer)."""
-    framework = framework_of(profile, catalog)
+    framework = catalog.framework(profile.workload.run.system)
     if framework is None or framework.name not in NO_CODE:
         return []
     out = [{"name": "VERL_FILE_LOGGER_PATH", "value": VERL_LOG_PATH}] if framework.name == "verl" else []
@@ -159,7 +155,7 @@ def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
 
 def readme(profile: ProfileBase, catalog: Catalog) -> dict[str, str] | None:
     """The bundle README's adapter step: the framework and the one line to add, or None without an adapter."""
-    framework = framework_of(profile, catalog)
+    framework = catalog.framework(profile.workload.run.system)
     if framework is None:
         return None
     return {"framework": framework.name, "line": ONE_LINE[framework.name], "file": ADAPTER_FILE}
@@ -183,10 +179,8 @@ def mapping_rows(framework: Framework, catalog: Catalog) -> list[dict[str, str]]
             how = f"{key.value}" + (f", {key.unit} to {m.unit}" if key.unit else "")
             source, phase, note = key.key, key.phase, key.note
         elif derived is not None:
-            sign = " / " if derived.op == "divide" else ""
-            source = (
-                sign.join(derived.sources) if derived.op == "divide" else f"increase of {derived.sources[0]} per second"
-            )
+            rate = f"increase of {derived.sources[0]} per second"
+            source = " / ".join(derived.sources) if derived.op == "divide" else rate
             how, phase, note = derived.op, derived.phase, ""
         elif framework.coverage(m.key) == "derived":
             source, how, phase, note = "", "by rlobs_telemetry", "", _BY_THE_MODULE.get(m.key, "")
@@ -221,7 +215,7 @@ def alert_coverage(rl: RlFacts) -> dict[str, Any] | None:
     """The bundle README's list of the alerts the framework feeds and of those left out, with the line of code that
     would record each missing signal; None without an adapter (the training code records every signal itself) or
     without alerts."""
-    framework = framework_of(rl.profile, rl.catalog)
+    framework = rl.catalog.framework(rl.profile.workload.run.system)
     if framework is None or not rl.profile.alerts.enabled:
         return None
     missing = {m for _, metrics in rl.left_out for m in metrics}

@@ -11,7 +11,7 @@ from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
 from rlobs.profile.fields import duration_seconds
 from rlobs.profile.model import ProfileBase
 from rlobs.rl import naming, promrules, slos
-from rlobs.rl.adapters import ONE_LINE, adapter_files, framework_of, mapping_rows
+from rlobs.rl.adapters import ONE_LINE, adapter_files, mapping_rows
 from rlobs.rl.alerts import RUNBOOK_PATH, thresholds
 from rlobs.rl.catalog import Catalog, Metric, load_catalog
 from rlobs.rl.facts import RlFacts
@@ -98,7 +98,7 @@ def _docs_context(facts: RlFacts) -> dict[str, Any]:
     histos = [m for m in catalog.metrics if m.kind == "histogram"]
     buckets = sorted({b for m in histos for b in m.buckets})
     run_label = naming.label(catalog.attribute("run_id").name, pipeline)
-    framework = framework_of(profile, catalog)
+    framework = catalog.framework(profile.workload.run.system)
     return {
         "name": profile.metadata.name,
         "pipeline": pipeline,

@@ -305,7 +305,7 @@ def _case(facts: RlFacts, slo: Slo, b: CaseBuilder, *, burning: bool) -> int:
         return 340
 
     def steps_per_hour() -> int:
-        b.trainer("r1", 200)
+        b.trainers(200, "r1")
         per_minute = math.ceil(s.steps_per_hour.min / 30) if s and s.steps_per_hour else 1  # twice the least rate
         b.add("r1", f"0+{0 if burning else per_minute}x200", "train_steps")
         return 130
@@ -317,7 +317,7 @@ def _case(facts: RlFacts, slo: Slo, b: CaseBuilder, *, burning: bool) -> int:
             b.add("r1", f"2+0x{end}", "run_state")
             b.add("r1", f"0+0x{end}", "state_since")
         else:
-            b.trainer("r1", end + 1)
+            b.trainers(end + 1, "r1")
         return end
 
     cases: dict[str, Callable[[], int]] = {

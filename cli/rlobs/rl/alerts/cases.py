@@ -20,7 +20,6 @@ class Case:
     eval_time: str
     firing: tuple[str, ...]  # run ids the alert must fire for (sorted)
     silent: tuple[str, ...]  # run ids it must not fire for
-    run_label: str
 
 
 def minutes(duration: str) -> int:
@@ -45,12 +44,13 @@ class CaseBuilder:
         matchers = {**(self.scope if scope is None else scope), self.run_attr: run}
         self.series.append((naming.selector(m, self.pipeline, "", matchers), values))
 
-    def trainer(self, run: str, end: int) -> None:
-        """The lifecycle series of a run that trains and completes a step every minute (t=0 is Unix time 0)."""
-        self.add(run, f"2 1+0x{end - 1}", "run_state")
-        self.add(run, f"0 60+0x{end - 1}", "state_since")
-        self.add(run, f"_ 60+60x{end - 1}", "progress_time")
-        self.add(run, f"_ 60+0x{end - 1}", "step_interval")
+    def trainers(self, end: int, *runs: str) -> None:
+        """The lifecycle series of runs that train and complete a step every minute (t=0 is Unix time 0)."""
+        for run in runs:
+            self.add(run, f"2 1+0x{end - 1}", "run_state")
+            self.add(run, f"0 60+0x{end - 1}", "state_since")
+            self.add(run, f"_ 60+60x{end - 1}", "progress_time")
+            self.add(run, f"_ 60+0x{end - 1}", "step_interval")
 
     def case(self, eval_minutes: int, firing: list[str], silent: list[str]) -> Case:
         return Case(
@@ -59,7 +59,6 @@ class CaseBuilder:
             eval_time=f"{eval_minutes}m",
             firing=tuple(sorted(firing)),
             silent=tuple(sorted(silent)),
-            run_label=naming.label(self.run_attr, self.pipeline),
         )
 
 

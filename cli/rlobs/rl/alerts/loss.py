@@ -48,7 +48,7 @@ def rule(ls: LossSpikeAlert, q: Query) -> Alert:
 def case(ls: LossSpikeAlert, _alert: Alert, b: CaseBuilder) -> Case:
     end = 150
     for run in ("spiking", "nan", "steady"):
-        b.trainer(run, end + 1)
+        b.trainers(end + 1, run)
         b.add(run, f"0+0x{end}" if run != "nan" else f"0+0x140 1+0x{end - 140}", "loss_nonfinite")
     steady = number(max(ls.floor, 1.0) / 2)
     high = number(max(ls.floor, 1.0) * 2 * (ls.factor + 1))

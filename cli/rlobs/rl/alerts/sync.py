@@ -39,8 +39,7 @@ def rule(sl: SyncLatencyAlert, q: Query) -> Alert:
 
 def case(sl: SyncLatencyAlert, _alert: Alert, b: CaseBuilder) -> Case:
     end = 120
-    for run in ("slow", "fast"):
-        b.trainer(run, end + 1)
+    b.trainers(end + 1, "slow", "fast")
     durations(b, "slow", "sync_duration", [(end + 1, sl.threshold_ms * 2)])
     durations(b, "fast", "sync_duration", [(end + 1, sl.threshold_ms / 4)])
     return b.case(end, ["slow"], ["fast"])
