@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, reduce
 from typing import Any
 
 from pydantic.alias_generators import to_camel
@@ -118,19 +118,11 @@ def third_party(counts: Mapping[str, int], interval_s: float) -> list[Family]:
     """Estimated families of the third-party exporters: `counts` is exporter -> how many of what it is per (a GPU,
     a node, a pod, an engine)."""
     known = prices()["third_party"]
-    out = []
-    for name, count in counts.items():
-        entry = known[name]
-        out.append(
-            Family(
-                name,
-                name,
-                int(entry["series"]) * count,
-                interval_s,
-                f"{entry['series']}/{entry['per']}: {entry['basis']}",
-            )
-        )
-    return out
+    return [
+        Family(name, name, int(e["series"]) * count, interval_s, f"{e['series']}/{e['per']}: {e['basis']}")
+        for name, count in counts.items()
+        for e in [known[name]]
+    ]
 
 
 def tiered(backend: str, samples: float) -> float:
@@ -256,9 +248,7 @@ def _remote(before: Volume, after: Volume) -> tuple[tuple[int, float], tuple[int
 
 
 def _value(model: Any, path: tuple[str, ...]) -> Any:
-    for name in path:
-        model = getattr(model, name)
-    return model
+    return reduce(getattr, path, model)
 
 
 def _default(model: Any, path: tuple[str, ...]) -> Any:

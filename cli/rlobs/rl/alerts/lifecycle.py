@@ -120,12 +120,9 @@ class Lifecycle:
         """`build(s)` on the rung whose (s/2, s] holds the run's iteration time, for every run at once."""
         pace, parts = self.pace, []
         for i, s in enumerate(RUNGS):
-            if i == 0:
-                band = f"({pace} <= {s})"
-            elif i == len(RUNGS) - 1:
-                band = f"({pace} > {RUNGS[i - 1]})"
-            else:
-                band = f"(({pace} > {RUNGS[i - 1]}) <= {s})"
+            band = f"({pace} > {RUNGS[i - 1]})" if i else pace
+            if s != RUNGS[-1]:  # the top rung takes every slower run
+                band = f"({band} <= {s})"
             parts.append(f"(({build(s)}) and on ({self.q.run}) {band})")
         return "(" + " or ".join(parts) + ")"
 
