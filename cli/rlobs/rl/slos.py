@@ -248,27 +248,17 @@ def cases(facts: RlFacts, chosen: tuple[Slo, ...]) -> list[tuple[Slo, bool, int,
 def rule_tests(facts: RlFacts) -> list[dict[str, Any]]:
     """promtool tests: per SLO, a workload that spends its whole budget fires both alerts; a healthy one neither,
     and keeps its budget whole."""
-    tests = []
     if rule_group(facts) is None:
         return []
+    tests = []
     for slo, burning, at, series in cases(facts, objectives(facts)):
         alerts = [alert_name(slo, s) for s in (PAGE, TICKET)]
         exp = [{"labels": _alert_series(facts, slo, s), "value": 1} for s in (PAGE, TICKET) if burning]
-        checks: list[dict[str, Any]] = [
-            {
-                "expr": f'ALERTS{{alertname=~"{"|".join(alerts)}", alertstate="firing"}}',
-                "eval_time": f"{at}m",
-                "exp_samples": exp,
-            },
-        ]
+        # (expression, expected samples): the alerts, and a healthy workload's whole budget.
+        wanted = [(f'ALERTS{{alertname=~"{"|".join(alerts)}", alertstate="firing"}}', exp)]
         if not burning:
-            checks.append(
-                {
-                    "expr": _series(facts, BUDGET, slo),
-                    "eval_time": f"{at}m",
-                    "exp_samples": [{"labels": _series(facts, BUDGET, slo), "value": 1}],
-                }
-            )
+            wanted.append((_series(facts, BUDGET, slo), [{"labels": _series(facts, BUDGET, slo), "value": 1}]))
+        checks = [{"expr": e, "eval_time": f"{at}m", "exp_samples": s} for e, s in wanted]
         tests.append(
             {
                 "name": f"{' and '.join(alerts)} {'fire' if burning else 'stay silent'} for a "

@@ -56,9 +56,6 @@ class Query:
         self.run = naming.label_token(catalog.attribute("run_id").name, pipeline)
         self.life = Lifecycle(self, settings.stall)
 
-    def scope_value(self, label: str) -> str:
-        return naming.quote(self.scope[label])
-
     def m(self, key: str) -> Metric:
         return self.catalog.metric(key)
 

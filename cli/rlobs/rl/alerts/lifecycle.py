@@ -15,6 +15,7 @@ from typing import Protocol
 from rlobs.bundle.filters import number
 from rlobs.profile.fields import duration_seconds
 from rlobs.profile.model import StallAlert
+from rlobs.rl import naming
 from rlobs.rl.naming import Part, Pipeline
 
 
@@ -27,7 +28,6 @@ class Query(Protocol):
 
     def sel(self, key: str, part: Part = "") -> str: ...
     def by(self, agg: str, inner: str, *extra: str) -> str: ...
-    def scope_value(self, label: str) -> str: ...
 
 
 # Values of the run-state gauge (the contract of the generated module).
@@ -58,8 +58,7 @@ class Lifecycle:
         self.q = q
         self.forget = s.forget_after
         self.records: list[tuple[str, str]] = []
-        matchers = ", ".join(f"{k}={q.scope_value(k)}" for k in sorted(q.scope))
-        self._matchers = f"{{{matchers}}}" if matchers else ""
+        self._matchers = naming.labelled("", q.scope) if q.scope else ""
         since = f"last_over_time({q.sel('state_since')}[{self.forget}])"
         # The newest process of each run has the latest state-since (a restart begins after the old attempt's end).
         self.latest = self._piece("newest", f"({since} == on ({q.run}) group_left () {q.by('max', since)})")
@@ -90,7 +89,7 @@ class Lifecycle:
         if q.pipeline in _OUTAGE:
             join, target = _OUTAGE[q.pipeline]
             if join:
-                target = f"up{{job={q.scope_value('job')}}}" if "job" in q.scope else "up"
+                target = naming.labelled("up", {"job": q.scope["job"]}) if "job" in q.scope else "up"
             state = self.newest(f"last_over_time({q.sel('run_state')}[{self.forget}])")
             self.outage = self._piece("outage", q.by("max", f"{state} and on ({join}) ({target} == 0)"))
 
