@@ -64,7 +64,8 @@ def objectives(facts: RlFacts) -> tuple[Slo, ...]:
         steps = q.by("sum", f"increase({q.sel('train_steps')}[1h])")
         # A run judged on a whole hour of training: the hour after a start, resume or pause is not counted.
         trained = f"((time() - {q.by('max', q.sel('state_since'))}) >= 3600)"
-        runs = f"((({steps} < bool {n}) and on ({q.run}) {q.state(TRAINING)}) and on ({q.run}) {trained})"
+        training = f"({q.by('max', q.sel('run_state'))} == {TRAINING})"
+        runs = f"((({steps} < bool {n}) and on ({q.run}) {training}) and on ({q.run}) {trained})"
         timed("steps_per_hour", s.steps_per_hour.objective, f"of the minutes at {n}+ steps an hour", runs)
     if s.time_to_first_step:
         t = s.time_to_first_step
@@ -94,9 +95,6 @@ class _Q:
         m = self.facts.catalog.metric("run_time")
         raw = [f"{bucket}!={naming.quote(UNJUDGED)}"]
         return naming.selector(m, self.facts.pipeline, "", self.facts.scope, raw=raw)
-
-    def state(self, value: int) -> str:
-        return f"({self.by('max', self.sel('run_state'))} == {value})"
 
 
 def windows(facts: RlFacts) -> tuple[str, ...]:

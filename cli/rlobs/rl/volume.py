@@ -6,7 +6,7 @@ and where it goes: rlobs.targets.<target>.volume)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cache, reduce
 from typing import Any
 
@@ -78,7 +78,7 @@ class Volume:
     levers: tuple[Lever, ...] = ()
     # The target's own lever settings: (attribute path in the profile, the value to try unset, or None)
     settings: tuple[tuple[tuple[str, ...], Any], ...] = ()
-    over: tuple[tuple[Path, str], ...] = field(default=())  # budget keys exceeded, with what
+    over: tuple[tuple[Path, str], ...] = ()  # budget keys exceeded, with what
 
     @property
     def totals(self) -> Totals:
