@@ -32,8 +32,8 @@ _EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {
     "trl": ("sys",),
 }
 # Adapters that wrap a framework function when its module is imported: framework -> (module, the adapter's wrap
-# function, what app/sitecustomize.py does, for the bundle README). sitecustomize adds the import hook when
-# ADAPTER_ENV names the framework.
+# function, what app/sitecustomize.py does, for the bundle README). They start with no code change: sitecustomize
+# adds the import hook when ADAPTER_ENV names the framework.
 IMPORT_HOOKS: dict[str, tuple[str, str, str]] = {
     "verl": (
         "verl.utils.tracking",
@@ -52,8 +52,6 @@ IMPORT_HOOKS: dict[str, tuple[str, str, str]] = {
         "Wraps prime-rl's trainer metrics server updates, in the process that imports it,",
     ),
 }
-# Frameworks whose adapter starts with no code change: app/sitecustomize.py starts it when ADAPTER_ENV names them.
-NO_CODE = tuple(IMPORT_HOOKS)
 
 # The one line (or setting) a user adds, per framework; verl needs none beyond a logger setting.
 ONE_LINE: dict[str, str] = {
@@ -147,7 +145,7 @@ def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
     """The env the profile's adapter needs in the RL container (verl: where its file backend writes, and the switch
     that starts the tailer; OpenRLHF: the switch that wraps its trainer)."""
     framework = catalog.framework(profile.workload.run.system)
-    if framework is None or framework.name not in NO_CODE:
+    if framework is None or framework.name not in IMPORT_HOOKS:
         return []
     out = [{"name": "VERL_FILE_LOGGER_PATH", "value": VERL_LOG_PATH}] if framework.name == "verl" else []
     return [*out, {"name": ADAPTER_ENV, "value": framework.name}]

@@ -39,8 +39,8 @@ PRESENT = "5m"  # a series without a point for this long has vanished (Prometheu
 RUNGS = tuple(60 * 2**k for k in range(7))
 # Where a pipeline's scrape health is seen: the direct scrape's own target (joined on instance), the collector's
 # exporter endpoint for pushed series (one target for every run). Push pipelines to Google have no `up`.
-_OUTAGE = {
-    "python-prometheus": ("instance", None),
+OUTAGE = {
+    "python-prometheus": ("instance", ""),
     "otel-collector": ("", 'up{namespace="monitoring", endpoint="prom-exporter"}'),
 }
 
@@ -86,8 +86,8 @@ class Lifecycle:
         # Runs whose data stopped because their scrape target fails (up == 0), not because the run ended; None where
         # the pipeline has no scrape target to see.
         self.outage: str | None = None
-        if q.pipeline in _OUTAGE:
-            join, target = _OUTAGE[q.pipeline]
+        if q.pipeline in OUTAGE:
+            join, target = OUTAGE[q.pipeline]
             if join:
                 target = naming.labelled("up", {"job": q.scope["job"]}) if "job" in q.scope else "up"
             state = self.newest(f"last_over_time({q.sel('run_state')}[{self.forget}])")
