@@ -10,7 +10,7 @@ from pydantic.alias_generators import to_camel
 from rlobs.bundle.filters import py_str
 from rlobs.bundle.spec import FileSpec, TemplateFile
 from rlobs.profile.model import ProfileBase
-from rlobs.rl.catalog import Catalog, Framework
+from rlobs.rl.catalog import BY_THE_MODULE, FOLLOWS, Catalog, Framework
 from rlobs.rl.facts import RlFacts
 
 ADAPTER_FILE = "app/rlobs_adapter.py"
@@ -71,18 +71,8 @@ ONE_LINE: dict[str, str] = {
 }
 
 
-_BY_THE_MODULE = {
-    "loss_nonfinite": "each NaN or infinite loss the mapped loss key carries",
-    "run_state": "2 from start-up, 1 from the first step, 3 in a pause (after train() returns), 0 finished, 4 failed",
-    "state_since": "when the current run state began",
-    "progress_time": "the time of the last step the hook reported",
-    "step_interval": "p95 of the last 20 intervals between the steps the hook reported",
-    "run_restarts": "TORCHELASTIC_RESTART_COUNT or RLOBS_RESTART_COUNT (the workload wiring)",
-    "telemetry_dropped": "mapped values that are not finite scalars",
-    "run_gpus": "RL_NUM_GPUS or init(gpus=...) (the trainer's world size where the hook passes it)",
-    "tokens_rate_per_gpu": "the total rate / RL_NUM_GPUS (or the trainer's world size)",
-    "samples_rate_per_gpu": "the total rate / RL_NUM_GPUS (or the trainer's world size)",
-}
+# How the app module supplies each metric it records or derives itself (the mapping table's note).
+_BY_THE_MODULE = {**BY_THE_MODULE, **{key: how for key, (_, how) in FOLLOWS.items()}}
 
 
 def _context(framework: Framework) -> dict[str, Any]:
