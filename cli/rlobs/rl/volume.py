@@ -129,13 +129,10 @@ def tiered(backend: str, samples: float) -> float:
     """USD for `samples` in one month at `backend`'s tiered list price."""
     entry = prices()["backends"][backend]
     unit, usd, floor = float(entry["unit"]), 0.0, 0.0
-    for ceiling, price in entry["tiers"]:
+    for ceiling, price in entry["tiers"]:  # each tier bills the samples between the tier below and its ceiling
         top = samples if ceiling is None else min(samples, float(ceiling))
-        if top > floor:
-            usd += (top - floor) / unit * float(price)
-        if ceiling is None or samples <= float(ceiling):
-            break
-        floor = float(ceiling)
+        usd += max(0.0, top - floor) / unit * float(price)
+        floor = top
     return usd
 
 
