@@ -5,6 +5,7 @@ and where it goes: rlobs.targets.<target>.volume)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cache, reduce
@@ -103,9 +104,7 @@ def rl_series(metric: Metric, values: Mapping[str, int] | None = None) -> int:
     """Series of one catalog metric for one reporting process: a histogram's buckets (+Inf too), _sum and _count,
     times the values each metric-scope attribute can take (`values`: attribute name -> count)."""
     per = len(metric.buckets) + 3 if metric.kind == "histogram" else 1
-    for name in metric.attributes:
-        per *= (values or {}).get(name, 1)
-    return per
+    return per * math.prod((values or {}).get(name, 1) for name in metric.attributes)
 
 
 def rl_families(catalog: Catalog, pipeline: naming.Pipeline, runs: int, interval_s: float) -> list[Family]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 
 from rlobs.bundle.filters import number
 from rlobs.profile.fields import duration_seconds
@@ -64,13 +65,10 @@ class CaseBuilder:
 
 def durations(b: CaseBuilder, run: str, metric: str, phases: list[tuple[int, float]]) -> None:
     """A duration histogram's _sum and _count: (minutes, duration per observation), one observation a minute."""
-    total, count, sums, counts = 0.0, 0, [], []
-    for minutes_, value in phases:
-        for _ in range(minutes_):
-            total, count = total + value, count + 1
-            sums.append(number(total))
-            counts.append(str(count))
+    each = [value for minutes_, value in phases for _ in range(minutes_)]
+    sums = " ".join(number(total) for total in accumulate(each))
+    counts = " ".join(str(count) for count in range(1, len(each) + 1))
     m = b.catalog.metric(metric)
     matchers = {**b.scope, b.run_attr: run}
-    b.series.append((naming.selector(m, b.pipeline, "sum", matchers), " ".join(sums)))
-    b.series.append((naming.selector(m, b.pipeline, "count", matchers), " ".join(counts)))
+    b.series.append((naming.selector(m, b.pipeline, "sum", matchers), sums))
+    b.series.append((naming.selector(m, b.pipeline, "count", matchers), counts))
