@@ -13,10 +13,10 @@ from rlobs.profile.model import ProfileBase
 from rlobs.rl import naming, promrules, slos
 from rlobs.rl.adapters import ONE_LINE, adapter_files, mapping_rows
 from rlobs.rl.alerts import RUNBOOK_PATH, thresholds
-from rlobs.rl.catalog import Catalog, Metric, load_catalog
+from rlobs.rl.catalog import Catalog, Kind, load_catalog
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.identity import identity_rows
-from rlobs.rl.naming import Pipeline
+from rlobs.rl.naming import Part, Pipeline
 
 # promtool rule unit tests and the bare rule groups they load (`promtool test rules tests/rl-alerts.test.yaml`).
 RULES_FILE = "tests/rl-alerts.rules.yaml"
@@ -33,11 +33,8 @@ REQUIREMENTS = (
     "protobuf>=5,<8",
 )
 
-
-def _series(metric: Metric, pipeline: Pipeline) -> list[str]:
-    if metric.kind == "histogram":
-        return [naming.series(metric, pipeline, p) for p in ("bucket", "sum", "count")]
-    return [naming.series(metric, pipeline)]
+# The series a metric of each kind is stored as: a histogram's bucket, sum and count; one series otherwise.
+_PARTS: dict[Kind, tuple[Part, ...]] = {"histogram": ("bucket", "sum", "count"), "counter": ("",), "gauge": ("",)}
 
 
 def _telemetry_context(profile: ProfileBase, catalog: Catalog) -> dict[str, Any]:
@@ -109,7 +106,7 @@ def _docs_context(facts: RlFacts) -> dict[str, Any]:
                 "kind": m.kind,
                 "unit": m.unit,
                 "signal": m.signal,
-                "series": _series(m, pipeline),
+                "series": [naming.series(m, pipeline, p) for p in _PARTS[m.kind]],
                 "description": m.description,
             }
             for m in catalog.metrics

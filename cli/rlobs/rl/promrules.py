@@ -24,7 +24,7 @@ def _annotations(facts: RlFacts, alert: Alert, run: str) -> dict[str, str]:
     found = {
         "summary": alert.text(alert.summary, run),
         "description": alert.text(alert.description, run, value),
-        "runbook_url": facts.runbook_url(alert),
+        "runbook_url": f"{facts.runbook}#{alert.anchor}",
     }
     links = tracker.links(facts.profile.workload.tracker)
     if links is not None:
