@@ -122,10 +122,6 @@ def _filled(facts: RlFacts, slo: Slo, window: str) -> str:
     return "" if slo.bad else f" and on () sum(rate({_Q(facts).judged()}[{window}])) >= 0.9"
 
 
-def _threshold(slo: Slo, burn: float) -> str:
-    return number(min(1.0, round(burn * (1 - slo.objective), 6)))
-
-
 def _pairs(slo: Slo, severity: str, ratio_over: Callable[[str], str], filled: Callable[[str], str]) -> str:
     """The workbook's window pairs of `severity`: both windows' error ratios at the pair's threshold, and `filled`
     of the window that must hold enough judged time."""
@@ -133,7 +129,7 @@ def _pairs(slo: Slo, severity: str, ratio_over: Callable[[str], str], filled: Ca
         f"({ratio_over(long)} >= {t} and {ratio_over(short)} >= {t}{filled(long if sev == PAGE else short)})"
         for sev, long, short, b in BURNS
         if sev == severity
-        for t in [_threshold(slo, b)]
+        for t in [number(min(1.0, round(b * (1 - slo.objective), 6)))]
     )
 
 
