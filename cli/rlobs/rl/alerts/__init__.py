@@ -45,12 +45,8 @@ def cases(
 ) -> tuple[tuple[Alert, Case], ...]:
     """Each alert `alerts()` built, with the promtool case that proves it."""
     query = Query(catalog, pipeline, scope, settings)
-    by_key = {a.key: a for a in built}
-    return tuple(
-        (by_key[a.key], d.prove(settings, by_key[a.key], query))
-        for d in REGISTRY
-        if (a := d.build(settings, query)) is not None and a.key in by_key
-    )
+    defs = {a.key: d for d in REGISTRY if (a := d.build(settings, query)) is not None}
+    return tuple((a, defs[a.key].prove(settings, a, query)) for a in built)
 
 
 def thresholds(settings: Alerts, key: str) -> list[dict[str, str]]:
