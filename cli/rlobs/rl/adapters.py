@@ -92,7 +92,6 @@ def _context(framework: Framework) -> dict[str, Any]:
             "into the training loop.",
             116,
         ),
-        "signals_doc": SIGNALS_DOC,
     }
 
 

@@ -11,7 +11,7 @@ from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
 from rlobs.profile.fields import duration_seconds
 from rlobs.profile.model import ProfileBase
 from rlobs.rl import naming, promrules, slos
-from rlobs.rl.adapters import ONE_LINE, adapter_files, mapping_rows
+from rlobs.rl.adapters import ONE_LINE, SIGNALS_DOC, adapter_files, mapping_rows
 from rlobs.rl.alerts import RUNBOOK_PATH, thresholds
 from rlobs.rl.catalog import Catalog, Kind, load_catalog
 from rlobs.rl.facts import RlFacts
@@ -47,7 +47,6 @@ def _telemetry_context(profile: ProfileBase, catalog: Catalog) -> dict[str, Any]
         }
         for s in catalog.spans
     ]
-    rows = identity_rows(profile, catalog)
     histos = [m for m in catalog.metrics if m.kind == "histogram"]
     bucket_sets = sorted({m.buckets for m in histos})
     identity, full = {a.name for a in catalog.identity}, load_catalog()
@@ -62,8 +61,7 @@ def _telemetry_context(profile: ProfileBase, catalog: Catalog) -> dict[str, Any]
         "buckets": [(m.key, bucket_sets.index(m.buckets)) for m in histos],
         "profile": profile,
         "catalog": catalog,
-        "identity": rows,
-        "identity_envs": [r["env"] for r in rows],
+        "identity": identity_rows(profile, catalog),
         "spans": spans,
         "drop_reason": catalog.attribute("drop_reason").name,
         "export_interval_ms": profile.workload.export_interval_ms,
@@ -181,7 +179,7 @@ def app_files(facts: RlFacts) -> tuple[FileSpec, ...]:
             RUNBOOK_PATH, "md", "common/runbook.md.j2", "What each RL alert means and what to check first.", docs
         ),
         TemplateFile(
-            "docs/signals.md",
+            SIGNALS_DOC,
             "md",
             "common/signals.md.j2",
             "The RL signals and their series names on this bundle's metric pipeline.",

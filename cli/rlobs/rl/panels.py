@@ -42,7 +42,7 @@ LOST_WINDOW = "24h"  # the GPU-hours lost panel sums the last day (a fixed range
 
 def goodput(catalog: Catalog) -> dict[str, str]:
     """The names the README's goodput section uses."""
-    names = {k: catalog.metric(k).name for k in ("run_time", "run_gpus", "run_state", "state_since")}
+    names = {k: catalog.metric(k).name for k in ("run_time", "run_gpus")}
     return {**names, "bucket": catalog.attribute("time_bucket").name, "lost_window": LOST_WINDOW}
 
 
