@@ -19,7 +19,7 @@ from rlobs.rl.identity import identity_rows
 from rlobs.rl.naming import Part, Pipeline
 
 # promtool rule unit tests and the bare rule groups they load (`promtool test rules tests/rl-alerts.test.yaml`).
-RULES_FILE = "tests/rl-alerts.rules.yaml"
+RULES_FILE = f"tests/{promrules.RULE_FILE}"
 RULE_TESTS_FILE = "tests/rl-alerts.test.yaml"
 
 # Pinned together (opentelemetry-python releases API, SDK and exporters in lock-step; the Prometheus exporter is on
@@ -201,7 +201,7 @@ def app_files(facts: RlFacts) -> tuple[FileSpec, ...]:
             DataFile(
                 RULE_TESTS_FILE,
                 "yaml",
-                promrules.rule_tests(facts, rule_file=RULES_FILE.rsplit("/", 1)[1]),
+                promrules.rule_tests(facts),
                 "promtool unit tests of the RL alerts: `promtool test rules tests/rl-alerts.test.yaml`.",
                 header="Unit tests of the RL alerts: promtool test rules tests/rl-alerts.test.yaml",
             ),
