@@ -99,11 +99,9 @@ def panels(
     def gauge(key: str) -> str:
         return by("avg", sel(key, ""))
 
-    def single(section: str, title: str, key: str, grafana_unit: str = "none", expr: str = "") -> Panel:
-        """One per-run series of a unit-1 metric (its mean by default), described as the catalog describes it."""
-        return Panel(
-            section, title, grafana_unit, "1", (Query(expr or gauge(key), "{run}"),), catalog.metric(key).description
-        )
+    def single(section: str, title: str, key: str, grafana_unit: str = "none") -> Panel:
+        """One per-run series of a unit-1 metric (its mean), described as the catalog describes it."""
+        return Panel(section, title, grafana_unit, "1", (Query(gauge(key), "{run}"),), catalog.metric(key).description)
 
     def share(buckets: Sequence[str]) -> str:
         return f"{by('sum', f'rate({bucket_selector(catalog, pipeline, sel, buckets)}[{window}])')}"

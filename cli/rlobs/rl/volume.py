@@ -100,11 +100,11 @@ def month_samples(samples_per_second: float) -> float:
     return samples_per_second * float(prices()["month_seconds"])
 
 
-def rl_series(metric: Metric, values: Mapping[str, int] | None = None) -> int:
+def rl_series(metric: Metric, values: Mapping[str, int]) -> int:
     """Series of one catalog metric for one reporting process: a histogram's buckets (+Inf too), _sum and _count,
     times the values each metric-scope attribute can take (`values`: attribute name -> count)."""
     per = len(metric.buckets) + 3 if metric.kind == "histogram" else 1
-    return per * math.prod((values or {}).get(name, 1) for name in metric.attributes)
+    return per * math.prod(values.get(name, 1) for name in metric.attributes)
 
 
 def rl_families(catalog: Catalog, pipeline: naming.Pipeline, runs: int, interval_s: float) -> list[Family]:
@@ -178,7 +178,7 @@ def in_cluster(series: int, samples_per_second: float, retention_s: float, volum
     return Cost("prometheus", entry["title"], usd, entry["source"], tuple(notes), "", samples_per_second)
 
 
-def over_budget(totals: Totals, budget: Budget, at: Path = ("plan", "budget")) -> list[tuple[Path, str]]:
+def over_budget(totals: Totals, budget: Budget) -> list[tuple[Path, str]]:
     """(budget key, what exceeds it) for each limit the totals are above."""
     checks = (
         ("series", totals.series, budget.series, "{:,.0f} active series"),
@@ -187,7 +187,7 @@ def over_budget(totals: Totals, budget: Budget, at: Path = ("plan", "budget")) -
     )
     return [
         (
-            (*at, key),
+            ("plan", "budget", key),
             f"expected at most {limit:,g}, got a plan of " + shown.format(value) + " (rlobs plan shows where)",
         )
         for key, value, limit, shown in checks
