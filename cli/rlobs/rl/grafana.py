@@ -199,15 +199,13 @@ def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
         for i, panel in enumerate(chosen):
             targets = [(q.expr, q.legend.replace("{run}", legend_run)) for q in panel.queries]
             links = run_links if any("{run}" in q.legend for q in panel.queries) else None
-            at = two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)
-            panel_id = len(items) + 1
             items.append(
                 timeseries(
-                    panel_id,
+                    len(items) + 1,
                     panel.title,
                     panel.grafana_unit,
                     targets,
-                    at,
+                    two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT),
                     panel.description,
                     links,
                     stacked=panel.stacked,
