@@ -90,8 +90,7 @@ _PIPELINE_NOTES: dict[Pipeline, str] = {
 
 def _docs_context(facts: RlFacts) -> dict[str, Any]:
     profile, catalog, pipeline = facts.profile, facts.catalog, facts.pipeline
-    histos = [m for m in catalog.metrics if m.kind == "histogram"]
-    buckets = sorted({b for m in histos for b in m.buckets})
+    buckets = sorted({b for m in catalog.metrics if m.kind == "histogram" for b in m.buckets})
     run_label = naming.label(catalog.attribute("run_id").name, pipeline)
     framework = catalog.framework(profile.workload.run.system)
     return {

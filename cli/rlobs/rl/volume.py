@@ -199,11 +199,10 @@ def planned(profile: ProfileBase, catalog: Catalog, count: Count) -> Volume:
     """The target's count of the profile's bundle (`catalog`: the profile's, catalog.for_profile), with the effect of
     each lever and the budget keys it is above."""
     volume = count(profile, catalog)
-    totals = volume.totals
     return replace(
         volume,
         levers=tuple(_levers(profile, catalog, count, volume)),
-        over=tuple(over_budget(totals, profile.plan.budget)),
+        over=tuple(over_budget(volume.totals, profile.plan.budget)),
     )
 
 
