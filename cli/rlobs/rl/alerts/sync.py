@@ -11,7 +11,7 @@ from rlobs.rl.alerts.loop import average
 
 
 def rule(sl: SyncLatencyAlert, q: Query) -> Alert:
-    if q.m("sync_duration").unit != "ms":  # the threshold is in ms; catalog units never change for a name
+    if q.catalog.metric("sync_duration").unit != "ms":  # the threshold is in ms; catalog units never change for a name
         raise ValueError("the sync duration histogram must be in ms")
     t = number(sl.threshold_ms)
 
