@@ -48,9 +48,8 @@ def goodput(catalog: Catalog) -> dict[str, str]:
 
 def bucket_selector(catalog: Catalog, pipeline: Pipeline, sel: Selector, buckets: Sequence[str]) -> str:
     """The time-accounting counter of these buckets only."""
-    matcher = (
-        f"{naming.label_token(catalog.attribute('time_bucket').name, pipeline)}=~{naming.quote('|'.join(buckets))}"
-    )
+    bucket = naming.label_token(catalog.attribute("time_bucket").name, pipeline)
+    matcher = f"{bucket}=~{naming.quote('|'.join(buckets))}"
     found = sel("run_time", "")
     return found[:-1] + ", " + matcher + "}" if found.endswith("}") else found + "{" + matcher + "}"
 
