@@ -72,7 +72,7 @@ ONE_LINE: dict[str, str] = {
 
 
 # How the app module supplies each metric it records or derives itself (the mapping table's note).
-_BY_THE_MODULE = {**BY_THE_MODULE, **{key: how for key, (_, how) in FOLLOWS.items()}}
+_MODULE_NOTES = {**BY_THE_MODULE, **{key: how for key, (_, how) in FOLLOWS.items()}}
 
 
 def _context(framework: Framework) -> dict[str, Any]:
@@ -170,7 +170,7 @@ def mapping_rows(framework: Framework, catalog: Catalog) -> list[dict[str, str]]
             source = " / ".join(derived.sources) if derived.op == "divide" else rate
             how, phase, note = derived.op, derived.phase, ""
         elif framework.coverage(m.key) == "derived":
-            source, how, phase, note = "", "by rlobs_telemetry", "", _BY_THE_MODULE.get(m.key, "")
+            source, how, phase, note = "", "by rlobs_telemetry", "", _MODULE_NOTES.get(m.key, "")
             if m.key == "run_time":
                 note = time_buckets(framework, catalog)
         else:
