@@ -37,10 +37,8 @@ def links(tracker: Tracker | None) -> Links | None:
         return Links((f"W&B project {tracker.project}", project), f"{project}/runs/")
     # MLflow UI: {tracking_uri}/#/experiments/{experiment_id} (the "View experiment at" URL MLflow prints).
     assert tracker.url is not None and tracker.experiment is not None  # the profile model requires both for mlflow
-    return Links(
-        (f"MLflow experiment {tracker.experiment}", f"{tracker.url.rstrip('/')}/#/experiments/{tracker.experiment}"),
-        None,
-    )
+    experiment = f"{tracker.url.rstrip('/')}/#/experiments/{tracker.experiment}"
+    return Links((f"MLflow experiment {tracker.experiment}", experiment), None)
 
 
 def tracker_env(profile: ProfileBase) -> list[dict[str, str]]:
