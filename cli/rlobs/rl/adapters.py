@@ -10,7 +10,7 @@ from pydantic.alias_generators import to_camel
 from rlobs.bundle.filters import py_str
 from rlobs.bundle.spec import FileSpec, TemplateFile
 from rlobs.profile.model import ProfileBase
-from rlobs.rl.catalog import Catalog, Framework
+from rlobs.rl.catalog import BY_THE_MODULE, FOLLOWS, Catalog, Framework
 from rlobs.rl.facts import RlFacts
 
 ADAPTER_FILE = "app/rlobs_adapter.py"
@@ -32,8 +32,8 @@ _EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {
     "trl": ("sys",),
 }
 # Adapters that wrap a framework function when its module is imported: framework -> (module, the adapter's wrap
-# function, what app/sitecustomize.py does, for the bundle README). sitecustomize adds the import hook when
-# ADAPTER_ENV names the framework.
+# function, what app/sitecustomize.py does, for the bundle README). They start with no code change: sitecustomize
+# adds the import hook when ADAPTER_ENV names the framework.
 IMPORT_HOOKS: dict[str, tuple[str, str, str]] = {
     "verl": (
         "verl.utils.tracking",
@@ -52,8 +52,6 @@ IMPORT_HOOKS: dict[str, tuple[str, str, str]] = {
         "Wraps prime-rl's trainer metrics server updates, in the process that imports it,",
     ),
 }
-# Frameworks whose adapter starts with no code change: app/sitecustomize.py starts it when ADAPTER_ENV names them.
-NO_CODE = tuple(IMPORT_HOOKS)
 
 # The one line (or setting) a user adds, per framework; verl needs none beyond a logger setting.
 ONE_LINE: dict[str, str] = {
@@ -73,22 +71,8 @@ ONE_LINE: dict[str, str] = {
 }
 
 
-_BY_THE_MODULE = {
-    "loss_nonfinite": "each NaN or infinite loss the mapped loss key carries",
-    "run_state": "2 from start-up, 1 from the first step, 3 in a pause (after train() returns), 0 finished, 4 failed",
-    "state_since": "when the current run state began",
-    "progress_time": "the time of the last step the hook reported",
-    "step_interval": "p95 of the last 20 intervals between the steps the hook reported",
-    "run_restarts": "TORCHELASTIC_RESTART_COUNT or RLOBS_RESTART_COUNT (the workload wiring)",
-    "telemetry_dropped": "mapped values that are not finite scalars",
-    "run_gpus": "RL_NUM_GPUS or init(gpus=...) (the trainer's world size where the hook passes it)",
-    "tokens_rate_per_gpu": "the total rate / RL_NUM_GPUS (or the trainer's world size)",
-    "samples_rate_per_gpu": "the total rate / RL_NUM_GPUS (or the trainer's world size)",
-}
-
-
-def framework_of(profile: ProfileBase, catalog: Catalog) -> Framework | None:
-    return catalog.framework(profile.workload.run.system)
+# How the app module supplies each metric it records or derives itself (the mapping table's note).
+_MODULE_NOTES = {**BY_THE_MODULE, **{key: how for key, (_, how) in FOLLOWS.items()}}
 
 
 def _context(framework: Framework) -> dict[str, Any]:
@@ -108,7 +92,6 @@ def _context(framework: Framework) -> dict[str, Any]:
             "into the training loop.",
             116,
         ),
-        "signals_doc": SIGNALS_DOC,
     }
 
 
@@ -120,7 +103,7 @@ def _tuple(items: tuple[str, ...]) -> str:
 
 def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...]:
     """app/rlobs_adapter.py for a framework the catalog maps (none otherwise), and for verl the start-up hook."""
-    framework = framework_of(profile, catalog)
+    framework = catalog.framework(profile.workload.run.system)
     if framework is None:
         return ()
     files: list[FileSpec] = [
@@ -150,8 +133,8 @@ def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...
 def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
     """The env the profile's adapter needs in the RL container (verl: where its file backend writes, and the switch
     that starts the tailer; OpenRLHF: the switch that wraps its trainer)."""
-    framework = framework_of(profile, catalog)
-    if framework is None or framework.name not in NO_CODE:
+    framework = catalog.framework(profile.workload.run.system)
+    if framework is None or framework.name not in IMPORT_HOOKS:
         return []
     out = [{"name": "VERL_FILE_LOGGER_PATH", "value": VERL_LOG_PATH}] if framework.name == "verl" else []
     return [*out, {"name": ADAPTER_ENV, "value": framework.name}]
@@ -159,7 +142,7 @@ def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
 
 def readme(profile: ProfileBase, catalog: Catalog) -> dict[str, str] | None:
     """The bundle README's adapter step: the framework and the one line to add, or None without an adapter."""
-    framework = framework_of(profile, catalog)
+    framework = catalog.framework(profile.workload.run.system)
     if framework is None:
         return None
     return {"framework": framework.name, "line": ONE_LINE[framework.name], "file": ADAPTER_FILE}
@@ -183,13 +166,11 @@ def mapping_rows(framework: Framework, catalog: Catalog) -> list[dict[str, str]]
             how = f"{key.value}" + (f", {key.unit} to {m.unit}" if key.unit else "")
             source, phase, note = key.key, key.phase, key.note
         elif derived is not None:
-            sign = " / " if derived.op == "divide" else ""
-            source = (
-                sign.join(derived.sources) if derived.op == "divide" else f"increase of {derived.sources[0]} per second"
-            )
+            rate = f"increase of {derived.sources[0]} per second"
+            source = " / ".join(derived.sources) if derived.op == "divide" else rate
             how, phase, note = derived.op, derived.phase, ""
         elif framework.coverage(m.key) == "derived":
-            source, how, phase, note = "", "by rlobs_telemetry", "", _BY_THE_MODULE.get(m.key, "")
+            source, how, phase, note = "", "by rlobs_telemetry", "", _MODULE_NOTES.get(m.key, "")
             if m.key == "run_time":
                 note = time_buckets(framework, catalog)
         else:
@@ -221,7 +202,7 @@ def alert_coverage(rl: RlFacts) -> dict[str, Any] | None:
     """The bundle README's list of the alerts the framework feeds and of those left out, with the line of code that
     would record each missing signal; None without an adapter (the training code records every signal itself) or
     without alerts."""
-    framework = framework_of(rl.profile, rl.catalog)
+    framework = rl.catalog.framework(rl.profile.workload.run.system)
     if framework is None or not rl.profile.alerts.enabled:
         return None
     missing = {m for _, metrics in rl.left_out for m in metrics}

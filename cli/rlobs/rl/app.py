@@ -11,15 +11,15 @@ from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
 from rlobs.profile.fields import duration_seconds
 from rlobs.profile.model import ProfileBase
 from rlobs.rl import naming, promrules, slos
-from rlobs.rl.adapters import ONE_LINE, adapter_files, framework_of, mapping_rows
+from rlobs.rl.adapters import ONE_LINE, SIGNALS_DOC, adapter_files, mapping_rows
 from rlobs.rl.alerts import RUNBOOK_PATH, thresholds
-from rlobs.rl.catalog import Catalog, Metric, load_catalog
+from rlobs.rl.catalog import Catalog, Kind, load_catalog
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.identity import identity_rows
-from rlobs.rl.naming import Pipeline
+from rlobs.rl.naming import Part, Pipeline
 
 # promtool rule unit tests and the bare rule groups they load (`promtool test rules tests/rl-alerts.test.yaml`).
-RULES_FILE = "tests/rl-alerts.rules.yaml"
+RULES_FILE = f"tests/{promrules.RULE_FILE}"
 RULE_TESTS_FILE = "tests/rl-alerts.test.yaml"
 
 # Pinned together (opentelemetry-python releases API, SDK and exporters in lock-step; the Prometheus exporter is on
@@ -33,11 +33,8 @@ REQUIREMENTS = (
     "protobuf>=5,<8",
 )
 
-
-def _series(metric: Metric, pipeline: Pipeline) -> list[str]:
-    if metric.kind == "histogram":
-        return [naming.series(metric, pipeline, p) for p in ("bucket", "sum", "count")]
-    return [naming.series(metric, pipeline)]
+# The series a metric of each kind is stored as: a histogram's bucket, sum and count; one series otherwise.
+_PARTS: dict[Kind, tuple[Part, ...]] = {"histogram": ("bucket", "sum", "count"), "counter": ("",), "gauge": ("",)}
 
 
 def _telemetry_context(profile: ProfileBase, catalog: Catalog) -> dict[str, Any]:
@@ -50,7 +47,6 @@ def _telemetry_context(profile: ProfileBase, catalog: Catalog) -> dict[str, Any]
         }
         for s in catalog.spans
     ]
-    rows = identity_rows(profile, catalog)
     histos = [m for m in catalog.metrics if m.kind == "histogram"]
     bucket_sets = sorted({m.buckets for m in histos})
     identity, full = {a.name for a in catalog.identity}, load_catalog()
@@ -65,8 +61,7 @@ def _telemetry_context(profile: ProfileBase, catalog: Catalog) -> dict[str, Any]
         "buckets": [(m.key, bucket_sets.index(m.buckets)) for m in histos],
         "profile": profile,
         "catalog": catalog,
-        "identity": rows,
-        "identity_envs": [r["env"] for r in rows],
+        "identity": identity_rows(profile, catalog),
         "spans": spans,
         "drop_reason": catalog.attribute("drop_reason").name,
         "export_interval_ms": profile.workload.export_interval_ms,
@@ -95,10 +90,9 @@ _PIPELINE_NOTES: dict[Pipeline, str] = {
 
 def _docs_context(facts: RlFacts) -> dict[str, Any]:
     profile, catalog, pipeline = facts.profile, facts.catalog, facts.pipeline
-    histos = [m for m in catalog.metrics if m.kind == "histogram"]
-    buckets = sorted({b for m in histos for b in m.buckets})
+    buckets = sorted({b for m in catalog.metrics if m.kind == "histogram" for b in m.buckets})
     run_label = naming.label(catalog.attribute("run_id").name, pipeline)
-    framework = framework_of(profile, catalog)
+    framework = catalog.framework(profile.workload.run.system)
     return {
         "name": profile.metadata.name,
         "pipeline": pipeline,
@@ -109,7 +103,7 @@ def _docs_context(facts: RlFacts) -> dict[str, Any]:
                 "kind": m.kind,
                 "unit": m.unit,
                 "signal": m.signal,
-                "series": _series(m, pipeline),
+                "series": [naming.series(m, pipeline, p) for p in _PARTS[m.kind]],
                 "description": m.description,
             }
             for m in catalog.metrics
@@ -184,7 +178,7 @@ def app_files(facts: RlFacts) -> tuple[FileSpec, ...]:
             RUNBOOK_PATH, "md", "common/runbook.md.j2", "What each RL alert means and what to check first.", docs
         ),
         TemplateFile(
-            "docs/signals.md",
+            SIGNALS_DOC,
             "md",
             "common/signals.md.j2",
             "The RL signals and their series names on this bundle's metric pipeline.",
@@ -206,7 +200,7 @@ def app_files(facts: RlFacts) -> tuple[FileSpec, ...]:
             DataFile(
                 RULE_TESTS_FILE,
                 "yaml",
-                promrules.rule_tests(facts, rule_file=RULES_FILE.rsplit("/", 1)[1]),
+                promrules.rule_tests(facts),
                 "promtool unit tests of the RL alerts: `promtool test rules tests/rl-alerts.test.yaml`.",
                 header="Unit tests of the RL alerts: promtool test rules tests/rl-alerts.test.yaml",
             ),

@@ -92,23 +92,30 @@ class Framework:
         """mapped, derived or not available: how this framework supplies a catalog metric."""
         if any(k.metric == metric for k in self.keys):
             return "mapped"
-        if any(d.metric == metric for d in self.derived) or metric in _BY_THE_MODULE:
+        if any(d.metric == metric for d in self.derived) or metric in BY_THE_MODULE:
             return "derived"
-        follows = _FOLLOWS.get(metric)
-        return "derived" if follows and self.coverage(follows) != "not available" else "not available"
+        follows = FOLLOWS.get(metric)
+        return "derived" if follows and self.coverage(follows[0]) != "not available" else "not available"
 
 
-# What the app module records itself for every adapter-fed run, and what it derives from a mapped metric
-# (a NaN or infinite loss is counted, not set: see loss_nonfinite in signals.yaml).
-_BY_THE_MODULE = frozenset(
-    {"run_state", "state_since", "progress_time", "step_interval", "run_restarts", "telemetry_dropped", "run_time"}
-    | {"run_gpus"}
-)
-# A per-GPU rate follows its total: the module divides it by the GPU count (RL_NUM_GPUS, or the hook's world size).
-_FOLLOWS = {
-    "loss_nonfinite": "train_loss",
-    "tokens_rate_per_gpu": "tokens_rate",
-    "samples_rate_per_gpu": "samples_rate",
+# What the app module records itself for every adapter-fed run: metric key -> how (docs/signals.md's mapping table;
+# run_time's note names the framework's own timers, adapters.time_buckets).
+BY_THE_MODULE = {
+    "run_state": "2 from start-up, 1 from the first step, 3 in a pause (after train() returns), 0 finished, 4 failed",
+    "state_since": "when the current run state began",
+    "progress_time": "the time of the last step the hook reported",
+    "step_interval": "p95 of the last 20 intervals between the steps the hook reported",
+    "run_restarts": "TORCHELASTIC_RESTART_COUNT or RLOBS_RESTART_COUNT (the workload wiring)",
+    "telemetry_dropped": "mapped values that are not finite scalars",
+    "run_time": "",
+    "run_gpus": "RL_NUM_GPUS or init(gpus=...) (the trainer's world size where the hook passes it)",
+}
+# What it derives from a mapped metric: metric key -> (the metric it follows, how). A NaN or infinite loss is
+# counted, not set (loss_nonfinite in signals.yaml); a per-GPU rate is its total over the GPU count.
+FOLLOWS = {
+    "loss_nonfinite": ("train_loss", "each NaN or infinite loss the mapped loss key carries"),
+    "tokens_rate_per_gpu": ("tokens_rate", "the total rate / RL_NUM_GPUS (or the trainer's world size)"),
+    "samples_rate_per_gpu": ("samples_rate", "the total rate / RL_NUM_GPUS (or the trainer's world size)"),
 }
 
 

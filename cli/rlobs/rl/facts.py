@@ -34,9 +34,6 @@ class RlFacts:
     def name(self) -> str:
         return self.profile.metadata.name
 
-    def runbook_url(self, alert: Alert) -> str:
-        return f"{self.runbook}#{alert.anchor}"
-
 
 def rl_facts(
     profile: ProfileBase,

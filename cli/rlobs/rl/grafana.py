@@ -101,8 +101,10 @@ def cluster_variable() -> dict[str, Any]:
     }
 
 
-def _variable(name: str, label: str, probe: str) -> dict[str, Any]:
-    query = f"label_values({probe}, {label})"
+def _variable(facts: RlFacts, name: str, key: str) -> dict[str, Any]:
+    """A filter on catalog attribute `key`, listing the values the step counter has: every run that trains has it."""
+    label = naming.label_token(facts.catalog.attribute(key).name, facts.pipeline)
+    query = f"label_values({naming.selector(facts.catalog.metric('train_steps'), facts.pipeline)}, {label})"
     return {
         "name": name,
         "label": name.title(),
@@ -162,9 +164,7 @@ def board_links(facts: RlFacts) -> BoardLinks:
     if found.run_base is None:
         # MLflow: the experiment (its run ids are MLflow's own; the rl.loop span carries them).
         return BoardLinks((), (_data_link(*found.home),), (_board_link(*found.home),))
-    catalog, pipeline = facts.catalog, facts.pipeline
-    probe = naming.selector(catalog.metric("train_steps"), pipeline)
-    variable = _variable(RUN_VARIABLE, naming.label_token(catalog.attribute("run_id").name, pipeline), probe)
+    variable = _variable(facts, RUN_VARIABLE, "run_id")
     # One run at a time: a link cannot point at "All".
     variable |= {"includeAll": False, "multi": False, "current": {}}
     del variable["allValue"]
@@ -182,11 +182,7 @@ def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
 
     run_label = naming.label(catalog.attribute("run_id").name, pipeline)
     legend_run = "{{" + run_label + "}}"
-    # Variables list values from the step counter: every run that trains has it.
-    probe = naming.selector(catalog.metric("train_steps"), pipeline)
-    variables = [cluster_variable()] + [
-        _variable(name, naming.label_token(catalog.attribute(key).name, pipeline), probe) for name, key in VARIABLES
-    ]
+    variables = [cluster_variable()] + [_variable(facts, name, key) for name, key in VARIABLES]
 
     run_links, dashboard_links = _tracker_links(facts, run_label)
     items: list[dict[str, Any]] = []
@@ -199,15 +195,13 @@ def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
         for i, panel in enumerate(chosen):
             targets = [(q.expr, q.legend.replace("{run}", legend_run)) for q in panel.queries]
             links = run_links if any("{run}" in q.legend for q in panel.queries) else None
-            at = two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT)
-            panel_id = len(items) + 1
             items.append(
                 timeseries(
-                    panel_id,
+                    len(items) + 1,
                     panel.title,
                     panel.grafana_unit,
                     targets,
-                    at,
+                    two_per_row(i, y, WIDTH // 2, PANEL_HEIGHT),
                     panel.description,
                     links,
                     stacked=panel.stacked,

@@ -59,11 +59,8 @@ def rl_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, Any]]:
         {"name": identity_env(a.key), "value": value} for a in catalog.identity if (value := values[a.name]) is not None
     ]
     kind = profile.workload.kind
-    if kind in OWNER_LABELS:
-        env.append(_label(OWNER_ENV, OWNER_LABELS[kind]))
-    if kind in RESTART_LABELS:
-        env.append(_label(RESTART_ENV, RESTART_LABELS[kind]))
-    return env
+    from_labels = ((OWNER_ENV, OWNER_LABELS), (RESTART_ENV, RESTART_LABELS))
+    return env + [_label(name, labels[kind]) for name, labels in from_labels if kind in labels]
 
 
 def run_id_ref(profile: ProfileBase) -> str | None:

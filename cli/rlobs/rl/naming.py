@@ -105,9 +105,7 @@ def label(attribute: str, pipeline: Pipeline) -> str:
     """The label name an attribute (e.g. rl.run.id) is stored under."""
     if dotted(pipeline):
         return attribute
-    key = attribute
-    if key[:1].isdigit():
-        key = "_" + key[1:]
+    key = "_" + attribute[1:] if attribute[:1].isdigit() else attribute
     return _INVALID_LABEL.sub("_", key)
 
 

@@ -42,15 +42,14 @@ LOST_WINDOW = "24h"  # the GPU-hours lost panel sums the last day (a fixed range
 
 def goodput(catalog: Catalog) -> dict[str, str]:
     """The names the README's goodput section uses."""
-    names = {k: catalog.metric(k).name for k in ("run_time", "run_gpus", "run_state", "state_since")}
+    names = {k: catalog.metric(k).name for k in ("run_time", "run_gpus")}
     return {**names, "bucket": catalog.attribute("time_bucket").name, "lost_window": LOST_WINDOW}
 
 
 def bucket_selector(catalog: Catalog, pipeline: Pipeline, sel: Selector, buckets: Sequence[str]) -> str:
     """The time-accounting counter of these buckets only."""
-    matcher = (
-        f"{naming.label_token(catalog.attribute('time_bucket').name, pipeline)}=~{naming.quote('|'.join(buckets))}"
-    )
+    bucket = naming.label_token(catalog.attribute("time_bucket").name, pipeline)
+    matcher = f"{bucket}=~{naming.quote('|'.join(buckets))}"
     found = sel("run_time", "")
     return found[:-1] + ", " + matcher + "}" if found.endswith("}") else found + "{" + matcher + "}"
 
@@ -99,11 +98,9 @@ def panels(
     def gauge(key: str) -> str:
         return by("avg", sel(key, ""))
 
-    def single(section: str, title: str, key: str, grafana_unit: str = "none", expr: str = "") -> Panel:
-        """One per-run series of a unit-1 metric (its mean by default), described as the catalog describes it."""
-        return Panel(
-            section, title, grafana_unit, "1", (Query(expr or gauge(key), "{run}"),), catalog.metric(key).description
-        )
+    def single(section: str, title: str, key: str, grafana_unit: str = "none") -> Panel:
+        """One per-run series of a unit-1 metric (its mean), described as the catalog describes it."""
+        return Panel(section, title, grafana_unit, "1", (Query(gauge(key), "{run}"),), catalog.metric(key).description)
 
     def share(buckets: Sequence[str]) -> str:
         return f"{by('sum', f'rate({bucket_selector(catalog, pipeline, sel, buckets)}[{window}])')}"

@@ -10,6 +10,8 @@ from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts
 from rlobs.rl.naming import Pipeline
 
+RULE_FILE = "rl-alerts.rules.yaml"  # the rules a test file loads, beside it (promtool resolves it from its folder)
+
 
 def run_template(catalog: Catalog, pipeline: Pipeline) -> str:
     """A Prometheus alert template expression printing the run id label."""
@@ -24,7 +26,7 @@ def _annotations(facts: RlFacts, alert: Alert, run: str) -> dict[str, str]:
     found = {
         "summary": alert.text(alert.summary, run),
         "description": alert.text(alert.description, run, value),
-        "runbook_url": facts.runbook_url(alert),
+        "runbook_url": f"{facts.runbook}#{alert.anchor}",
     }
     links = tracker.links(facts.profile.workload.tracker)
     if links is not None:
@@ -76,11 +78,8 @@ def _alert_groups(facts: RlFacts) -> list[dict[str, Any]]:
     ]
 
 
-def rule_tests(facts: RlFacts, rule_file: str = "rl-alerts.rules.yaml") -> dict[str, Any]:
-    """A `promtool test rules` file: per alert, bad runs that must fire and a healthy run that must stay silent.
-
-    `rule_file` is relative to the test file (promtool resolves it from the test file's folder).
-    """
+def rule_tests(facts: RlFacts) -> dict[str, Any]:
+    """A `promtool test rules` file: per alert, bad runs that must fire and a healthy run that must stay silent."""
     if naming.dotted(facts.pipeline):
         # promtool parses the quoted UTF-8 series notation only from Prometheus 3.0 on.
         raise ValueError(f"{facts.pipeline}: promtool rule tests are generated for classic (underscored) names only")
@@ -104,4 +103,4 @@ def rule_tests(facts: RlFacts, rule_file: str = "rl-alerts.rules.yaml") -> dict[
                 ],
             }
         )
-    return {"rule_files": [rule_file], "evaluation_interval": "1m", "tests": tests + slos.rule_tests(facts)}
+    return {"rule_files": [RULE_FILE], "evaluation_interval": "1m", "tests": tests + slos.rule_tests(facts)}

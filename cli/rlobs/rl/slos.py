@@ -64,7 +64,8 @@ def objectives(facts: RlFacts) -> tuple[Slo, ...]:
         steps = q.by("sum", f"increase({q.sel('train_steps')}[1h])")
         # A run judged on a whole hour of training: the hour after a start, resume or pause is not counted.
         trained = f"((time() - {q.by('max', q.sel('state_since'))}) >= 3600)"
-        runs = f"((({steps} < bool {n}) and on ({q.run}) {q.state(TRAINING)}) and on ({q.run}) {trained})"
+        training = f"({q.by('max', q.sel('run_state'))} == {TRAINING})"
+        runs = f"((({steps} < bool {n}) and on ({q.run}) {training}) and on ({q.run}) {trained})"
         timed("steps_per_hour", s.steps_per_hour.objective, f"of the minutes at {n}+ steps an hour", runs)
     if s.time_to_first_step:
         t = s.time_to_first_step
@@ -95,9 +96,6 @@ class _Q:
         raw = [f"{bucket}!={naming.quote(UNJUDGED)}"]
         return naming.selector(m, self.facts.pipeline, "", self.facts.scope, raw=raw)
 
-    def state(self, value: int) -> str:
-        return f"({self.by('max', self.sel('run_state'))} == {value})"
-
 
 def windows(facts: RlFacts) -> tuple[str, ...]:
     """Every window a rule reads: the burn windows and the SLO period."""
@@ -124,10 +122,6 @@ def _filled(facts: RlFacts, slo: Slo, window: str) -> str:
     return "" if slo.bad else f" and on () sum(rate({_Q(facts).judged()}[{window}])) >= 0.9"
 
 
-def _threshold(slo: Slo, burn: float) -> str:
-    return number(min(1.0, round(burn * (1 - slo.objective), 6)))
-
-
 def _pairs(slo: Slo, severity: str, ratio_over: Callable[[str], str], filled: Callable[[str], str]) -> str:
     """The workbook's window pairs of `severity`: both windows' error ratios at the pair's threshold, and `filled`
     of the window that must hold enough judged time."""
@@ -135,7 +129,7 @@ def _pairs(slo: Slo, severity: str, ratio_over: Callable[[str], str], filled: Ca
         f"({ratio_over(long)} >= {t} and {ratio_over(short)} >= {t}{filled(long if sev == PAGE else short)})"
         for sev, long, short, b in BURNS
         if sev == severity
-        for t in [_threshold(slo, b)]
+        for t in [number(min(1.0, round(b * (1 - slo.objective), 6)))]
     )
 
 
@@ -248,27 +242,17 @@ def cases(facts: RlFacts, chosen: tuple[Slo, ...]) -> list[tuple[Slo, bool, int,
 def rule_tests(facts: RlFacts) -> list[dict[str, Any]]:
     """promtool tests: per SLO, a workload that spends its whole budget fires both alerts; a healthy one neither,
     and keeps its budget whole."""
-    tests = []
     if rule_group(facts) is None:
         return []
+    tests = []
     for slo, burning, at, series in cases(facts, objectives(facts)):
         alerts = [alert_name(slo, s) for s in (PAGE, TICKET)]
         exp = [{"labels": _alert_series(facts, slo, s), "value": 1} for s in (PAGE, TICKET) if burning]
-        checks: list[dict[str, Any]] = [
-            {
-                "expr": f'ALERTS{{alertname=~"{"|".join(alerts)}", alertstate="firing"}}',
-                "eval_time": f"{at}m",
-                "exp_samples": exp,
-            },
-        ]
+        # (expression, expected samples): the alerts, and a healthy workload's whole budget.
+        wanted = [(f'ALERTS{{alertname=~"{"|".join(alerts)}", alertstate="firing"}}', exp)]
         if not burning:
-            checks.append(
-                {
-                    "expr": _series(facts, BUDGET, slo),
-                    "eval_time": f"{at}m",
-                    "exp_samples": [{"labels": _series(facts, BUDGET, slo), "value": 1}],
-                }
-            )
+            wanted.append((_series(facts, BUDGET, slo), [{"labels": _series(facts, BUDGET, slo), "value": 1}]))
+        checks = [{"expr": e, "eval_time": f"{at}m", "exp_samples": s} for e, s in wanted]
         tests.append(
             {
                 "name": f"{' and '.join(alerts)} {'fire' if burning else 'stay silent'} for a "
@@ -305,7 +289,7 @@ def _case(facts: RlFacts, slo: Slo, b: CaseBuilder, *, burning: bool) -> int:
         return 340
 
     def steps_per_hour() -> int:
-        b.trainer("r1", 200)
+        b.trainers(200, "r1")
         per_minute = math.ceil(s.steps_per_hour.min / 30) if s and s.steps_per_hour else 1  # twice the least rate
         b.add("r1", f"0+{0 if burning else per_minute}x200", "train_steps")
         return 130
@@ -317,7 +301,7 @@ def _case(facts: RlFacts, slo: Slo, b: CaseBuilder, *, burning: bool) -> int:
             b.add("r1", f"2+0x{end}", "run_state")
             b.add("r1", f"0+0x{end}", "state_since")
         else:
-            b.trainer("r1", end + 1)
+            b.trainers(end + 1, "r1")
         return end
 
     cases: dict[str, Callable[[], int]] = {

@@ -18,7 +18,6 @@ MAX_LINK_NAME = 63
 
 @dataclass(frozen=True, slots=True)
 class Links:
-    kind: str  # wandb or mlflow
     home: tuple[str, str]  # (title, URL) of the project (W&B) or experiment (MLflow)
     run_base: str | None  # W&B: the run URL without its id; MLflow: None (a run id cannot be chosen in advance)
 
@@ -35,14 +34,11 @@ def links(tracker: Tracker | None) -> Links | None:
     if tracker.kind == "wandb":
         # {app_url}/{entity}/{project}/runs/{run_id} (wandb SDK run URL; docs.wandb.ai run identifiers).
         project = f"{(tracker.url or WANDB_APP).rstrip('/')}/{tracker.entity}/{tracker.project}"
-        return Links("wandb", (f"W&B project {tracker.project}", project), f"{project}/runs/")
+        return Links((f"W&B project {tracker.project}", project), f"{project}/runs/")
     # MLflow UI: {tracking_uri}/#/experiments/{experiment_id} (the "View experiment at" URL MLflow prints).
     assert tracker.url is not None and tracker.experiment is not None  # the profile model requires both for mlflow
-    return Links(
-        "mlflow",
-        (f"MLflow experiment {tracker.experiment}", f"{tracker.url.rstrip('/')}/#/experiments/{tracker.experiment}"),
-        None,
-    )
+    experiment = f"{tracker.url.rstrip('/')}/#/experiments/{tracker.experiment}"
+    return Links((f"MLflow experiment {tracker.experiment}", experiment), None)
 
 
 def tracker_env(profile: ProfileBase) -> list[dict[str, str]]:

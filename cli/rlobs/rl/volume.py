@@ -5,9 +5,10 @@ and where it goes: rlobs.targets.<target>.volume)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from functools import cache
+from dataclasses import dataclass, replace
+from functools import cache, reduce
 from typing import Any
 
 from pydantic.alias_generators import to_camel
@@ -78,7 +79,7 @@ class Volume:
     levers: tuple[Lever, ...] = ()
     # The target's own lever settings: (attribute path in the profile, the value to try unset, or None)
     settings: tuple[tuple[tuple[str, ...], Any], ...] = ()
-    over: tuple[tuple[Path, str], ...] = field(default=())  # budget keys exceeded, with what
+    over: tuple[tuple[Path, str], ...] = ()  # budget keys exceeded, with what
 
     @property
     def totals(self) -> Totals:
@@ -99,13 +100,11 @@ def month_samples(samples_per_second: float) -> float:
     return samples_per_second * float(prices()["month_seconds"])
 
 
-def rl_series(metric: Metric, values: Mapping[str, int] | None = None) -> int:
+def rl_series(metric: Metric, values: Mapping[str, int]) -> int:
     """Series of one catalog metric for one reporting process: a histogram's buckets (+Inf too), _sum and _count,
     times the values each metric-scope attribute can take (`values`: attribute name -> count)."""
     per = len(metric.buckets) + 3 if metric.kind == "histogram" else 1
-    for name in metric.attributes:
-        per *= (values or {}).get(name, 1)
-    return per
+    return per * math.prod(values.get(name, 1) for name in metric.attributes)
 
 
 def rl_families(catalog: Catalog, pipeline: naming.Pipeline, runs: int, interval_s: float) -> list[Family]:
@@ -118,32 +117,21 @@ def third_party(counts: Mapping[str, int], interval_s: float) -> list[Family]:
     """Estimated families of the third-party exporters: `counts` is exporter -> how many of what it is per (a GPU,
     a node, a pod, an engine)."""
     known = prices()["third_party"]
-    out = []
-    for name, count in counts.items():
-        entry = known[name]
-        out.append(
-            Family(
-                name,
-                name,
-                int(entry["series"]) * count,
-                interval_s,
-                f"{entry['series']}/{entry['per']}: {entry['basis']}",
-            )
-        )
-    return out
+    return [
+        Family(name, name, int(e["series"]) * count, interval_s, f"{e['series']}/{e['per']}: {e['basis']}")
+        for name, count in counts.items()
+        for e in [known[name]]
+    ]
 
 
 def tiered(backend: str, samples: float) -> float:
     """USD for `samples` in one month at `backend`'s tiered list price."""
     entry = prices()["backends"][backend]
     unit, usd, floor = float(entry["unit"]), 0.0, 0.0
-    for ceiling, price in entry["tiers"]:
+    for ceiling, price in entry["tiers"]:  # each tier bills the samples between the tier below and its ceiling
         top = samples if ceiling is None else min(samples, float(ceiling))
-        if top > floor:
-            usd += (top - floor) / unit * float(price)
-        if ceiling is None or samples <= float(ceiling):
-            break
-        floor = float(ceiling)
+        usd += max(0.0, top - floor) / unit * float(price)
+        floor = top
     return usd
 
 
@@ -190,7 +178,7 @@ def in_cluster(series: int, samples_per_second: float, retention_s: float, volum
     return Cost("prometheus", entry["title"], usd, entry["source"], tuple(notes), "", samples_per_second)
 
 
-def over_budget(totals: Totals, budget: Budget, at: Path = ("plan", "budget")) -> list[tuple[Path, str]]:
+def over_budget(totals: Totals, budget: Budget) -> list[tuple[Path, str]]:
     """(budget key, what exceeds it) for each limit the totals are above."""
     checks = (
         ("series", totals.series, budget.series, "{:,.0f} active series"),
@@ -199,7 +187,7 @@ def over_budget(totals: Totals, budget: Budget, at: Path = ("plan", "budget")) -
     )
     return [
         (
-            (*at, key),
+            ("plan", "budget", key),
             f"expected at most {limit:,g}, got a plan of " + shown.format(value) + " (rlobs plan shows where)",
         )
         for key, value, limit, shown in checks
@@ -211,11 +199,10 @@ def planned(profile: ProfileBase, catalog: Catalog, count: Count) -> Volume:
     """The target's count of the profile's bundle (`catalog`: the profile's, catalog.for_profile), with the effect of
     each lever and the budget keys it is above."""
     volume = count(profile, catalog)
-    totals = volume.totals
     return replace(
         volume,
         levers=tuple(_levers(profile, catalog, count, volume)),
-        over=tuple(over_budget(totals, profile.plan.budget)),
+        over=tuple(over_budget(volume.totals, profile.plan.budget)),
     )
 
 
@@ -256,9 +243,7 @@ def _remote(before: Volume, after: Volume) -> tuple[tuple[int, float], tuple[int
 
 
 def _value(model: Any, path: tuple[str, ...]) -> Any:
-    for name in path:
-        model = getattr(model, name)
-    return model
+    return reduce(getattr, path, model)
 
 
 def _default(model: Any, path: tuple[str, ...]) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Callable
+from functools import reduce
 from typing import Any
 
 import yaml
@@ -44,8 +45,12 @@ POD_TEMPLATE: dict[str, tuple[str, ...]] = {
 # batch/v1 JobTemplateSpec, whose spec.template is the pod template (jobset api/jobset/v1alpha2/jobset_types.go).
 REPLICATED_JOBS = ("spec", "replicatedJobs")
 JOB_POD_TEMPLATE = ("template", "spec", "template")
-WORKER_POD_TEMPLATE = ("template",)
-WORKER_GROUPS = {kind: (*POD_TEMPLATE[kind][:-2], "workerGroupSpecs") for kind in RAY_KINDS}
+# The lists of pod templates a kind keeps instead of (JobSet) or beside (Ray: the worker groups) the one at
+# POD_TEMPLATE: (where the list is, the key its items merge by, where an item keeps its template, what a group is).
+GROUPS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...], str]] = {
+    "JobSet": (REPLICATED_JOBS, "name", JOB_POD_TEMPLATE, "job"),
+    **{k: ((*POD_TEMPLATE[k][:-2], "workerGroupSpecs"), "groupName", ("template",), "worker group") for k in RAY_KINDS},
+}
 
 # One name for the schema in every bundle; the patch it applies to is the target's own.
 OPENAPI_FILE = "openapi.json"
@@ -77,18 +82,19 @@ def patch(workload: Workload, fragment: Fragment) -> dict[str, Any]:
     for a JobSet, into each of workload.replicated_jobs (merged by name), each with its own container: one
     container name for every job would add an image-less container to the jobs that name theirs differently."""
     kind = workload.kind
-    head = {
+    out: dict[str, Any] = {
         "apiVersion": API_VERSIONS[kind],
         "kind": kind,
         "metadata": {"name": workload.name, "namespace": workload.namespace},
     }
-    if kind == "JobSet":
-        jobs = [{"name": name, **_nest(JOB_POD_TEMPLATE, fragment(container))} for name, container in workload.jobs]
-        return {**head, **_nest(REPLICATED_JOBS, jobs)}
-    out = {**head, **_nest(POD_TEMPLATE[kind], fragment(workload.container))}
-    if workload.workers:
-        groups = [{"groupName": g, **_nest(WORKER_POD_TEMPLATE, fragment(c))} for g, c in workload.workers]
-        _at(out, WORKER_GROUPS[kind][:-1])[WORKER_GROUPS[kind][-1]] = groups
+    if kind in POD_TEMPLATE:
+        out |= _nest(POD_TEMPLATE[kind], fragment(workload.container))
+    groups = workload.jobs if kind == "JobSet" else workload.workers
+    if groups:
+        path, key, template, _ = GROUPS[kind]
+        items = [{key: name, **_nest(template, fragment(container))} for name, container in groups]
+        # A JobSet's list has no pod template above it to make its parents.
+        reduce(lambda node, k: node.setdefault(k, {}), path[:-1], out)[path[-1]] = items
     return out
 
 
@@ -103,20 +109,13 @@ def pod_templates(obj: Any) -> dict[str, Any]:
     puts the env, by group: "" for the one template (a Ray kind's head), "job NAME" for a JobSet's replicated jobs,
     "worker group NAME" for a Ray kind's worker groups. Values are whatever the object holds there."""
     kind = _at(obj, ("kind",))
-    out: dict[str, Any] = {}
-    if kind == "JobSet":
-        items, key, label = _at(obj, REPLICATED_JOBS), "name", "job"
-        path: tuple[str, ...] = JOB_POD_TEMPLATE
-    elif kind in RAY_KINDS:
-        out[""] = _at(obj, POD_TEMPLATE[kind])
-        items, key, path, label = _at(obj, WORKER_GROUPS[kind]), "groupName", WORKER_POD_TEMPLATE, "worker group"
-    elif kind in POD_TEMPLATE:
-        return {"": _at(obj, POD_TEMPLATE[kind])}
-    else:
-        return out
-    for item in items if isinstance(items, list) else []:
-        if isinstance(item, dict) and isinstance(item.get(key), str):
-            out[f"{label} {item[key]}"] = _at(item, path)
+    out = {"": _at(obj, POD_TEMPLATE[kind])} if kind in POD_TEMPLATE else {}
+    if kind in GROUPS:
+        path, key, template, label = GROUPS[kind]
+        items = _at(obj, path)
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and isinstance(item.get(key), str):
+                out[f"{label} {item[key]}"] = _at(item, template)
     return out
 
 
@@ -144,14 +143,12 @@ def openapi(kind: str) -> dict[str, Any] | None:
     if kind not in CRD_KINDS:
         return None
     template = {"$ref": f"#/definitions/{POD_TEMPLATE_SPEC}"}
-    if kind == "JobSet":
-        root = _objects(REPLICATED_JOBS, _merged_list("name", _objects(JOB_POD_TEMPLATE, template)))
-    else:
-        root = _objects(POD_TEMPLATE[kind], template)
-        parent = root
-        for key in WORKER_GROUPS[kind][:-1]:
-            parent = parent["properties"][key]
-        parent["properties"]["workerGroupSpecs"] = _merged_list("groupName", _objects(WORKER_POD_TEMPLATE, template))
+    path, key, item, _ = GROUPS[kind]
+    root = _objects(POD_TEMPLATE[kind], template) if kind in POD_TEMPLATE else {"properties": {}}
+    parent = reduce(
+        lambda node, k: node["properties"].setdefault(k, {"type": "object", "properties": {}}), path[:-1], root
+    )
+    parent["properties"][path[-1]] = _merged_list(key, _objects(item, template))
     group, _, version = API_VERSIONS[kind].partition("/")
     definition = {
         "type": "object",

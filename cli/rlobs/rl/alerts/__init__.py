@@ -45,12 +45,8 @@ def cases(
 ) -> tuple[tuple[Alert, Case], ...]:
     """Each alert `alerts()` built, with the promtool case that proves it."""
     query = Query(catalog, pipeline, scope, settings)
-    by_key = {a.key: a for a in built}
-    return tuple(
-        (by_key[a.key], d.prove(settings, by_key[a.key], query))
-        for d in REGISTRY
-        if (a := d.build(settings, query)) is not None and a.key in by_key
-    )
+    defs = {a.key: d for d in REGISTRY if (a := d.build(settings, query)) is not None}
+    return tuple((a, defs[a.key].prove(settings, a, query)) for a in built)
 
 
 def thresholds(settings: Alerts, key: str) -> list[dict[str, str]]:
@@ -62,10 +58,8 @@ def thresholds(settings: Alerts, key: str) -> list[dict[str, str]]:
     ]
 
 
-def records(
-    settings: Alerts, catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str] | None = None
-) -> list[tuple[str, str]]:
+def records(settings: Alerts, catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str]) -> list[tuple[str, str]]:
     """(series name, expression) of the recording rules the alerts read (Prometheus pipelines; [] elsewhere)."""
     if not settings.enabled:
         return []
-    return Query(catalog, pipeline, scope or {}, settings).life.records
+    return Query(catalog, pipeline, scope, settings).life.records

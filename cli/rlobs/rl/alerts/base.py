@@ -11,7 +11,7 @@ from rlobs.profile.model import Alerts
 from rlobs.rl import naming
 from rlobs.rl.alerts.cases import Case, CaseBuilder
 from rlobs.rl.alerts.lifecycle import Lifecycle
-from rlobs.rl.catalog import Catalog, Metric
+from rlobs.rl.catalog import Catalog
 from rlobs.rl.naming import Pipeline
 
 RUNBOOK_PATH = "docs/runbook.md"
@@ -56,14 +56,8 @@ class Query:
         self.run = naming.label_token(catalog.attribute("run_id").name, pipeline)
         self.life = Lifecycle(self, settings.stall)
 
-    def scope_value(self, label: str) -> str:
-        return naming.quote(self.scope[label])
-
-    def m(self, key: str) -> Metric:
-        return self.catalog.metric(key)
-
     def sel(self, key: str, part: naming.Part = "") -> str:
-        return naming.selector(self.m(key), self.pipeline, part, self.scope)
+        return naming.selector(self.catalog.metric(key), self.pipeline, part, self.scope)
 
     def by(self, agg: str, inner: str, *extra: str) -> str:
         return f"{agg} by ({', '.join([self.run, *extra])}) ({inner})"
@@ -92,7 +86,7 @@ class AlertDef(Generic[Config]):
         return self.rule(self.config(settings), query)
 
     def prove(self, settings: Alerts, alert: Alert, query: Query) -> Case:
-        builder = CaseBuilder(query.m(alert.metrics[0]), query.catalog, query.pipeline, query.scope)
+        builder = CaseBuilder(query.catalog.metric(alert.metrics[0]), query.catalog, query.pipeline, query.scope)
         return self.case(self.config(settings), alert, builder)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 
 from rlobs.bundle.filters import number
 from rlobs.profile.fields import duration_seconds
@@ -20,7 +21,6 @@ class Case:
     eval_time: str
     firing: tuple[str, ...]  # run ids the alert must fire for (sorted)
     silent: tuple[str, ...]  # run ids it must not fire for
-    run_label: str
 
 
 def minutes(duration: str) -> int:
@@ -45,12 +45,13 @@ class CaseBuilder:
         matchers = {**(self.scope if scope is None else scope), self.run_attr: run}
         self.series.append((naming.selector(m, self.pipeline, "", matchers), values))
 
-    def trainer(self, run: str, end: int) -> None:
-        """The lifecycle series of a run that trains and completes a step every minute (t=0 is Unix time 0)."""
-        self.add(run, f"2 1+0x{end - 1}", "run_state")
-        self.add(run, f"0 60+0x{end - 1}", "state_since")
-        self.add(run, f"_ 60+60x{end - 1}", "progress_time")
-        self.add(run, f"_ 60+0x{end - 1}", "step_interval")
+    def trainers(self, end: int, *runs: str) -> None:
+        """The lifecycle series of runs that train and complete a step every minute (t=0 is Unix time 0)."""
+        for run in runs:
+            self.add(run, f"2 1+0x{end - 1}", "run_state")
+            self.add(run, f"0 60+0x{end - 1}", "state_since")
+            self.add(run, f"_ 60+60x{end - 1}", "progress_time")
+            self.add(run, f"_ 60+0x{end - 1}", "step_interval")
 
     def case(self, eval_minutes: int, firing: list[str], silent: list[str]) -> Case:
         return Case(
@@ -59,19 +60,15 @@ class CaseBuilder:
             eval_time=f"{eval_minutes}m",
             firing=tuple(sorted(firing)),
             silent=tuple(sorted(silent)),
-            run_label=naming.label(self.run_attr, self.pipeline),
         )
 
 
 def durations(b: CaseBuilder, run: str, metric: str, phases: list[tuple[int, float]]) -> None:
     """A duration histogram's _sum and _count: (minutes, duration per observation), one observation a minute."""
-    total, count, sums, counts = 0.0, 0, [], []
-    for minutes_, value in phases:
-        for _ in range(minutes_):
-            total, count = total + value, count + 1
-            sums.append(number(total))
-            counts.append(str(count))
+    each = [value for minutes_, value in phases for _ in range(minutes_)]
+    sums = " ".join(number(total) for total in accumulate(each))
+    counts = " ".join(str(count) for count in range(1, len(each) + 1))
     m = b.catalog.metric(metric)
     matchers = {**b.scope, b.run_attr: run}
-    b.series.append((naming.selector(m, b.pipeline, "sum", matchers), " ".join(sums)))
-    b.series.append((naming.selector(m, b.pipeline, "count", matchers), " ".join(counts)))
+    b.series.append((naming.selector(m, b.pipeline, "sum", matchers), sums))
+    b.series.append((naming.selector(m, b.pipeline, "count", matchers), counts))

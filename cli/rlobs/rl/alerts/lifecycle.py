@@ -15,6 +15,7 @@ from typing import Protocol
 from rlobs.bundle.filters import number
 from rlobs.profile.fields import duration_seconds
 from rlobs.profile.model import StallAlert
+from rlobs.rl import naming
 from rlobs.rl.naming import Part, Pipeline
 
 
@@ -27,7 +28,6 @@ class Query(Protocol):
 
     def sel(self, key: str, part: Part = "") -> str: ...
     def by(self, agg: str, inner: str, *extra: str) -> str: ...
-    def scope_value(self, label: str) -> str: ...
 
 
 # Values of the run-state gauge (the contract of the generated module).
@@ -39,8 +39,8 @@ PRESENT = "5m"  # a series without a point for this long has vanished (Prometheu
 RUNGS = tuple(60 * 2**k for k in range(7))
 # Where a pipeline's scrape health is seen: the direct scrape's own target (joined on instance), the collector's
 # exporter endpoint for pushed series (one target for every run). Push pipelines to Google have no `up`.
-_OUTAGE = {
-    "python-prometheus": ("instance", None),
+OUTAGE = {
+    "python-prometheus": ("instance", ""),
     "otel-collector": ("", 'up{namespace="monitoring", endpoint="prom-exporter"}'),
 }
 
@@ -58,8 +58,7 @@ class Lifecycle:
         self.q = q
         self.forget = s.forget_after
         self.records: list[tuple[str, str]] = []
-        matchers = ", ".join(f"{k}={q.scope_value(k)}" for k in sorted(q.scope))
-        self._matchers = f"{{{matchers}}}" if matchers else ""
+        self._matchers = naming.labelled("", q.scope) if q.scope else ""
         since = f"last_over_time({q.sel('state_since')}[{self.forget}])"
         # The newest process of each run has the latest state-since (a restart begins after the old attempt's end).
         self.latest = self._piece("newest", f"({since} == on ({q.run}) group_left () {q.by('max', since)})")
@@ -87,10 +86,10 @@ class Lifecycle:
         # Runs whose data stopped because their scrape target fails (up == 0), not because the run ended; None where
         # the pipeline has no scrape target to see.
         self.outage: str | None = None
-        if q.pipeline in _OUTAGE:
-            join, target = _OUTAGE[q.pipeline]
+        if q.pipeline in OUTAGE:
+            join, target = OUTAGE[q.pipeline]
             if join:
-                target = f"up{{job={q.scope_value('job')}}}" if "job" in q.scope else "up"
+                target = naming.labelled("up", {"job": q.scope["job"]}) if "job" in q.scope else "up"
             state = self.newest(f"last_over_time({q.sel('run_state')}[{self.forget}])")
             self.outage = self._piece("outage", q.by("max", f"{state} and on ({join}) ({target} == 0)"))
 
@@ -120,12 +119,9 @@ class Lifecycle:
         """`build(s)` on the rung whose (s/2, s] holds the run's iteration time, for every run at once."""
         pace, parts = self.pace, []
         for i, s in enumerate(RUNGS):
-            if i == 0:
-                band = f"({pace} <= {s})"
-            elif i == len(RUNGS) - 1:
-                band = f"({pace} > {RUNGS[i - 1]})"
-            else:
-                band = f"(({pace} > {RUNGS[i - 1]}) <= {s})"
+            band = f"({pace} > {RUNGS[i - 1]})" if i else pace
+            if s != RUNGS[-1]:  # the top rung takes every slower run
+                band = f"({band} <= {s})"
             parts.append(f"(({build(s)}) and on ({self.q.run}) {band})")
         return "(" + " or ".join(parts) + ")"
 

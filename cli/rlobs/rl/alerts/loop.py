@@ -55,8 +55,7 @@ def case(lr: LoopRegressionAlert, _alert: Alert, b: CaseBuilder) -> Case:
     # While the alert holds, slow iterations enter the baseline (hold + 2 of its minutes at the end); a jump of
     # 10x the factor keeps the ratio above the factor through it for any baseline longer than `for`.
     slow = 10 * lr.factor + 1
-    for run in ("regressed", "steady"):
-        b.trainer(run, end + 1)
+    b.trainers(end + 1, "regressed", "steady")
     durations(b, "regressed", "loop_duration", [(onset, 50_000.0), (end + 1 - onset, 50_000.0 * slow)])
     durations(b, "steady", "loop_duration", [(end + 1, 50_000.0)])
     return b.case(end, ["regressed"], ["steady"])

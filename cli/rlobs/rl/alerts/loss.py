@@ -32,11 +32,11 @@ def rule(ls: LossSpikeAlert, q: Query) -> Alert:
         description=f"Training loss of run {{run}}: {{value}} (the median |loss| of its last iterations, above "
         f"{number(ls.floor)} and {number(ls.factor)}x its average |loss| over the baseline before; or the count of "
         "NaN/infinite losses in the last 10 minutes).",
-        runbook=f"The loss is diverging, or came out NaN/infinite ({q.m('loss_nonfinite').name} counts those; the "
-        "loss gauge keeps the last finite value). Check for exploding gradients (grad norm), a bad batch (very long or "
-        "empty samples), mixed-precision overflow, and the learning-rate schedule. A NaN loss poisons the weights: "
-        "stop the run and resume from the last finite checkpoint. The absolute floor keeps a loss that grows from "
-        "~0 during warm-up (GRPO before any sample is rewarded) from firing.",
+        runbook=f"The loss is diverging, or came out NaN/infinite ({q.catalog.metric('loss_nonfinite').name} counts "
+        "those; the loss gauge keeps the last finite value). Check for exploding gradients (grad norm), a bad batch "
+        "(very long or empty samples), mixed-precision overflow, and the learning-rate schedule. A NaN loss poisons "
+        "the weights: stop the run and resume from the last finite checkpoint. The absolute floor keeps a loss that "
+        "grows from ~0 during warm-up (GRPO before any sample is rewarded) from firing.",
         expr=expr,
         for_=ls.for_,
         metrics=("train_loss", "loss_nonfinite"),
@@ -48,7 +48,7 @@ def rule(ls: LossSpikeAlert, q: Query) -> Alert:
 def case(ls: LossSpikeAlert, _alert: Alert, b: CaseBuilder) -> Case:
     end = 150
     for run in ("spiking", "nan", "steady"):
-        b.trainer(run, end + 1)
+        b.trainers(end + 1, run)
         b.add(run, f"0+0x{end}" if run != "nan" else f"0+0x140 1+0x{end - 140}", "loss_nonfinite")
     steady = number(max(ls.floor, 1.0) / 2)
     high = number(max(ls.floor, 1.0) * 2 * (ls.factor + 1))

@@ -31,8 +31,7 @@ def rule(mf: MfuLowAlert, q: Query) -> Alert:
 
 def case(mf: MfuLowAlert, _alert: Alert, b: CaseBuilder) -> Case:
     end = 90
-    for run in ("starved", "busy"):
-        b.trainer(run, end + 1)
+    b.trainers(end + 1, "starved", "busy")
     b.add("starved", f"{number(mf.threshold / 2)}+0x{end}")
     b.add("busy", f"{number((mf.threshold + 1) / 2)}+0x{end}")
     return b.case(end, ["starved"], ["busy"])

@@ -52,8 +52,7 @@ def rule(r: RewardCollapseAlert, q: Query) -> Alert:
 
 def case(_r: RewardCollapseAlert, _alert: Alert, b: CaseBuilder) -> Case:
     end = 180
-    for run in ("collapsed", "steady"):
-        b.trainer(run, end + 1)
+    b.trainers(end + 1, "collapsed", "steady")
     b.add("collapsed", f"0.7+0x120 0.05+0x{end - 120}")
     b.add("steady", f"0.7+0x{end}")
     return b.case(end, ["collapsed"], ["steady"])

@@ -11,7 +11,7 @@ from rlobs.rl.alerts.loop import average
 
 
 def rule(sl: SyncLatencyAlert, q: Query) -> Alert:
-    if q.m("sync_duration").unit != "ms":  # the threshold is in ms; catalog units never change for a name
+    if q.catalog.metric("sync_duration").unit != "ms":  # the threshold is in ms; catalog units never change for a name
         raise ValueError("the sync duration histogram must be in ms")
     t = number(sl.threshold_ms)
 
@@ -39,8 +39,7 @@ def rule(sl: SyncLatencyAlert, q: Query) -> Alert:
 
 def case(sl: SyncLatencyAlert, _alert: Alert, b: CaseBuilder) -> Case:
     end = 120
-    for run in ("slow", "fast"):
-        b.trainer(run, end + 1)
+    b.trainers(end + 1, "slow", "fast")
     durations(b, "slow", "sync_duration", [(end + 1, sl.threshold_ms * 2)])
     durations(b, "fast", "sync_duration", [(end + 1, sl.threshold_ms / 4)])
     return b.case(end, ["slow"], ["fast"])

@@ -7,6 +7,7 @@ from rlobs.profile.model import TargetDownAlert
 from rlobs.rl import naming
 from rlobs.rl.alerts.base import Alert, AlertDef, Query
 from rlobs.rl.alerts.cases import Case, CaseBuilder
+from rlobs.rl.alerts.lifecycle import OUTAGE
 
 # Alertmanager routes alerts with this label to the platform's receivers (targets/eks/alerting.py).
 ROUTE = ("rlobs_route", "platform")
@@ -45,7 +46,7 @@ def case(_t: TargetDownAlert, _alert: Alert, b: CaseBuilder) -> Case:
         if b.pipeline == "python-prometheus":
             b.series.append((naming.labelled("up", scope), up))
         elif run == "unscraped":
-            b.series.append(('up{namespace="monitoring", endpoint="prom-exporter"}', up))
+            b.series.append((OUTAGE["otel-collector"][1], up))
     # Through the collector every run shares the one target: both are held, and both warn.
     firing = ["unscraped"] if b.pipeline == "python-prometheus" else ["scraped", "unscraped"]
     return b.case(end, firing, ["scraped"] if b.pipeline == "python-prometheus" else [])
