@@ -6,9 +6,8 @@ from pathlib import Path
 import pytest
 
 from rlobs.profile.kube_versions import TODAY_ENV
+from testing.helpers import FIXED_TODAY
 from testing.otlp import Receiver, serve_otlp
-
-FIXED_TODAY = "2026-06-15"
 
 
 @pytest.fixture(autouse=True, scope="session")
