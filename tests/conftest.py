@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from rlobs.profile.kube_versions import TODAY_ENV
-from testing.helpers import FIXED_TODAY
+from testing.helpers import FIXED_TODAY, REPO
 from testing.otlp import Receiver, serve_otlp
 
 
@@ -27,6 +30,21 @@ def _in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv(TODAY_ENV, FIXED_TODAY)
+
+
+@pytest.fixture(scope="session")
+def rendered_eks_jark(_user_cache: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """blueprints/eks-jark.yaml rendered by the real CLI (the venv's console script) once per session, into a folder
+    of its own: tests that start from that render take a copy with testing.trees.copy_bundle, which carries the user
+    cache's record, so the copy is as if the render had written it there (a bundle is a pure function of the
+    profile's bytes outside a git work tree: rlobs.renderkey)."""
+    out = tmp_path_factory.mktemp("eks-jark") / "out"
+    env = {**os.environ, TODAY_ENV: FIXED_TODAY}  # the day _in_tmp_path sets, not set yet at session scope
+    rlobs = Path(sys.executable).with_name("rlobs")
+    cmd = [str(rlobs), "render", str(REPO / "blueprints" / "eks-jark.yaml"), "-o", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return out
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -21,10 +20,9 @@ import yaml
 from pydantic import BaseModel
 
 from rlobs.errors import ProfileError
-from rlobs.profile.kube_versions import TODAY_ENV
 from rlobs.profile.load import MAX_TEXT
 from rlobs.targets import PROFILES, parse_profile
-from testing.helpers import FIXED_TODAY, REPO
+from testing.helpers import REPO
 from testing.trees import copy_bundle
 
 RLOBS = str(Path(sys.executable).with_name("rlobs"))
@@ -148,24 +146,12 @@ def test_fifo_cluster_secrets_never_block(tmp_path: Path) -> None:
 # ---- huge and special files in the output folder -----------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The eks-jark bundle as the real CLI renders it, once for the module (the tests take copies)."""
-    root = tmp_path_factory.mktemp("rendered")
-    (root / "p.yaml").write_text(EKS, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as m:
-        m.setenv(TODAY_ENV, FIXED_TODAY)  # conftest's per-test day is not set yet at module scope
-        proc = _rlobs("render", str(root / "p.yaml"), "-o", str(root / "out"))
-    assert proc.returncode == 0, proc.stderr
-    return root / "out"
-
-
 @pytest.fixture
-def bundle(tmp_path: Path, rendered: Path) -> Path:
-    """tmp_path as `rlobs render p.yaml -o out` leaves it: a copy of the module's render, with the user cache's
-    record of it, so a render over it sees a bundle this machine wrote there (testing.trees.copy_bundle)."""
-    shutil.copyfile(rendered.parent / "p.yaml", tmp_path / "p.yaml")
-    copy_bundle(rendered, tmp_path / "out")
+def bundle(tmp_path: Path, rendered_eks_jark: Path) -> Path:
+    """tmp_path as `rlobs render p.yaml -o out` leaves it (conftest.rendered_eks_jark: a copy of the session's render
+    of the same profile, as if written there)."""
+    (tmp_path / "p.yaml").write_text(EKS, encoding="utf-8")
+    copy_bundle(rendered_eks_jark, tmp_path / "out")
     return tmp_path / "out"
 
 
