@@ -39,9 +39,6 @@ gke:
   cluster: rl-cluster
 """
 
-# The day every test runs on (tests/conftest.py): every test profile's Kubernetes version is then in standard support.
-FIXED_TODAY = "2026-06-15"
-
 REQUIRE_TOOLS = os.environ.get("RLOBS_REQUIRE_TOOLS") == "1"
 
 
