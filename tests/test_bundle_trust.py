@@ -21,7 +21,7 @@ from rlobs.bundle.write import open_bundle
 from rlobs.errors import RlobsError
 from testing import kills
 from testing.helpers import REPO
-from testing.trees import snapshot
+from testing.trees import copy_bundle, snapshot
 
 RLOBS = Path(sys.executable).with_name("rlobs")  # the venv's console script: its up-to-date answer runs too
 BLUEPRINT = REPO / "blueprints" / "eks-jark.yaml"
@@ -54,9 +54,9 @@ NEW = [Rendered("a.yaml", "a: 2\n", "text"), Rendered("b.yaml", "b: 2\n", "text"
 # -- a forged manifest ----------------------------------------------------------------------------------------------
 
 
-def test_a_forged_manifest_is_drift_and_the_render_rewrites_the_file(tmp_path: Path) -> None:
+def test_a_forged_manifest_is_drift_and_the_render_rewrites_the_file(tmp_path: Path, rendered_eks_jark: Path) -> None:
     out, target = tmp_path / "out", "argocd/root-app.yaml"
-    assert _rlobs("render", BLUEPRINT, "-o", out).returncode == 0
+    copy_bundle(rendered_eks_jark, out)  # as `rlobs render BLUEPRINT -o out` leaves it
     original = (out / target).read_bytes()
     # Another repository to sync, its digest in the manifest: everything in the folder agrees with itself.
     forged = original.replace(b"https://github.com/acme/gitops.git", b"https://evil.example/gitops.git")
@@ -74,10 +74,10 @@ def test_a_forged_manifest_is_drift_and_the_render_rewrites_the_file(tmp_path: P
     assert _rlobs("render", BLUEPRINT, "-o", out, "--check").returncode == 0
 
 
-def test_the_same_bundle_elsewhere_renders_in_full(tmp_path: Path) -> None:
+def test_the_same_bundle_elsewhere_renders_in_full(tmp_path: Path, rendered_eks_jark: Path) -> None:
     """A fresh checkout has no record on this machine: the check renders and compares, and is still right."""
     out = tmp_path / "out"
-    assert _rlobs("render", BLUEPRINT, "-o", out).returncode == 0
+    copy_bundle(rendered_eks_jark, out)  # as `rlobs render BLUEPRINT -o out` leaves it
     os.rename(out, tmp_path / "clone")
     check = _rlobs("render", BLUEPRINT, "-o", tmp_path / "clone", "--check")
     assert check.returncode == 0 and " 0 would change" in check.stdout
@@ -178,9 +178,9 @@ def test_a_bundle_is_never_written_inside_another_one(tmp_path: Path) -> None:
     assert snapshot(outer) == before
 
 
-def test_a_bundle_never_holds_another_one(tmp_path: Path) -> None:
+def test_a_bundle_never_holds_another_one(tmp_path: Path, rendered_eks_jark: Path) -> None:
     out = tmp_path / "out"
-    assert _rlobs("render", BLUEPRINT, "-o", out).returncode == 0
+    copy_bundle(rendered_eks_jark, out)  # as `rlobs render BLUEPRINT -o out` leaves it
     _write(OLD, tmp_path / "inner")
     os.rename(tmp_path / "inner", out / "docs" / "inner")  # planted below it (committed there, say)
     before = snapshot(out)

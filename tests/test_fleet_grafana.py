@@ -187,9 +187,10 @@ def test_the_hubs_readme_creates_each_datasource_secret_from_a_prompt() -> None:
 @pytest.mark.parametrize("crd", ["v3.0.6", "latest"])
 def test_the_fleet_readme_is_right_that_the_pinned_crds_have_flat_list(crd: str) -> None:
     """The fleet README says why the datasource list is generated although the cluster generator has flatList."""
+    from testing.crdschema import read_crd
     from testing.helpers import shared
 
-    doc = yaml.safe_load(shared(f"upstream/argo-cd/applicationset-crd.{crd}.yaml").read_text(encoding="utf-8"))
+    doc = read_crd(shared(f"upstream/argo-cd/applicationset-crd.{crd}.yaml"))
     spec = doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
     clusters = spec["generators"]["items"]["properties"]["clusters"]["properties"]
     assert clusters["flatList"] == {"type": "boolean"}

@@ -4,7 +4,6 @@ of the profile. Each is one located line and exit 2, fast, never a traceback, a 
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import subprocess
@@ -24,6 +23,7 @@ from rlobs.errors import ProfileError
 from rlobs.profile.load import MAX_TEXT
 from rlobs.targets import PROFILES, parse_profile
 from testing.helpers import REPO
+from testing.trees import copy_bundle
 
 RLOBS = str(Path(sys.executable).with_name("rlobs"))
 EKS = (REPO / "blueprints" / "eks-jark.yaml").read_text(encoding="utf-8")
@@ -147,10 +147,11 @@ def test_fifo_cluster_secrets_never_block(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def bundle(tmp_path: Path) -> Path:
+def bundle(tmp_path: Path, rendered_eks_jark: Path) -> Path:
+    """tmp_path as `rlobs render p.yaml -o out` leaves it (conftest.rendered_eks_jark: a copy of the session's render
+    of the same profile, as if written there)."""
     (tmp_path / "p.yaml").write_text(EKS, encoding="utf-8")
-    proc = _rlobs("render", str(tmp_path / "p.yaml"), "-o", str(tmp_path / "out"))
-    assert proc.returncode == 0, proc.stderr
+    copy_bundle(rendered_eks_jark, tmp_path / "out")
     return tmp_path / "out"
 
 
@@ -301,11 +302,17 @@ def _set(data: Any, path: tuple[Any, ...], value: str) -> Any:
     return node
 
 
-def _fields() -> list[tuple[str, tuple[Any, ...]]]:
+# Stands for the long value in a document dumped once per field; JSON writes it as it is.
+_LONG = "@@long-value@@"
+
+
+def _fields() -> list[tuple[tuple[Any, ...], str]]:
+    """Each string field's path, and the blueprint as JSON (which is YAML) with _LONG in that field."""
     found = []
     for target, text in (("eks", EKS), ("gke", GKE)):
+        base = yaml.safe_load(text)  # _set copies what it changes: the base is shared, never mutated
         paths = dict.fromkeys(p for p in _string_paths(PROFILES[target], ()) if p != ("target",))
-        found += [(text, p) for p in paths]
+        found += [(p, json.dumps(_set(base, p, _LONG))) for p in paths]
     return found
 
 
@@ -313,10 +320,10 @@ def test_a_long_value_in_every_string_field_is_refused_within_a_second() -> None
     fields = _fields()
     assert len(fields) > 100  # every string field of both targets' models
     slow = []
-    for text, path in fields:
-        base = yaml.safe_load(text)
+    for path, template in fields:
+        assert template.count(_LONG) == 1, path
         for length, must_refuse in ((1_000_000, True), (MAX_TEXT, False)):
-            doc = json.dumps(_set(copy.deepcopy(base), path, "a" * length))  # JSON is YAML, and dumped fast
+            doc = template.replace(_LONG, "a" * length)
             start = time.monotonic()
             try:
                 parse_profile(doc, "p.yaml")

@@ -53,11 +53,16 @@ class _CrdLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore
 _CrdLoader.add_constructor("tag:yaml.org,2002:value", lambda loader, node: loader.construct_scalar(node))
 
 
+def read_crd(path: Path) -> dict[str, Any]:
+    """The CustomResourceDefinition a CRD file holds, as written."""
+    docs = yaml.load_all(path.read_text(encoding="utf-8"), Loader=_CrdLoader)
+    found: dict[str, Any] = next(d for d in docs if d and d.get("kind") == "CustomResourceDefinition")
+    return found
+
+
 def crd_schema(path: Path, version: str | None = None) -> dict[str, Any]:
     """The JSON Schema of a CRD file's `version` (default: the storage version)."""
-    docs = yaml.load_all(path.read_text(encoding="utf-8"), Loader=_CrdLoader)
-    crd = next(d for d in docs if d and d.get("kind") == "CustomResourceDefinition")
-    versions = crd["spec"]["versions"]
+    versions = read_crd(path)["spec"]["versions"]
     chosen = next(v for v in versions if (v["name"] == version if version else v.get("storage")))
     schema = convert(chosen["schema"]["openAPIV3Schema"])
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
