@@ -10,13 +10,15 @@ from rlobs.bundle.filters import number
 from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
 from rlobs.profile.fields import duration_seconds
 from rlobs.profile.model import ProfileBase
-from rlobs.rl import naming, promrules, slos
+from rlobs.rl import adapters, naming, promrules, slos, workloads
 from rlobs.rl.adapters import ONE_LINE, SIGNALS_DOC, adapter_files, mapping_rows
 from rlobs.rl.alerts import RUNBOOK_PATH, thresholds
 from rlobs.rl.catalog import Catalog, Kind, load_catalog
 from rlobs.rl.facts import RlFacts
-from rlobs.rl.identity import identity_rows
+from rlobs.rl.identity import identity_rows, run_identity
 from rlobs.rl.naming import Part, Pipeline
+from rlobs.rl.panels import goodput
+from rlobs.rl.volume import Count, as_data, planned
 
 # promtool rule unit tests and the bare rule groups they load (`promtool test rules tests/rl-alerts.test.yaml`).
 RULES_FILE = f"tests/{promrules.RULE_FILE}"
@@ -146,6 +148,20 @@ def _docs_context(facts: RlFacts) -> dict[str, Any]:
             for a in facts.alerts
         ],
         "slo_alerts": slos.runbook_sections(facts),
+    }
+
+
+def readme_context(facts: RlFacts, count: Count, env: list[dict[str, Any]]) -> dict[str, Any]:
+    """The bundle README's sections every target writes alike; `count` is the target's volume, `env` its RL env."""
+    profile, catalog = facts.profile, facts.catalog
+    return {
+        "adapter": adapters.readme(profile, catalog),
+        "alert_coverage": adapters.alert_coverage(facts),
+        "run_identity": run_identity(profile, catalog),
+        "goodput": goodput(catalog),
+        "plan": as_data(planned(profile, catalog, count)),  # rlobs plan's figures
+        "ray_kinds": sorted(workloads.RAY_KINDS),
+        "routes": workloads.routes_readme(profile.workload, env),
     }
 
 

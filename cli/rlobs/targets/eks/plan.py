@@ -14,11 +14,9 @@ from rlobs.rl.catalog import Catalog
 from rlobs.rl.engines import load_engines
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job
 from rlobs.rl.grafana import board_links, rl_dashboard
-from rlobs.rl.identity import identity_rows, run_identity
+from rlobs.rl.identity import identity_rows
 from rlobs.rl.labels import bundle_labels
-from rlobs.rl.panels import goodput
 from rlobs.rl.tracker import tracker_env
-from rlobs.rl.volume import as_data, planned
 from rlobs.targets.eks import argocd, dashboards, monitors, security, stack, tfvars, values, workload
 from rlobs.targets.eks.profile import EksProfile, GitOps
 from rlobs.targets.eks.stack import GRAFANA_DASHBOARD_LABEL, MONITORING, PROM_EXPORTER_PORT, RELEASE_LABEL
@@ -197,13 +195,10 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "slo_alerts": [r for r in group["rules"] if "alert" in r] if group else [],
                 "identity_envs": [row["env"] for row in identity_rows(profile, catalog)],
                 "release_label": RELEASE_LABEL,
-                "plan": as_data(planned(profile, catalog, volume)),  # rlobs plan's figures
                 "stack": stack.stack(eks),
                 "files": sorted([*file_table(files), (README, "This file.")]),
                 "ray_logs": ray_logs,
                 "ray_kind": profile.workload.kind in workloads.RAY_KINDS,
-                "ray_kinds": sorted(workloads.RAY_KINDS),
-                "routes": workloads.routes_readme(profile.workload, workload.env(profile, catalog)),
                 "ray_head_monitor": next(
                     (f.path for f in files if f.path.endswith("/ray-head-servicemonitor.yaml")), None
                 ),
@@ -221,12 +216,9 @@ def plan(profile: EksProfile, catalog: Catalog) -> Plan:
                 "ref_repo": AI_ML_OBSERVABILITY_REPO,
                 "ref_commit": AI_ML_OBSERVABILITY_COMMIT,
                 "argocd_note": ARGOCD_NOTE,
-                "adapter": adapters.readme(profile, catalog),
-                "alert_coverage": adapters.alert_coverage(rl),
-                "run_identity": run_identity(profile, catalog),
-                "goodput": goodput(catalog),
                 "rollout": _rollout_readme(profile),
                 "extra_envs": [e["name"] for e in adapters.adapter_env(profile, catalog) + tracker_env(profile)],
+                **app.readme_context(rl, volume, workload.env(profile, catalog)),
             },
         )
     )

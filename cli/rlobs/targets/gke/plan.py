@@ -6,14 +6,11 @@ from typing import Any
 
 from rlobs.bundle.gitignore import gitignore
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, TemplateFile, file_table
-from rlobs.rl import adapters, app, naming, workloads
+from rlobs.rl import app, naming, workloads
 from rlobs.rl import slos as rlslos
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, run_series, workload_job
-from rlobs.rl.identity import run_identity
 from rlobs.rl.labels import bundle_labels
-from rlobs.rl.panels import goodput
-from rlobs.rl.volume import as_data, planned
 from rlobs.targets.gke import monitoring, project, slo, tfpolicy, workload
 from rlobs.targets.gke.profile import GkeProfile, GkeSpec
 from rlobs.targets.gke.volume import pipeline, volume
@@ -270,8 +267,6 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
         "data_query": f"count({run_series(rl, 'run_state')})",
         "tf_policies": tfpolicy.FILE if policies and gke.manage == "terraform" else "",
         "env": workload.container_env(profile, catalog),
-        "ray_kinds": sorted(workloads.RAY_KINDS),
-        "routes": workloads.routes_readme(profile.workload, workload.container_env(profile, catalog)),
     }
     files = [
         *_scripts(gke, context),
@@ -292,11 +287,7 @@ def plan(profile: GkeProfile, catalog: Catalog) -> Plan:
             for m in catalog.metrics
         ],
         "files": file_table(files),
-        "adapter": adapters.readme(profile, catalog),
-        "alert_coverage": adapters.alert_coverage(rl),
-        "run_identity": run_identity(profile, catalog),
-        "goodput": goodput(catalog),
-        "plan": as_data(planned(profile, catalog, volume)),  # rlobs plan's figures
+        **app.readme_context(rl, volume, context["env"]),
     }
     files.append(TemplateFile("README.md", "md", "gke/README.md.j2", "This file.", readme))
     return Plan(profile.metadata.name, tuple(files))
