@@ -203,10 +203,13 @@ def configmap_name(workload: Workload) -> str:
     return f"{workload.name}-rlobs-env"[:253]
 
 
-def env_route_files(
-    workload: Workload, env: list[dict[str, Any]], labels: dict[str, str], folder: str
-) -> tuple[DataFile, DataFile]:
-    """The ConfigMap (envFrom) and Helm values routes of the RL container's env, for deployments without Kustomize."""
+def beside_patch(
+    workload: Workload, env: list[dict[str, Any]], labels: dict[str, str], folder: str, schema_what: str
+) -> list[DataFile]:
+    """The files beside the Component's patch: the merge-key schema a CRD kind needs (`schema_what`: what it is, in
+    the target's words), the ConfigMap (envFrom) and Helm values routes of the env for deployments without Kustomize."""
+    schema = openapi(workload.kind)
+    files = [] if schema is None else [DataFile(f"{folder}/{OPENAPI_FILE}", "json", schema, schema_what)]
     data, kept = env_config(env)
     name = configmap_name(workload)
     configmap = {
@@ -216,7 +219,8 @@ def env_route_files(
         "data": data,
     }
     fragment = yaml.safe_dump({"envFrom": [{"configMapRef": {"name": name}}], "env": kept}, sort_keys=False)
-    return (
+    return [
+        *files,
         DataFile(
             f"{folder}/{ENV_CONFIGMAP_FILE}",
             "yaml",
@@ -245,7 +249,7 @@ def env_route_files(
                 116,
             ),
         ),
-    )
+    ]
 
 
 def routes_readme(workload: Workload, env: list[dict[str, Any]]) -> dict[str, Any]:

@@ -243,11 +243,9 @@ def _workload_files(profile: EksProfile, catalog: Catalog, *, ray_logs: bool) ->
             "OTel SDK env, RL_* identity env and the scrape label for the RL container.",
         ),
     ]
-    if (schema := workloads.openapi(w.kind)) is not None:
-        what = "Merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name."
-        files.append(DataFile(f"workload/{workloads.OPENAPI_FILE}", "json", schema, what))
     labels = bundle_labels(profile.metadata.name)
-    files += workloads.env_route_files(w, workload.env(profile, catalog), labels, "workload")
+    schema_what = "Merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name."
+    files += workloads.beside_patch(w, workload.env(profile, catalog), labels, "workload", schema_what)
     if ray_logs:
         files += [
             DataFile(

@@ -88,11 +88,9 @@ def _workload(profile: GkeProfile, catalog: Catalog) -> list[FileSpec]:
             header=f"Points {w.kind} {w.name}'s OTLP exporters at the managed collector.",
         ),
     ]
-    if (schema := workloads.openapi(w.kind)) is not None:
-        what = "Merge keys for the CRD's lists, so the patch merges them by name."
-        files.append(DataFile(f"{WORKLOAD_DIR}/{workloads.OPENAPI_FILE}", "json", schema, what))
+    schema_what = "Merge keys for the CRD's lists, so the patch merges them by name."
     env = workload.container_env(profile, catalog)
-    files += workloads.env_route_files(w, env, bundle_labels(profile.metadata.name), WORKLOAD_DIR)
+    files += workloads.beside_patch(w, env, bundle_labels(profile.metadata.name), WORKLOAD_DIR, schema_what)
     if profile.gke.instrumentation_resource:
         files.append(
             DataFile(
