@@ -11,13 +11,14 @@ from rlobs.bundle.spec import DataFile, FileSpec, TemplateFile
 from rlobs.profile.fields import duration_seconds
 from rlobs.profile.model import ProfileBase
 from rlobs.rl import adapters, naming, promrules, slos, workloads
-from rlobs.rl.adapters import ONE_LINE, SIGNALS_DOC, adapter_files, mapping_rows
+from rlobs.rl.adapters import ONE_LINE, SIGNALS_DOC, adapter_env, adapter_files, mapping_rows
 from rlobs.rl.alerts import RUNBOOK_PATH, thresholds
 from rlobs.rl.catalog import Catalog, Kind, load_catalog
 from rlobs.rl.facts import RlFacts
-from rlobs.rl.identity import identity_rows, run_identity
+from rlobs.rl.identity import identity_rows, rl_env, run_identity
 from rlobs.rl.naming import Part, Pipeline
 from rlobs.rl.panels import goodput
+from rlobs.rl.tracker import tracker_env
 from rlobs.rl.volume import Count, as_data, planned
 
 # promtool rule unit tests and the bare rule groups they load (`promtool test rules tests/rl-alerts.test.yaml`).
@@ -149,6 +150,13 @@ def _docs_context(facts: RlFacts) -> dict[str, Any]:
         ],
         "slo_alerts": slos.runbook_sections(facts),
     }
+
+
+def container_env(profile: ProfileBase, catalog: Catalog, otel: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The RL container's env: POD_NAME first (a $(VAR) expands only variables defined above it), the target's OTel
+    SDK env, then the RL_* run identity the app module reads, the adapter's and the tracker's env."""
+    pod_name = {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    return [pod_name, *otel, *rl_env(profile, catalog), *adapter_env(profile, catalog), *tracker_env(profile)]
 
 
 def readme_context(facts: RlFacts, count: Count, env: list[dict[str, Any]]) -> dict[str, Any]:

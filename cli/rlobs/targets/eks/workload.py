@@ -6,12 +6,10 @@ import copy
 from typing import Any
 
 from rlobs.bundle.filters import fluentbit_conf
-from rlobs.rl import workloads
-from rlobs.rl.adapters import adapter_env
+from rlobs.rl import app, workloads
 from rlobs.rl.catalog import Catalog
-from rlobs.rl.identity import export_interval_env, rl_env
+from rlobs.rl.identity import export_interval_env
 from rlobs.rl.labels import bundle_labels
-from rlobs.rl.tracker import tracker_env
 from rlobs.targets.eks.monitors import APP_METRICS_PORT_NAME
 from rlobs.targets.eks.profile import EksProfile
 from rlobs.targets.eks.stack import MONITORING, OPENSEARCH_PORT, OTLP_GRPC_PORT, WORKLOAD_LABEL, stack
@@ -35,8 +33,6 @@ def env(profile: EksProfile, catalog: Catalog) -> list[dict[str, Any]]:
     eks = profile.eks
     endpoint = f"http://{stack(eks).collector_host}:{OTLP_GRPC_PORT}"  # http:// = plaintext gRPC (no TLS in-cluster)
     out: list[dict[str, Any]] = [
-        # First: $(POD_NAME) below only expands variables defined earlier in the list.
-        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
         {"name": "OTEL_SERVICE_NAME", "value": w.otel_service_name},
         {
             "name": "OTEL_RESOURCE_ATTRIBUTES",
@@ -59,8 +55,7 @@ def env(profile: EksProfile, catalog: Catalog) -> list[dict[str, Any]]:
             {"name": "OTEL_EXPORTER_PROMETHEUS_HOST", "value": "0.0.0.0"},
             {"name": "OTEL_EXPORTER_PROMETHEUS_PORT", "value": str(w.metrics_port)},
         ]
-    # The run identity, under the names the instrumentation module reads (rl.app.identity_env).
-    return out + rl_env(profile, catalog) + adapter_env(profile, catalog) + tracker_env(profile)
+    return app.container_env(profile, catalog, out)
 
 
 def env_patch(profile: EksProfile, catalog: Catalog) -> dict[str, Any]:

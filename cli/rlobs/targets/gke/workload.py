@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.rl import workloads
-from rlobs.rl.adapters import adapter_env
+from rlobs.rl import app, workloads
 from rlobs.rl.catalog import Catalog
-from rlobs.rl.identity import export_interval_env, rl_env
+from rlobs.rl.identity import export_interval_env
 from rlobs.rl.labels import bundle_labels
-from rlobs.rl.tracker import tracker_env
 from rlobs.targets.gke.profile import GkeProfile
 
 # The managed collector's Service (shared gke-managed-otel.md §1.4: namespace gke-managed-otel, Service
@@ -42,7 +40,7 @@ def container_env(profile: GkeProfile, catalog: Catalog, container: str | None =
             f"k8s.cluster.name={gke.cluster}",
         ]
     )
-    env: list[dict[str, Any]] = [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]
+    env: list[dict[str, Any]] = []
     if gke.collector_endpoint is None:
         endpoint = ENDPOINT
         env += [
@@ -71,11 +69,8 @@ def container_env(profile: GkeProfile, catalog: Catalog, container: str | None =
         {"name": "OTEL_SERVICE_NAME", "value": workload.otel_service_name},
         {"name": "OTEL_RESOURCE_ATTRIBUTES", "value": attributes},
         export_interval_env(workload),
-        *rl_env(profile, catalog),
-        *adapter_env(profile, catalog),
-        *tracker_env(profile),
     ]
-    return env
+    return app.container_env(profile, catalog, env)
 
 
 def _pod_spec(profile: GkeProfile, catalog: Catalog, container: str) -> dict[str, Any]:
