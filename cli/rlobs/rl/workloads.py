@@ -199,6 +199,12 @@ def env_config(env: list[dict[str, Any]]) -> tuple[dict[str, str], list[dict[str
     return data, kept
 
 
+def configmap(name: str, namespace: str, labels: dict[str, str], data: dict[str, str]) -> dict[str, Any]:
+    """A bundle's ConfigMap: the env for envFrom, the Ray log sidecar's config, a dashboard for Grafana's sidecar."""
+    metadata = {"name": name, "namespace": namespace, "labels": labels}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data}
+
+
 def configmap_name(workload: Workload) -> str:
     return f"{workload.name}-rlobs-env"[:253]
 
@@ -212,19 +218,13 @@ def beside_patch(
     files = [] if schema is None else [DataFile(f"{folder}/{OPENAPI_FILE}", "json", schema, schema_what)]
     data, kept = env_config(env)
     name = configmap_name(workload)
-    configmap = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": workload.namespace, "labels": labels},
-        "data": data,
-    }
     fragment = yaml.safe_dump({"envFrom": [{"configMapRef": {"name": name}}], "env": kept}, sort_keys=False)
     return [
         *files,
         DataFile(
             f"{folder}/{ENV_CONFIGMAP_FILE}",
             "yaml",
-            configmap,
+            configmap(name, workload.namespace, labels, data),
             "The RL env as a ConfigMap for `envFrom`, for workloads Kustomize does not build.",
             header=textwrap.fill(
                 "Without Kustomize: apply this ConfigMap, and give each RL container the Kustomize patch names "

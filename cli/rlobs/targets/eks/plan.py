@@ -54,16 +54,8 @@ def facts(profile: EksProfile, catalog: Catalog) -> RlFacts:
 
 
 def _dashboard_configmap(bundle: str, name: str, dashboard: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": name,
-            "namespace": MONITORING,
-            "labels": {**GRAFANA_DASHBOARD_LABEL, **bundle_labels(bundle)},
-        },
-        "data": {f"{name}.json": to_json(dashboard)},
-    }
+    labels = {**GRAFANA_DASHBOARD_LABEL, **bundle_labels(bundle)}
+    return workloads.configmap(name, MONITORING, labels, {f"{name}.json": to_json(dashboard)})
 
 
 # file (under rl-layer/) -> what it is, for the bundle README.

@@ -149,16 +149,8 @@ def fluentbit_config(profile: EksProfile) -> dict[str, Any]:
             ),
         ]
     )
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": LOG_CONFIGMAP,
-            "namespace": profile.workload.namespace,
-            "labels": bundle_labels(profile.metadata.name),
-        },
-        "data": {"fluent-bit.conf": conf},
-    }
+    labels = bundle_labels(profile.metadata.name)
+    return workloads.configmap(LOG_CONFIGMAP, profile.workload.namespace, labels, {"fluent-bit.conf": conf})
 
 
 def ray_logs(profile: EksProfile) -> bool:
