@@ -73,19 +73,17 @@ def container_env(profile: GkeProfile, catalog: Catalog, container: str | None =
     return app.container_env(profile, catalog, env)
 
 
-def _pod_spec(profile: GkeProfile, catalog: Catalog, container: str) -> dict[str, Any]:
-    gke = profile.gke
-    spec: dict[str, Any] = {}
-    if gke.workload_identity is not None:
-        # Workload Identity maps IAM roles to this KSA; the pods must run as it to get them.
-        spec["serviceAccountName"] = gke.workload_identity.kubernetes_service_account
-    spec["containers"] = [{"name": container, "env": container_env(profile, catalog, container)}]
-    return spec
-
-
 def patch(profile: GkeProfile, catalog: Catalog) -> dict[str, Any]:
     """A strategic-merge patch that adds the env to the RL container, shaped for the workload's kind."""
-    return workloads.patch(profile.workload, lambda container: {"spec": _pod_spec(profile, catalog, container)})
+    identity = profile.gke.workload_identity
+    # Workload Identity maps IAM roles to this KSA; the pods must run as it to get them.
+    account = {} if identity is None else {"serviceAccountName": identity.kubernetes_service_account}
+
+    def fragment(container: str) -> dict[str, Any]:
+        env = container_env(profile, catalog, container)
+        return {"spec": {**account, "containers": [{"name": container, "env": env}]}}
+
+    return workloads.patch(profile.workload, fragment)
 
 
 def kustomization(profile: GkeProfile) -> dict[str, Any]:
