@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 PART_OF = {"app.kubernetes.io/part-of": "rlobs"}
 BUNDLE_LABEL = "rlobs.io/bundle"
 
@@ -9,3 +11,8 @@ BUNDLE_LABEL = "rlobs.io/bundle"
 def bundle_labels(name: str) -> dict[str, str]:
     """part-of rlobs, and which bundle (the profile's metadata.name, a DNS label, so a valid label value)."""
     return {**PART_OF, BUNDLE_LABEL: name}
+
+
+def bundle_metadata(name: str, namespace: str, bundle: str) -> dict[str, Any]:
+    """An object's metadata: its name and namespace, and the labels of bundle `bundle`."""
+    return {"name": name, "namespace": namespace, "labels": bundle_labels(bundle)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.rl.labels import bundle_labels
+from rlobs.rl.labels import bundle_metadata
 from rlobs.rl.slos import BURN_LABEL, SLO_LABEL
 from rlobs.targets.eks.profile import EksProfile, Receiver
 
@@ -125,11 +125,7 @@ def alertmanager_config_cr(profile: EksProfile) -> dict[str, Any]:
     return {
         "apiVersion": "monitoring.coreos.com/v1alpha1",
         "kind": "AlertmanagerConfig",
-        "metadata": {
-            "name": f"rlobs-{bundle}",
-            "namespace": profile.workload.namespace,
-            "labels": bundle_labels(bundle),
-        },
+        "metadata": bundle_metadata(f"rlobs-{bundle}", profile.workload.namespace, bundle),
         "spec": {
             "route": {
                 "receiver": "null",

@@ -16,7 +16,7 @@ from rlobs.bundle import appsets as contract
 from rlobs.errors import RlobsError
 from rlobs.profile.fleet import Fleet, Member
 from rlobs.profile.fleetspec import FleetSpec, bundle_path
-from rlobs.rl.labels import BUNDLE_LABEL, bundle_labels
+from rlobs.rl.labels import BUNDLE_LABEL, bundle_metadata
 from rlobs.targets.eks import argocd
 from rlobs.targets.eks.contract import STACK, members
 from rlobs.targets.eks.profile import EksProfile
@@ -120,11 +120,7 @@ def application_set(fleet: Fleet, component: str, template: dict[str, Any]) -> d
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "ApplicationSet",
-        "metadata": {
-            "name": f"rlobs-{fleet.name}-{component}",
-            "namespace": ARGOCD,
-            "labels": bundle_labels(fleet.name),
-        },
+        "metadata": bundle_metadata(f"rlobs-{fleet.name}-{component}", ARGOCD, fleet.name),
         "spec": {
             "goTemplate": True,
             # One bad element then fails the whole set instead of rendering "<no value>" (argo-cd#16832): the

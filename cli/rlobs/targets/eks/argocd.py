@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlobs.rl.labels import bundle_labels
+from rlobs.rl.labels import bundle_metadata
 from rlobs.targets.eks.profile import EksProfile, GitOps
 from rlobs.targets.eks.stack import ARGOCD, MONITORING
 from rlobs.targets.eks.versions import CHARTS
@@ -57,9 +57,7 @@ def _app(
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
         "metadata": {
-            "name": name,
-            "namespace": ARGOCD,
-            "labels": bundle_labels(profile.metadata.name),
+            **bundle_metadata(name, ARGOCD, profile.metadata.name),
             "annotations": {"argocd.argoproj.io/sync-wave": str(wave)},
             "finalizers": [FINALIZER],
         },

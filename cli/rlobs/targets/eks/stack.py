@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rlobs.rl.labels import bundle_labels
+from rlobs.rl.labels import bundle_labels, bundle_metadata
 from rlobs.targets.eks.profile import EksProfile, EksSpec
 from rlobs.targets.eks.versions import CHARTS, OPENSEARCH_VERSION
 
@@ -59,7 +59,7 @@ def opensearch_cluster(profile: EksProfile) -> dict[str, Any]:
     return {
         "apiVersion": "opensearch.opster.io/v1",
         "kind": "OpenSearchCluster",
-        "metadata": {"name": "opensearch", "namespace": MONITORING, "labels": bundle_labels(profile.metadata.name)},
+        "metadata": bundle_metadata("opensearch", MONITORING, profile.metadata.name),
         "spec": {
             "general": {
                 "serviceName": stack(eks).opensearch_service,

@@ -7,7 +7,7 @@ from typing import Any
 from rlobs.rl import app, workloads
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.identity import export_interval_env
-from rlobs.rl.labels import bundle_labels
+from rlobs.rl.labels import bundle_metadata
 from rlobs.targets.gke.profile import GkeProfile
 
 # The managed collector's Service (shared gke-managed-otel.md §1.4: namespace gke-managed-otel, Service
@@ -97,11 +97,7 @@ def instrumentation(profile: GkeProfile) -> dict[str, Any]:
     return {
         "apiVersion": INSTRUMENTATION_API,
         "kind": "Instrumentation",
-        "metadata": {
-            "name": profile.metadata.name,
-            "namespace": profile.workload.namespace,
-            "labels": bundle_labels(profile.metadata.name),
-        },
+        "metadata": bundle_metadata(profile.metadata.name, profile.workload.namespace, profile.metadata.name),
         # {} selects all pods of the namespace (shared gke-managed-otel.md §1.5).
         "spec": {"selector": {}},
     }
