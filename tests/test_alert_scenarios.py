@@ -10,7 +10,7 @@ import pytest
 from testing.helpers import tool
 from testing.scenario_cases import BUDGET_PAGES, STALL, scenarios
 from testing.scenario_report import GKE, PIPELINES, judge
-from testing.scenario_run import accounting, burns, run
+from testing.scenario_run import accounting, bundle, burns, merge, run
 
 pytestmark = pytest.mark.slow
 
@@ -45,9 +45,25 @@ def test_the_suite_covers_the_issue() -> None:
     assert {"divergence-long-iterations", "collapse-long-iterations"} <= set(found)
 
 
-# GKE's policies inline every lifecycle piece (a policy reads no recording rule), so promtool takes ~30 s a
-# scenario on them: the suite runs one of each kind of fault and of quiet run on the default GKE pipeline, and
-# `make scenarios` runs every scenario on both GKE pipelines.
+def test_scenarios_sharing_a_promtool_test_never_write_one_series() -> None:
+    """Scenarios share a promtool test (scenario_run.merge): an instance or run id two of them use is made unique, each
+    run label maps back to its scenario and own run id, and through the collector (one `up` for every run) an outage
+    has a test of its own."""
+    found = scenarios()
+    # Two scenarios with processes on instances a and b, an outage, and one run id (stall) in two scenarios.
+    cases = {n: found[n] for n in ("restart-new-pod", "reused-run-id", "scrape-outage", "stall")}
+    cases["again"] = found["stall"]
+    for profile, tests in (("eks-prometheus-exporter", 1), ("eks-jark", 2)):
+        merged = merge(bundle(profile, {}), cases)
+        assert len(merged.inputs) == tests
+        assert all(len({s["series"] for s in test}) == len(test) for test in merged.inputs)
+        assert sorted(merged.owner.values()) == sorted({(n, p.run) for n, sc in cases.items() for p in sc.procs})
+        assert merged.owner["stall/stall"] == ("stall", "stall") and merged.owner["again/stall"] == ("again", "stall")
+
+
+# GKE's policies inline every lifecycle piece (a policy reads no recording rule), so a scenario costs promtool more
+# on them than on the EKS rules: the suite runs one of each kind of fault and of quiet run on the default GKE
+# pipeline, and `make scenarios` runs every scenario on both GKE pipelines.
 GKE_SAMPLE = frozenset(
     {
         *("healthy-grpo-cold-start", "checkpoint-pause", "restart-new-pod", "scrape-outage", "hang-before-first-step"),

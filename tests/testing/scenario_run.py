@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
+from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,7 +85,9 @@ def policy_rules(rl: RlFacts) -> list[dict[str, Any]]:
     return [{"name": conditions[0]["ruleGroup"], "interval": conditions[0]["evaluationInterval"], "rules": rules}]
 
 
-def _input(rl: RlFacts, sc: Scenario) -> list[dict[str, str]]:
+def _series(rl: RlFacts, name: str, sc: Scenario, runs: Mapping[str, str]) -> list[dict[str, str]]:
+    """The input series of a scenario's processes, each run labelled `runs[run]`; instances are the scenario's own
+    (`<scenario>/<instance>`), so no two scenarios of one test write one series or share a scrape target."""
     # Processes of one run in one pod (a container restart) write the same series: the newer one's points win.
     merged: dict[tuple[str, str], dict[str, Samples]] = {}
     st = rl.profile.alerts.stall
@@ -104,13 +108,14 @@ def _input(rl: RlFacts, sc: Scenario) -> list[dict[str, str]]:
         )
     found = []
     push = rl.pipeline not in RECORDED  # pushed to Google: a policy reads Monarch, which has no staleness markers
-    for (run_id, instance), samples in merged.items():
-        labels = {**rl.scope, rl.catalog.attribute("run_id").name: run_id}
+    for (run_id, own), samples in merged.items():
+        instance = f"{name}/{own}"
+        labels = {**rl.scope, rl.catalog.attribute("run_id").name: runs[run_id]}
         plain = {naming.label(k, rl.pipeline): v for k, v in labels.items()}
-        for name, (metric, part) in _SERIES.items():
+        for series, (metric, part) in _SERIES.items():
             sel = classic(naming.selector(rl.catalog.metric(metric), rl.pipeline, part, labels))  # type: ignore[arg-type]
             found.append(
-                {"series": sel[:-1] + f', instance="{instance}"}}', "values": values(samples[name], stale=not push)}
+                {"series": sel[:-1] + f', instance="{instance}"}}', "values": values(samples[series], stale=not push)}
             )
         for bucket in BUCKETS:
             labelled = {**labels, rl.catalog.attribute("time_bucket").name: bucket}
@@ -122,10 +127,42 @@ def _input(rl: RlFacts, sc: Scenario) -> list[dict[str, str]]:
             found.append(
                 {"series": f'up{{job="{plain["job"]}", instance="{instance}"}}', "values": values(samples["up"])}
             )
-    if rl.pipeline == "otel-collector":
-        up = [0.0 if sc.outage and sc.outage[0] <= t < sc.outage[1] else 1.0 for t in range(MINUTES + 1)]
-        found.append({"series": COLLECTOR_UP, "values": values(up)})  # type: ignore[arg-type]
     return found
+
+
+@dataclass(frozen=True)
+class Merged:
+    """Scenarios as few promtool tests as their series allow; `owner`: a run id as the tests label it -> the
+    scenario and its own run id."""
+
+    inputs: list[list[dict[str, str]]]  # each test's input series
+    owner: dict[str, tuple[str, str]]
+
+    def tests(self, queries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {"name": f"batch {i}", "interval": "1m", "input_series": s, "promql_expr_test": queries}
+            for i, s in enumerate(self.inputs)
+        ]
+
+
+def merge(rl: RlFacts, cases: Mapping[str, Scenario]) -> Merged:
+    """The scenarios' series in shared tests: every rule and query groups by run (the pipeline's scrape health joins
+    on the instance), so scenarios meet only where a run id or an instance repeats, and both are made unique (a run id
+    another scenario has too becomes `<scenario>/<run>`). What every run shares is the collector's `up`: through it a
+    scenario shares a test only with those of the same outage."""
+    shared = rl.pipeline == "otel-collector"
+    runs = Counter(r for sc in cases.values() for r in {p.run for p in sc.procs})
+    by_outage: dict[tuple[float, float] | None, list[dict[str, str]]] = {}
+    owner: dict[str, tuple[str, str]] = {}
+    for name, sc in cases.items():
+        label = {r: r if runs[r] == 1 else f"{name}/{r}" for r in dict.fromkeys(p.run for p in sc.procs)}
+        owner |= {tagged: (name, r) for r, tagged in label.items()}
+        by_outage.setdefault(sc.outage if shared else None, []).extend(_series(rl, name, sc, label))
+    if shared:
+        for outage, series in by_outage.items():
+            up = [0.0 if outage and outage[0] <= t < outage[1] else 1.0 for t in range(MINUTES + 1)]
+            series.append({"series": COLLECTOR_UP, "values": values(up)})  # type: ignore[arg-type]
+    return Merged(list(by_outage.values()), owner)
 
 
 def _queries(*labels: str) -> list[dict[str, Any]]:
@@ -149,38 +186,48 @@ def _queries(*labels: str) -> list[dict[str, Any]]:
 _GOT = re.compile(r"\{([^}]*)\} ([-+0-9.eE]+)")
 
 
+def _samples(output: str) -> Iterator[tuple[str, dict[str, str], float]]:
+    """(expression, labels, value) of every sample the queries returned, as promtool printed them (`got:`)."""
+    expr = ""
+    for line in output.splitlines():
+        if "expr:" in line:
+            expr = line
+        elif line.strip().startswith("got:"):
+            for labels, value in _GOT.findall(line):
+                yield expr, dict(re.findall(r'([\w.]+)="([^"]*)"', labels)), float(value)
+
+
+def _fired(output: str, by: str) -> dict[str, dict[str, Fired]]:
+    """label `by`'s value -> alert -> Fired, from the samples of _queries (samples without the label skipped)."""
+    found: dict[str, dict[str, Fired]] = {}
+    for expr, labels, v in _samples(output):
+        if by not in labels:
+            continue
+        alerts, alert = found.setdefault(labels[by], {}), labels["alertname"]
+        prev = alerts.get(alert, Fired(0, -1))
+        alerts[alert] = Fired(int(v), prev.first) if "sum_over_time" in expr else Fired(prev.episodes, v / 60)
+    return found
+
+
 def run(profile: str, names: frozenset[str] | None = None) -> dict[str, dict[str, dict[str, Fired]]]:
     """scenario -> run id -> alert -> Fired, evaluated by promtool with the profile's rules (EKS) or alert policies
-    (GKE); `names`: only these scenarios."""
+    (GKE); `names`: only these scenarios. The scenarios of one profile `alerts:` share their tests (merge)."""
     cases = {n: sc for n, sc in scenarios().items() if names is None or n in names}
-    groups: dict[str, list[str]] = {}
+    groups: dict[str, dict[str, Scenario]] = {}
     for name, sc in cases.items():
-        groups.setdefault(repr(sorted(sc.settings.items())), []).append(name)
+        groups.setdefault(repr(sorted(sc.settings.items())), {})[name] = sc
     found: dict[str, dict[str, dict[str, Fired]]] = {name: {} for name in cases}
     for members in groups.values():
-        rl = bundle(profile, cases[members[0]].settings)
+        rl = bundle(profile, next(iter(members.values())).settings)
         run_label = classic(naming.label_token(rl.catalog.attribute("run_id").name, rl.pipeline))
-        tests = [
-            {"name": n, "interval": "1m", "input_series": _input(rl, cases[n]), "promql_expr_test": _queries(run_label)}
-            for n in members
-        ]
-        output = _promtool(tests, promrules.rule_groups(rl) if rl.pipeline in RECORDED else policy_rules(rl))
-        owner = {p.run: n for n in members for p in cases[n].procs}
-        kind = ""
-        for line in output.splitlines():
-            if "expr:" in line:
-                kind = "episodes" if "sum_over_time" in line else "first"
-            elif line.strip().startswith("got:"):
-                for labels, value in _GOT.findall(line):
-                    d = dict(re.findall(r'([\w.]+)="([^"]*)"', labels))
-                    if run_label not in d:
-                        continue  # a workload's SLO burn, not a run's alert: tests/test_slo.py judges those
-                    r, alert = d[run_label], d["alertname"]
-                    prev = found[owner[r]].setdefault(r, {}).get(alert, Fired(0, -1))
-                    v = float(value)
-                    found[owner[r]][r][alert] = (
-                        Fired(int(v), prev.first) if kind == "episodes" else Fired(prev.episodes, v / 60)
-                    )
+        merged = merge(rl, members)
+        # A run's alerts: a workload's SLO burns sum every run of it (burns() and tests/test_slo.py judge those), so
+        # the SLO rules are left out, and a GKE burn policy's sample (it has no run) is skipped.
+        slo = slos.rule_group(rl)
+        rules = [g for g in promrules.rule_groups(rl) if g != slo] if rl.pipeline in RECORDED else policy_rules(rl)
+        for tagged, fired in _fired(_promtool(merged.tests(_queries(run_label)), rules), run_label).items():
+            name, run_id = merged.owner[tagged]
+            found[name][run_id] = fired
     return found
 
 
@@ -214,18 +261,11 @@ def accounting(profile: str) -> dict[str, dict[str, float]]:
         {"expr": q, "eval_time": f"{MINUTES}m", "exp_samples": []}
         for q in (live, panels.down(rl.catalog, rl.pipeline, sel, window))
     ]
-    tests = [
-        {"name": n, "interval": "1m", "input_series": _input(rl, sc), "promql_expr_test": queries}
-        for n, sc in cases.items()
-    ]
-    owner = {p.run: n for n, sc in cases.items() for p in sc.procs}
+    merged = merge(rl, cases)
     found: dict[str, dict[str, float]] = {n: {} for n in cases}
-    for line in _promtool(tests, []).splitlines():
-        if line.strip().startswith("got:"):
-            for labels, value in _GOT.findall(line):
-                d = dict(re.findall(r'([\w.]+)="([^"]*)"', labels))
-                got, bucket = found[owner[d[run_label]]], d.get(bucket_label, "down")
-                got[bucket] = got.get(bucket, 0.0) + float(value) / 60  # a scenario's runs summed
+    for _, d, value in _samples(_promtool(merged.tests(queries), [])):
+        got, bucket = found[merged.owner[d[run_label]][0]], d.get(bucket_label, "down")
+        got[bucket] = got.get(bucket, 0.0) + value / 60  # a scenario's runs summed
     return found
 
 
@@ -254,8 +294,8 @@ SLOS = "  goodput: {objective: 0.2}\n"
 
 
 def burns(profile: str) -> dict[str, dict[str, Fired]]:
-    """scenario -> SLO alert -> Fired: each scenario alone (an SLO is its workload's: every run of it summed), with the
-    SLO rules only, on the series they read (the time accounting)."""
+    """scenario -> SLO alert -> Fired: each scenario alone (an SLO is its workload's: its rules sum every run of it,
+    by no label a scenario could own), with the SLO rules only, on the series they read (the time accounting)."""
     cases = scenarios()
     rl = bundle(profile, {}, SLOS)
     group = slos.rule_group(rl)
@@ -263,20 +303,9 @@ def burns(profile: str) -> dict[str, dict[str, Fired]]:
     accounted = naming.selector(rl.catalog.metric("run_time"), rl.pipeline, "", {}).split("{")[0]
     tests = []
     for name, sc in cases.items():
-        series = [s for s in _input(rl, sc) if s["series"].startswith(accounted + "{")]
+        (series,) = merge(rl, {name: sc}).inputs
         queries = [{**q, "expr": f'label_replace({q["expr"]}, "scenario", "{name}", "", "")'} for q in _queries()]
-        tests.append({"name": name, "interval": "1m", "input_series": series, "promql_expr_test": queries})
+        read = [s for s in series if s["series"].startswith(accounted + "{")]
+        tests.append({"name": name, "interval": "1m", "input_series": read, "promql_expr_test": queries})
     found: dict[str, dict[str, Fired]] = {name: {} for name in cases}
-    kind = ""
-    for line in _promtool(tests, [group]).splitlines():
-        if "expr:" in line:
-            kind = "episodes" if "sum_over_time" in line else "first"
-        elif line.strip().startswith("got:"):
-            for labels, value in _GOT.findall(line):
-                d = dict(re.findall(r'([\w.]+)="([^"]*)"', labels))
-                prev = found[d["scenario"]].get(d["alertname"], Fired(0, -1))
-                v = float(value)
-                found[d["scenario"]][d["alertname"]] = (
-                    Fired(int(v), prev.first) if kind == "episodes" else Fired(prev.episodes, v / 60)
-                )
-    return found
+    return found | _fired(_promtool(tests, [group]), "scenario")

@@ -174,12 +174,28 @@ def timeline(p: Proc, stall: Stall) -> list[Segment]:
     return out
 
 
-def accounted(segs: list[Segment], t: float) -> dict[str, float]:
-    """Seconds per bucket up to minute t."""
-    found = dict.fromkeys(BUCKETS, 0.0)
-    for a, b, bucket in segs:
-        found[bucket] += max(0.0, min(b, t) - a) * 60
-    return found
+def tally(segs: list[Segment]) -> Callable[[float], dict[str, float]]:
+    """Seconds per bucket up to minute t, for t that never decreases. The segments are laid in time order and never
+    overlap, so those ended by t are a prefix of them: each is added once, in their order (the same sums as adding
+    every segment's share at each minute, in linear time), and only the one under way at t is added in part."""
+    ended, done, last = 0, dict.fromkeys(BUCKETS, 0.0), -math.inf
+
+    def at(t: float) -> dict[str, float]:
+        nonlocal ended, last
+        if t < last:
+            raise ValueError(f"minute {t} after minute {last}")
+        last = t
+        while ended < len(segs) and segs[ended][1] <= t:
+            a, b, bucket = segs[ended]
+            done[bucket] += (b - a) * 60
+            ended += 1
+        found = dict(done)
+        if ended < len(segs) and segs[ended][0] < t:
+            a, _, bucket = segs[ended]
+            found[bucket] += (t - a) * 60
+        return found
+
+    return at
 
 
 def p95(xs: list[float]) -> float:
@@ -194,7 +210,7 @@ def export(p: Proc, pipeline: str, outage: tuple[float, float] | None, stall: St
     """Per-minute samples of every series of the process (key -> values; None: no point)."""
     rng = random.Random(p.seed + 1)
     done = p.steps()
-    segs = timeline(p, stall)
+    accounted = tally(timeline(p, stall))
     keys = (
         "run_state",
         "state_since",
@@ -227,12 +243,12 @@ def export(p: Proc, pipeline: str, outage: tuple[float, float] | None, stall: St
                 row = dict(last)
                 if p.ending != "killed":
                     row["run_state"], row["state_since"] = (0.0 if p.ending == "finished" else 4.0), gone * 60
-                    row.update(accounted(segs, gone))  # the final state's scrape counts to the end
+                    row.update(accounted(gone))  # the final state's scrape counts to the end
                 row["up"] = 1.0
             else:
                 row = dict.fromkeys(keys)
         else:
-            row = {**_alive(p, t, done, rng), **accounted(segs, t)}
+            row = {**_alive(p, t, done, rng), **accounted(t)}
             last = row
         if outage and outage[0] <= t < outage[1]:
             row = {**dict.fromkeys(keys), "up": 0.0 if row.get("up") is not None else None}
