@@ -14,7 +14,16 @@ from typing import Any, NamedTuple
 
 from rlobs.errors import Problem, ProfileError
 from rlobs.profile.fleetspec import Fleet as Fleet  # where they were defined before
-from rlobs.profile.fleetspec import FleetCluster, FleetGitOps, FleetModel, FleetSpec, FleetTarget, Layer, fleet_model
+from rlobs.profile.fleetspec import (
+    FleetCluster,
+    FleetGitOps,
+    FleetModel,
+    FleetSpec,
+    FleetTarget,
+    Layer,
+    fleet_model,
+    target_rules,
+)
 from rlobs.profile.fleetspec import Member as Member
 from rlobs.profile.load import (
     dotted,
@@ -28,7 +37,7 @@ from rlobs.profile.load import (
 )
 from rlobs.profile.model import API_VERSION, Metadata, ProfileBase
 from rlobs.profile.worktree import placed
-from rlobs.profile.yamlsource import Located, Path, value_at
+from rlobs.profile.yamlsource import Located, Path, plain, value_at
 
 
 class Targets(NamedTuple):
@@ -68,7 +77,7 @@ def parse_fleet(text: str, targets: Targets, display: str = "<fleet>", out: FsPa
         except ProfileError as exc:
             problems += exc.problems
     for part in targets.fleet.values():
-        problems += part.fleet_problems(spec, members, located, display)
+        problems += target_rules(part, "fleet_problems", spec, members, located, display)
     if problems:
         raise ProfileError(_unique(problems))
     return Fleet(spec, tuple(members))
@@ -159,15 +168,6 @@ class _Merged:
         elif isinstance(value, list | tuple):
             for n, sub in enumerate(value):
                 self._record((*path, n), sub, (*source, n))
-
-
-def plain(value: Any) -> Any:
-    """Plain dicts and lists of a value as parsed (a fleet entry passed on into an effective profile)."""
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
 
 
 def _member(

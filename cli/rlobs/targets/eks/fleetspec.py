@@ -8,16 +8,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from rlobs.profile.fields import Model
-from rlobs.profile.fleet import plain
 from rlobs.profile.fleetspec import ClusterName, FleetCluster, FleetSpec, Layer, Region, bundle_path
 from rlobs.profile.git import GitRevision
 from rlobs.profile.problems import ProblemAt
+from rlobs.profile.yamlsource import plain
 from rlobs.targets.eks.profile import AWS_REGION, PrometheusEndpoint
 
 if TYPE_CHECKING:
-    from rlobs.errors import Problem
-    from rlobs.profile.fleetspec import Member
-    from rlobs.profile.yamlsource import Located, Path
+    from rlobs.profile.yamlsource import Path
 
 NAME = "eks"
 NOUN = "EKS"
@@ -71,11 +69,6 @@ def revision(spec: FleetSpec, cluster: FleetCluster) -> str:
     own: str | None = getattr(cluster, "revision", None)
     assert spec.gitops is not None  # the fleet's rules require it with an eks cluster
     return own or spec.gitops.target_revision
-
-
-def cluster_problems(cluster: FleetCluster) -> list[ProblemAt]:
-    del cluster  # an eks entry's own keys need nothing of each other
-    return []
 
 
 def spec_problems(spec: FleetSpec) -> list[ProblemAt]:
@@ -132,8 +125,3 @@ def layer(spec: FleetSpec, index: int, cluster: FleetCluster, raw: list[Any]) ->
             (("eks", "grafana", "remotePrometheus"), remote_prometheus(spec, raw), ("views", "grafana", "hub"))
         )
     return found
-
-
-def fleet_problems(spec: FleetSpec, members: list[Member], located: Located, display: str) -> list[Problem]:
-    del spec, members, located, display  # its rules are all on the fleet's own keys (spec_problems)
-    return []
