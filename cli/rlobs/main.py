@@ -299,8 +299,6 @@ def plan(
     Counted from the signal catalog, the profile's counts (plan.runs, nodes, gpusPerNode, engines) and the export or
     scrape interval its bundle configures; third-party exporters are estimates, prices are list prices.
     """
-    from rlobs.errors import EXIT_DRIFT
-
     with _errors(fmt):
         from rlobs import commands
 

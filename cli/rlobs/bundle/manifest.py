@@ -7,13 +7,13 @@ writer's journal and staging folder are named here: an unfinished write means a 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 from pathlib import Path
 
 from rlobs.bundle import cache
+from rlobs.bundle.cache import sha256
 from rlobs.bundle.owner import Owner
 from rlobs.bundle.spec import Rendered
 from rlobs.bundle.tree import Tree
@@ -29,12 +29,8 @@ MAX_RECORD = 8 * MIB
 LOCK_TIMEOUT = 60.0  # seconds a render waits for another one writing the same directory
 
 
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def manifest_text(rendered: tuple[Rendered, ...], owner: Owner) -> str:
-    files = {r.path: sha256(r.text.encode()) for r in sorted(rendered, key=lambda r: r.path)}
+    files = {r.path: sha256(r.text) for r in sorted(rendered, key=lambda r: r.path)}
     body = {"generator": "rlobs", "note": "files rlobs generated here; do not edit", "owner": owner.as_dict()}
     return json.dumps({**body, "files": files}, indent=2) + "\n"
 
