@@ -45,23 +45,18 @@ def fresh(out_dir: Path, key: str) -> tuple[str, tuple[str, ...], Owner] | None:
     if found is None or found.get("key") != key:
         return None
     try:
-        tree = Tree.open(out_dir, create=False)
-    except (OSError, RlobsError):
-        return None
-    try:
-        tree.lock(exclusive=False, timeout=LOCK_TIMEOUT)
-        files, executable = dict(found["files"]), set(found["executable"])
-        if any(tree.kind(name) != "missing" for name in (JOURNAL, STAGING)) or any(neighbours(tree)):
-            return None
-        for rel, wrote in [*files.items(), (MANIFEST, found["manifest"])]:
-            old = tree.read(rel, MAX_RECORD) if rel == MANIFEST else tree.read(rel)
-            if old is None or sha256(old) != wrote or bool(tree.stat(rel).st_mode & 0o100) != (rel in executable):
+        with Tree.open(out_dir, create=False) as tree:
+            tree.lock(exclusive=False, timeout=LOCK_TIMEOUT)
+            files, executable = dict(found["files"]), set(found["executable"])
+            if any(tree.kind(name) != "missing" for name in (JOURNAL, STAGING)) or any(neighbours(tree)):
                 return None
-        return str(found["name"]), tuple(sorted(files)), Owner.from_manifest(found["owner"])
+            for rel, wrote in [*files.items(), (MANIFEST, found["manifest"])]:
+                old = tree.read(rel, MAX_RECORD) if rel == MANIFEST else tree.read(rel)
+                if old is None or sha256(old) != wrote or bool(tree.stat(rel).st_mode & 0o100) != (rel in executable):
+                    return None
+            return str(found["name"]), tuple(sorted(files)), Owner.from_manifest(found["owner"])
     except (OSError, RlobsError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    finally:
-        tree.close()
 
 
 def _owner_in(path: str | Path, dir_fd: int | None = None) -> Owner | None:
@@ -103,7 +98,5 @@ def holds_bundle(out_dir: Path) -> bool:
         tree = Tree.open(out_dir, create=False)
     except (OSError, RlobsError):
         return True
-    try:
+    with tree:
         return tree.fd is not None and any(tree.kind(name) != "missing" for name in (MANIFEST, JOURNAL))
-    finally:
-        tree.close()

@@ -88,6 +88,12 @@ class Tree:
             os.close(self.fd)
             self.fd = None
 
+    def __enter__(self) -> Tree:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def lock(self, *, exclusive: bool, timeout: float) -> None:
         """Hold the directory's lock until close(); wait up to `timeout` seconds for another render to finish."""
         if self.fd is None:

@@ -84,8 +84,7 @@ def open_bundle(
     out_dir: Path, producible: Producible, *, write: bool, timeout: float = LOCK_TIMEOUT
 ) -> Iterator[Bundle]:
     """The bundle directory, locked until the block ends: exclusively (and recovered) to write, shared to read."""
-    tree = Tree.open(out_dir, create=write)
-    try:
+    with Tree.open(out_dir, create=write) as tree:
         tree.lock(exclusive=write, timeout=timeout)
         bundle = Bundle(tree, producible)
         if write:
@@ -93,8 +92,6 @@ def open_bundle(
         else:
             bundle.foresee()
         yield bundle
-    finally:
-        tree.close()
 
 
 class Bundle:
