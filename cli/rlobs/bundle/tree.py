@@ -150,10 +150,8 @@ class Tree:
         try:
             with self.folder(tuple(folders)) as fd:
                 return "missing" if fd is None else self._stat_kind(fd, name)
-        except OutputConflictError as exc:
-            if "symbolic link" in str(exc):
-                return "link"
-            return "missing"  # a file where a folder would be: nothing can be at rel
+        except OutputConflictError as exc:  # a link on the way, or a file where a folder would be (nothing at rel)
+            return "link" if "symbolic link" in str(exc) else "missing"
 
     def stat(self, rel: str) -> os.stat_result:
         *folders, name = parts(rel)

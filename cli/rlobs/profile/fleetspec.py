@@ -229,8 +229,7 @@ def _assembled(targets: tuple[tuple[str, FleetTarget], ...]) -> FleetModel:
 
 def _cluster_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetCluster], FleetCluster]:
     def rules(self: FleetCluster) -> FleetCluster:
-        own = parts[self.target]
-        problems = target_rules(own, "cluster_problems", self)
+        problems = target_rules(parts[self.target], "cluster_problems", self)
         said, what = {p.path for p in problems}, f"{_article(self.target)} {self.target} cluster"
         # Another target's key given on this cluster: nothing of this target reads it.
         for name, other in parts.items():
