@@ -381,10 +381,7 @@ def signals(
     if fmt is SignalsFmt.json:
         output.as_json(report.data)
     elif fmt is SignalsFmt.markdown:
-        output.markdown_tables(
-            [(list(t.headers), [list(r) for r in t.rows], set(t.code_columns)) for t in report.tables],
-            list(report.notes),
-        )
+        output.markdown_tables(report.tables, report.notes)
     else:
         for t in report.tables:
             output.table([list(r) for r in t.rows], [h.upper() for h in t.headers], frozenset(t.code_columns))

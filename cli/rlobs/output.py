@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rlobs.errors import EXIT_DRIFT, EXIT_OK, OutputConflictError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from rlobs.bundle.request import RenderRequest
-    from rlobs.commands import RenderResult, Validated
+    from rlobs.commands import RenderResult, Table, Validated
     from rlobs.errors import Problem
 
 
@@ -103,12 +105,12 @@ def as_json(data: Any) -> None:
     print(json.dumps(data, indent=2))
 
 
-def markdown_tables(tables: list[tuple[list[str], list[list[str]], set[int]]], notes: list[str]) -> None:
-    """GitHub Markdown tables (columns in `code` are shown as code), then the notes."""
-    for i, (headers, rows, code) in enumerate(tables):
-        print(("\n" if i else "") + "| " + " | ".join(headers) + " |\n" + "|---" * len(headers) + "|")
-        for row in rows:
-            print("| " + " | ".join(f"`{c}`" if j in code else c for j, c in enumerate(row)) + " |")
+def markdown_tables(tables: Iterable[Table], notes: Iterable[str]) -> None:
+    """GitHub Markdown tables (their code columns shown as code), then the notes."""
+    for i, t in enumerate(tables):
+        print(("\n" if i else "") + "| " + " | ".join(t.headers) + " |\n" + "|---" * len(t.headers) + "|")
+        for row in t.rows:
+            print("| " + " | ".join(f"`{c}`" if j in t.code_columns else c for j, c in enumerate(row)) + " |")
     print("\n" + "\n".join(notes))
 
 
