@@ -179,11 +179,7 @@ def _member(
         merged.set(path, value, source)
     others = set(targets.fleet) - {c.target}
     fixed_top = {p[0] for p in fixed if len(p) == 1}
-    # The bodies as written, for their positions; one that is not a mapping is reported by the fleet's own keys.
-    raw_defaults = fleet.data.get("defaults")
-    raw_defaults = raw_defaults if isinstance(raw_defaults, dict) else {}
-    raw_overrides = fleet.data["clusters"][i].get("overrides") or {}
-    for base, body in ((("defaults",), raw_defaults), (("clusters", i, "overrides"), raw_overrides)):
+    for base, body in ((("defaults",), spec.defaults), (("clusters", i, "overrides"), c.overrides)):
         for key, value in body.items():
             if key in fixed_top or (key in others and base == ("defaults",)):
                 continue  # fixed keys are reported once by _fixed_key_problems; defaults hold every section
