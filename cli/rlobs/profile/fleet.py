@@ -13,7 +13,6 @@ from pathlib import Path as FsPath
 from typing import Any, NamedTuple
 
 from rlobs.errors import Problem, ProfileError
-from rlobs.profile import fleetspec
 from rlobs.profile.fleetspec import Fleet as Fleet  # where they were defined before
 from rlobs.profile.fleetspec import FleetCluster, FleetGitOps, FleetModel, FleetSpec, FleetTarget, Layer, fleet_model
 from rlobs.profile.fleetspec import Member as Member
@@ -69,7 +68,7 @@ def parse_fleet(text: str, targets: Targets, display: str = "<fleet>", out: FsPa
         except ProfileError as exc:
             problems += exc.problems
     for part in targets.fleet.values():
-        problems += fleetspec.target_rules(part, "fleet_problems", spec, members, located, display)
+        problems += part.fleet_problems(spec, members, located, display)
     if problems:
         raise ProfileError(_unique(problems))
     return Fleet(spec, tuple(members))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import AfterValidator, Field, create_model, model_validator
 from pydantic.alias_generators import to_camel
@@ -21,6 +21,10 @@ from rlobs.profile.objectives import Budget
 from rlobs.profile.problems import ProblemAt, raise_all, repeats
 from rlobs.profile.worktree import DEFAULT_FOLDER
 from rlobs.profile.yamlsource import Path
+
+if TYPE_CHECKING:
+    from rlobs.errors import Problem
+    from rlobs.profile.yamlsource import Located
 
 # Cluster names become Application names (`<cluster>-<component>`, the longest component being
 # kube-prometheus-stack, 21 characters) and label values (63 characters at most:
@@ -134,20 +138,22 @@ class FleetTarget(Protocol):
     FIELDS: dict[str, tuple[Any, Any]]  # cluster-entry key (snake_case) -> (annotation, Field)
     VIEWS: dict[str, tuple[Any, Any]]  # `views:` key (snake_case) -> (annotation, Field)
     FIXED: dict[Path, str]  # effective-profile keys the fleet sets from the entry -> from what
-    # Its rules, each optional (target_rules): cluster_problems(cluster) -> list[ProblemAt] for one of its clusters'
-    # entries (another target's keys are refused generically); spec_problems(spec) -> list[ProblemAt] across the
-    # fleet's entries (e.g. which cluster is a hub); fleet_problems(spec, members, located, display) -> list[Problem]
-    # across its clusters' effective profiles (e.g. one Terraform root per project).
+
+    def cluster_problems(self, cluster: FleetCluster) -> list[ProblemAt]:
+        """Its rules for one of its clusters' entries (another target's keys are refused generically)."""
+        ...
+
+    def spec_problems(self, spec: FleetSpec) -> list[ProblemAt]:
+        """Its rules across the fleet's entries (e.g. which cluster is a hub)."""
+        ...
 
     def layer(self, spec: FleetSpec, index: int, cluster: FleetCluster, raw: list[Any]) -> Layer:
         """What the fleet sets in the effective profile of one of its clusters; `raw`: the entries as written."""
         ...
 
-
-def target_rules(part: FleetTarget, name: str, *args: Any) -> list[Any]:
-    """What a target's optional rules of that name (FleetTarget) find, nothing when it has none."""
-    found: Callable[..., list[Any]] | None = getattr(part, name, None)
-    return found(*args) if found is not None else []
+    def fleet_problems(self, spec: FleetSpec, members: list[Member], located: Located, display: str) -> list[Problem]:
+        """Its rules across its clusters' effective profiles (e.g. one Terraform root per project)."""
+        ...
 
 
 def _article(word: str) -> str:
@@ -229,7 +235,7 @@ def _assembled(targets: tuple[tuple[str, FleetTarget], ...]) -> FleetModel:
 
 def _cluster_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetCluster], FleetCluster]:
     def rules(self: FleetCluster) -> FleetCluster:
-        problems = target_rules(parts[self.target], "cluster_problems", self)
+        problems = parts[self.target].cluster_problems(self)
         said, what = {p.path for p in problems}, f"{_article(self.target)} {self.target} cluster"
         # Another target's key given on this cluster: nothing of this target reads it.
         for name, other in parts.items():
@@ -254,7 +260,7 @@ def _spec_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetSpec], Fleet
             message = f"the fleet has {_either(synced)} clusters, so expected a `gitops:` section"
             problems.append(ProblemAt(("kind",), message))
         for t in parts.values():
-            problems += target_rules(t, "spec_problems", self)
+            problems += t.spec_problems(self)
         raise_all(problems)
         return self
 

@@ -6,10 +6,12 @@ from typing import Any
 
 from pydantic import Field
 
+from rlobs.errors import Problem
 from rlobs.profile.fields import DnsLabel
+from rlobs.profile.fleet import Member
 from rlobs.profile.fleetspec import FleetCluster, FleetSpec, Layer, Region
 from rlobs.profile.problems import ProblemAt
-from rlobs.profile.yamlsource import Path
+from rlobs.profile.yamlsource import Located, Path
 
 NAME = "toy"
 NOUN = "toy"
@@ -26,6 +28,11 @@ def cluster_problems(cluster: FleetCluster) -> list[ProblemAt]:
     return []
 
 
+def spec_problems(spec: FleetSpec) -> list[ProblemAt]:
+    del spec
+    return []
+
+
 def layer(spec: FleetSpec, index: int, cluster: FleetCluster, raw: list[Any]) -> Layer:
     del spec, raw
     at: Path = ("clusters", index)
@@ -33,3 +40,8 @@ def layer(spec: FleetSpec, index: int, cluster: FleetCluster, raw: list[Any]) ->
         (("toy", "cluster"), cluster.name, (*at, "name")),
         (("toy", "rack"), getattr(cluster, "rack", None), (*at, "rack")),
     ]
+
+
+def fleet_problems(spec: FleetSpec, members: list[Member], located: Located, display: str) -> list[Problem]:
+    del spec, members, located, display
+    return []

@@ -15,7 +15,9 @@ from rlobs.profile.yamlsource import plain
 from rlobs.targets.eks.profile import AWS_REGION, PrometheusEndpoint
 
 if TYPE_CHECKING:
-    from rlobs.profile.yamlsource import Path
+    from rlobs.errors import Problem
+    from rlobs.profile.fleetspec import Member
+    from rlobs.profile.yamlsource import Located, Path
 
 NAME = "eks"
 NOUN = "EKS"
@@ -69,6 +71,11 @@ def revision(spec: FleetSpec, cluster: FleetCluster) -> str:
     own: str | None = getattr(cluster, "revision", None)
     assert spec.gitops is not None  # the fleet's rules require it with an eks cluster
     return own or spec.gitops.target_revision
+
+
+def cluster_problems(cluster: FleetCluster) -> list[ProblemAt]:
+    del cluster  # an eks entry's own keys need nothing of each other
+    return []
 
 
 def spec_problems(spec: FleetSpec) -> list[ProblemAt]:
@@ -125,3 +132,8 @@ def layer(spec: FleetSpec, index: int, cluster: FleetCluster, raw: list[Any]) ->
             (("eks", "grafana", "remotePrometheus"), remote_prometheus(spec, raw), ("views", "grafana", "hub"))
         )
     return found
+
+
+def fleet_problems(spec: FleetSpec, members: list[Member], located: Located, display: str) -> list[Problem]:
+    del spec, members, located, display  # its rules are all on the fleet's own keys (spec_problems)
+    return []

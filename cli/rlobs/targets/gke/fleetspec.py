@@ -58,6 +58,11 @@ def cluster_problems(cluster: FleetCluster) -> list[ProblemAt]:
     return problems
 
 
+def spec_problems(spec: FleetSpec) -> list[ProblemAt]:
+    del spec  # its rules across clusters need their effective profiles (fleet_problems)
+    return []
+
+
 def layer(spec: FleetSpec, index: int, cluster: FleetCluster, raw: list[Any]) -> Layer:
     del spec, raw
     at: Path = ("clusters", index)
