@@ -38,9 +38,8 @@ class Job:
 def load(profiles: list[Path], out: Path) -> list[Job]:
     """Every profile loaded and keyed before any is rendered into `out` (several: `out/<name>` each), so one bad
     profile writes nothing at all. A profile's path in the Git repository follows its folder (profile.worktree)."""
-    from collections import Counter
-
     from rlobs.errors import ProfileError
+    from rlobs.profile.problems import repeats
     from rlobs.profile.worktree import placed, where
     from rlobs.renderkey import render_keys
     from rlobs.targets import TARGETS, load_source
@@ -56,7 +55,7 @@ def load(profiles: list[Path], out: Path) -> list[Job]:
             problems += exc.problems
     if problems:
         raise ProfileError(problems)
-    dupes = sorted(n for n, count in Counter(p.metadata.name for _, p in loaded).items() if count > 1)
+    dupes = sorted({name for _, name in repeats(p.metadata.name for _, p in loaded)})
     if dupes:
         raise RlobsError(f"profiles share metadata.name {', '.join(dupes)}: expected one bundle name per profile")
     keys = render_keys([data for data, _ in loaded], where=where(out))

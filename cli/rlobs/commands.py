@@ -297,15 +297,11 @@ def signals() -> SignalsReport:
     """The signal catalog as tables (metrics, attributes, spans, series per pipeline) and as data."""
     from rlobs.bundle.filters import number
     from rlobs.rl import naming
-    from rlobs.rl.catalog import Metric, load_catalog
+    from rlobs.rl.catalog import load_catalog
 
     catalog = load_catalog()
     # Series names on every pipeline: what a user greps their backend for.
     pipelines = naming.PIPELINES
-
-    def series(m: Metric, p: naming.Pipeline) -> str:
-        return naming.series(m, p, "bucket" if m.kind == "histogram" else "")
-
     data: dict[str, list[dict[str, Any]]] = {
         "metrics": [
             {
@@ -317,7 +313,7 @@ def signals() -> SignalsReport:
                 "description": m.description,
                 "buckets": list(m.buckets),
                 "attributes": list(m.attributes),
-                "series": {p: series(m, p) for p in pipelines},
+                "series": {p: naming.series(m, p, "bucket" if m.kind == "histogram" else "") for p in pipelines},
             }
             for m in catalog.metrics
         ],

@@ -299,8 +299,6 @@ def plan(
     Counted from the signal catalog, the profile's counts (plan.runs, nodes, gpusPerNode, engines) and the export or
     scrape interval its bundle configures; third-party exporters are estimates, prices are list prices.
     """
-    from rlobs.errors import EXIT_DRIFT
-
     with _errors(fmt):
         from rlobs import commands
 
@@ -383,10 +381,7 @@ def signals(
     if fmt is SignalsFmt.json:
         output.as_json(report.data)
     elif fmt is SignalsFmt.markdown:
-        output.markdown_tables(
-            [(list(t.headers), [list(r) for r in t.rows], set(t.code_columns)) for t in report.tables],
-            list(report.notes),
-        )
+        output.markdown_tables(report.tables, report.notes)
     else:
         for t in report.tables:
             output.table([list(r) for r in t.rows], [h.upper() for h in t.headers], frozenset(t.code_columns))

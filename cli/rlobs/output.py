@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rlobs.errors import EXIT_DRIFT, EXIT_OK, OutputConflictError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from rlobs.bundle.request import RenderRequest
-    from rlobs.commands import RenderResult, Validated
+    from rlobs.commands import RenderResult, Table, Validated
     from rlobs.errors import Problem
 
 
@@ -100,15 +102,15 @@ def paragraph(text: str) -> None:
 
 
 def as_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, sort_keys=False))
+    print(json.dumps(data, indent=2))
 
 
-def markdown_tables(tables: list[tuple[list[str], list[list[str]], set[int]]], notes: list[str]) -> None:
-    """GitHub Markdown tables (columns in `code` are shown as code), then the notes."""
-    for i, (headers, rows, code) in enumerate(tables):
-        print(("\n" if i else "") + "| " + " | ".join(headers) + " |\n" + "|---" * len(headers) + "|")
-        for row in rows:
-            print("| " + " | ".join(f"`{c}`" if j in code else c for j, c in enumerate(row)) + " |")
+def markdown_tables(tables: Iterable[Table], notes: Iterable[str]) -> None:
+    """GitHub Markdown tables (their code columns shown as code), then the notes."""
+    for i, t in enumerate(tables):
+        print(("\n" if i else "") + "| " + " | ".join(t.headers) + " |\n" + "|---" * len(t.headers) + "|")
+        for row in t.rows:
+            print("| " + " | ".join(f"`{c}`" if j in t.code_columns else c for j, c in enumerate(row)) + " |")
     print("\n" + "\n".join(notes))
 
 
@@ -116,7 +118,7 @@ def report_render(results: list[RenderResult], request: RenderRequest) -> int:
     """Print what `render` did (or would do); the exit code. A render that refuses raises before it gets here, so
     a refusal here is a preview's: it exits as the render would (2). Otherwise --check exits 1 on drift, else 0."""
     if request.as_json:
-        print(json.dumps([r.as_dict(request.mode) for r in results], indent=2, sort_keys=False))
+        as_json([r.as_dict(request.mode) for r in results])
     else:
         report_warnings([w for r in results for w in r.warnings])
         for r in results:
@@ -153,7 +155,7 @@ def report_validate(results: list[Validated], warned: list[tuple[Problem, ...]],
     (warnings never fail)."""
     verdicts = list(zip(results, warned, strict=True))
     if as_json:
-        print(json.dumps([_verdict(v, ws) for v, ws in verdicts], indent=2, sort_keys=False))
+        print(json.dumps([_verdict(v, ws) for v, ws in verdicts], indent=2))
     for v, ws in [] if as_json else verdicts:
         report_warnings(list(ws))
         if v.error is None:
@@ -167,12 +169,11 @@ def report_validate(results: list[Validated], warned: list[tuple[Problem, ...]],
 
 
 def _verdict(v: Validated, warnings: tuple[Problem, ...]) -> dict[str, object]:
-    errors = v.error.as_dicts() if v.error is not None else []
     return {
         "profile": str(v.profile),
         "name": v.name,
         "valid": v.error is None,
-        "errors": errors,
+        "errors": v.error.as_dicts() if v.error is not None else [],
         "warnings": [w.as_dict() for w in warnings],
     }
 

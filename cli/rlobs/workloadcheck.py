@@ -42,9 +42,8 @@ def targets(source: Path) -> dict[str, Any]:
     """The bundle's workload patch: read from a bundle folder (workload/otel-env-patch.yaml), or built from a profile
     (the same kind, name, namespace, pod groups and containers)."""
     if source.is_dir():
-        doc = _yaml(
-            _read(source / "workload" / workloads.ENV_PATCH_FILE), source / "workload" / workloads.ENV_PATCH_FILE
-        )
+        patch_file = source / "workload" / workloads.ENV_PATCH_FILE
+        doc = _yaml(_read(patch_file), patch_file)
         if len(doc) != 1 or not isinstance(doc[0], dict) or not workloads.pod_templates(doc[0]):
             raise RlobsError(f"{source}: expected a bundle folder with workload/{workloads.ENV_PATCH_FILE}")
         return doc[0]

@@ -38,17 +38,17 @@ def root() -> Path:
     return Path(base if os.path.isabs(base) else os.path.join(os.path.expanduser("~"), ".cache"), "rlobs")
 
 
-def _name(text: str | bytes) -> str:
+def sha256(text: str | bytes) -> str:
     return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
 
 
 def _bundle_entry(out_dir: Path) -> Path:
     """One entry per bundle folder, by its absolute path."""
-    return root() / "bundles" / f"{_name(os.path.abspath(out_dir))}.json"
+    return root() / "bundles" / f"{sha256(os.path.abspath(out_dir))}.json"
 
 
 def _journal_entry(journal: bytes) -> Path:
-    return root() / "journals" / _name(journal)
+    return root() / "journals" / sha256(journal)
 
 
 def _put(path: Path, data: bytes) -> None:
@@ -67,11 +67,11 @@ def _put(path: Path, data: bytes) -> None:
 def record(rendered: tuple[Rendered, ...], key: RenderKey | None, owner: Owner, manifest: str) -> dict[str, Any]:
     """What remember() keeps of a bundle this machine wrote, or found equal to its render (manifest.fresh()).
     Without a render key (a fleet) it only vouches for the files: which stale ones a later render may delete."""
-    files = {r.path: _name(r.text) for r in rendered}
+    files = {r.path: sha256(r.text) for r in rendered}
     executable = sorted(r.path for r in rendered if r.executable)
     named = {"key": key.digest, "name": key.name} if key is not None else {"key": None, "name": None}
     found = {**named, "owner": owner.as_dict(), "executable": executable}
-    return {**found, "files": files, "manifest": _name(manifest)}
+    return {**found, "files": files, "manifest": sha256(manifest)}
 
 
 def remember(out_dir: Path, record: dict[str, Any]) -> None:

@@ -8,7 +8,6 @@ credential shapes. A failure is a bug in rlobs, never silent.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import subprocess
@@ -16,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import yaml
 
+from rlobs.bundle.cache import sha256
 from rlobs.bundle.spec import Format, Rendered
 from rlobs.credentials import found_in
 from rlobs.errors import CheckError, RlobsError
@@ -154,7 +154,7 @@ class Checker:
 def _key(r: Rendered) -> tuple[str, str]:
     """What a passed check is remembered by: the format, as a template's text is parsed and a serialiser's is not,
     and the text's digest."""
-    return ("data" if r.serialised else r.fmt, hashlib.sha256(r.text.encode()).hexdigest())
+    return ("data" if r.serialised else r.fmt, sha256(r.text))
 
 
 def _no_credentials(files: list[Rendered]) -> None:

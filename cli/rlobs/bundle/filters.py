@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shlex
@@ -116,21 +117,11 @@ def hcl_attributes(data: Mapping[str, object], comments: Mapping[str, str] | Non
             f"\n{comment_lines(comments.get(key, ''))}{key} = {hcl_value(value)}\n" for key, value in data.items()
         )
     rendered = [(k, hcl_value(v)) for k, v in data.items()]
-    out: list[str] = []
-    run: list[tuple[str, str]] = []
-
-    def flush() -> None:
-        width = max((len(k) for k, _ in run), default=0)
-        out.extend(f"{k.ljust(width)} = {v}\n" for k, v in run)
-        run.clear()
-
-    for key, value in rendered:
-        if "\n" in value:
-            flush()
-            out.append(f"{key} = {value}\n")
-        else:
-            run.append((key, value))
-    flush()
+    out = []
+    for multiline, run in itertools.groupby(rendered, key=lambda kv: "\n" in kv[1]):
+        pairs = list(run)
+        width = 0 if multiline else max(len(k) for k, _ in pairs)  # each multi-line one stands alone
+        out += [f"{k.ljust(width)} = {v}\n" for k, v in pairs]
     return "".join(out)
 
 

@@ -33,9 +33,8 @@ class FleetPart:
     # The fleet README's words for it: per cluster, its `project / revision` column; where its files lie; who reads
     # the fleet's repository (after "Commit this folder to ..."); what its clusters' folders leave out; its section.
     details: Mapping[str, str] = field(default_factory=dict)
-    folders: Mapping[str, str] = field(
-        default_factory=dict
-    )  # its file -> its row of the Files table (default: top folder)
+    # its file -> its row of the Files table (default: top folder)
+    folders: Mapping[str, str] = field(default_factory=dict)
     gitops_note: str = ""
     folder_note: str = ""
     readme: ReadmeSection | None = None

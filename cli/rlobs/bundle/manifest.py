@@ -7,13 +7,13 @@ writer's journal and staging folder are named here: an unfinished write means a 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 from pathlib import Path
 
 from rlobs.bundle import cache
+from rlobs.bundle.cache import sha256
 from rlobs.bundle.owner import Owner
 from rlobs.bundle.spec import Rendered
 from rlobs.bundle.tree import Tree
@@ -29,12 +29,8 @@ MAX_RECORD = 8 * MIB
 LOCK_TIMEOUT = 60.0  # seconds a render waits for another one writing the same directory
 
 
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def manifest_text(rendered: tuple[Rendered, ...], owner: Owner) -> str:
-    files = {r.path: sha256(r.text.encode()) for r in sorted(rendered, key=lambda r: r.path)}
+    files = {r.path: sha256(r.text) for r in sorted(rendered, key=lambda r: r.path)}
     body = {"generator": "rlobs", "note": "files rlobs generated here; do not edit", "owner": owner.as_dict()}
     return json.dumps({**body, "files": files}, indent=2) + "\n"
 
@@ -49,23 +45,18 @@ def fresh(out_dir: Path, key: str) -> tuple[str, tuple[str, ...], Owner] | None:
     if found is None or found.get("key") != key:
         return None
     try:
-        tree = Tree.open(out_dir, create=False)
-    except (OSError, RlobsError):
-        return None
-    try:
-        tree.lock(exclusive=False, timeout=LOCK_TIMEOUT)
-        files, executable = dict(found["files"]), set(found["executable"])
-        if any(tree.kind(name) != "missing" for name in (JOURNAL, STAGING)) or any(neighbours(tree)):
-            return None
-        for rel, wrote in [*files.items(), (MANIFEST, found["manifest"])]:
-            old = tree.read(rel, MAX_RECORD) if rel == MANIFEST else tree.read(rel)
-            if old is None or sha256(old) != wrote or bool(tree.stat(rel).st_mode & 0o100) != (rel in executable):
+        with Tree.open(out_dir, create=False) as tree:
+            tree.lock(exclusive=False, timeout=LOCK_TIMEOUT)
+            files, executable = dict(found["files"]), set(found["executable"])
+            if any(tree.kind(name) != "missing" for name in (JOURNAL, STAGING)) or any(neighbours(tree)):
                 return None
-        return str(found["name"]), tuple(sorted(files)), Owner.from_manifest(found["owner"])
+            for rel, wrote in [*files.items(), (MANIFEST, found["manifest"])]:
+                old = tree.read(rel, MAX_RECORD) if rel == MANIFEST else tree.read(rel)
+                if old is None or sha256(old) != wrote or bool(tree.stat(rel).st_mode & 0o100) != (rel in executable):
+                    return None
+            return str(found["name"]), tuple(sorted(files)), Owner.from_manifest(found["owner"])
     except (OSError, RlobsError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    finally:
-        tree.close()
 
 
 def _owner_in(path: str | Path, dir_fd: int | None = None) -> Owner | None:
@@ -107,7 +98,5 @@ def holds_bundle(out_dir: Path) -> bool:
         tree = Tree.open(out_dir, create=False)
     except (OSError, RlobsError):
         return True
-    try:
+    with tree:
         return tree.fd is not None and any(tree.kind(name) != "missing" for name in (MANIFEST, JOURNAL))
-    finally:
-        tree.close()

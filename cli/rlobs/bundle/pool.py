@@ -46,9 +46,7 @@ def workers_for(count: int) -> int:
     """Worker processes for `count` jobs: one per core, none beyond the jobs, and none without fork()."""
     import multiprocessing
 
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    return max(1, min(cores(), count))
+    return max(1, min(cores(), count)) if "fork" in multiprocessing.get_all_start_methods() else 1
 
 
 def checker() -> Checker:

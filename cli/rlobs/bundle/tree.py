@@ -88,6 +88,12 @@ class Tree:
             os.close(self.fd)
             self.fd = None
 
+    def __enter__(self) -> Tree:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def lock(self, *, exclusive: bool, timeout: float) -> None:
         """Hold the directory's lock until close(); wait up to `timeout` seconds for another render to finish."""
         if self.fd is None:
@@ -144,10 +150,8 @@ class Tree:
         try:
             with self.folder(tuple(folders)) as fd:
                 return "missing" if fd is None else self._stat_kind(fd, name)
-        except OutputConflictError as exc:
-            if "symbolic link" in str(exc):
-                return "link"
-            return "missing"  # a file where a folder would be: nothing can be at rel
+        except OutputConflictError as exc:  # a link on the way, or a file where a folder would be (nothing at rel)
+            return "link" if "symbolic link" in str(exc) else "missing"
 
     def stat(self, rel: str) -> os.stat_result:
         *folders, name = parts(rel)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rlobs.bundle import cache, interrupt
-from rlobs.bundle.cache import RenderKey
+from rlobs.bundle.cache import RenderKey, sha256
 from rlobs.bundle.gitignore import MINIMAL as GITIGNORE
 from rlobs.bundle.manifest import (
     JOURNAL,
@@ -40,7 +40,6 @@ from rlobs.bundle.manifest import (
     STAGING,
     manifest_text,
     neighbours,
-    sha256,
 )
 from rlobs.bundle.owner import Owner, Refusal, layout_refusals, refusal, refusal_error
 from rlobs.bundle.spec import Rendered
@@ -85,8 +84,7 @@ def open_bundle(
     out_dir: Path, producible: Producible, *, write: bool, timeout: float = LOCK_TIMEOUT
 ) -> Iterator[Bundle]:
     """The bundle directory, locked until the block ends: exclusively (and recovered) to write, shared to read."""
-    tree = Tree.open(out_dir, create=write)
-    try:
+    with Tree.open(out_dir, create=write) as tree:
         tree.lock(exclusive=write, timeout=timeout)
         bundle = Bundle(tree, producible)
         if write:
@@ -94,8 +92,6 @@ def open_bundle(
         else:
             bundle.foresee()
         yield bundle
-    finally:
-        tree.close()
 
 
 class Bundle:
@@ -276,7 +272,7 @@ class Bundle:
         previous = (self._manifest() or ({}, None))[0]
         steps = [(r.path, str(i), r.text) for i, r in enumerate(files)] + [(MANIFEST, "manifest", manifest)]
         entries = [
-            {"path": rel, "staged": staged, "digest": sha256(text.encode()), "replaces": self._state(rel)}
+            {"path": rel, "staged": staged, "digest": sha256(text), "replaces": self._state(rel)}
             for rel, staged, text in steps
         ]
         entries += [{"path": rel, "staged": None, "digest": None, "replaces": previous[rel]} for rel in changes.deleted]

@@ -28,7 +28,7 @@ from rlobs.profile.load import (
 )
 from rlobs.profile.model import API_VERSION, Metadata, ProfileBase
 from rlobs.profile.worktree import placed
-from rlobs.profile.yamlsource import Located, Path, value_at
+from rlobs.profile.yamlsource import Located, Path, plain, value_at
 
 
 class Targets(NamedTuple):
@@ -161,15 +161,6 @@ class _Merged:
                 self._record((*path, n), sub, (*source, n))
 
 
-def plain(value: Any) -> Any:
-    """Plain dicts and lists of a value as parsed (a fleet entry passed on into an effective profile)."""
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
-
-
 def _member(
     spec: FleetSpec, i: int, c: FleetCluster, fleet: Located, display: str, targets: Targets, fixed: dict[Path, str]
 ) -> Member:
@@ -187,11 +178,7 @@ def _member(
         merged.set(path, value, source)
     others = set(targets.fleet) - {c.target}
     fixed_top = {p[0] for p in fixed if len(p) == 1}
-    # The bodies as written, for their positions; one that is not a mapping is reported by the fleet's own keys.
-    raw_defaults = fleet.data.get("defaults")
-    raw_defaults = raw_defaults if isinstance(raw_defaults, dict) else {}
-    raw_overrides = fleet.data["clusters"][i].get("overrides") or {}
-    for base, body in ((("defaults",), raw_defaults), (("clusters", i, "overrides"), raw_overrides)):
+    for base, body in ((("defaults",), spec.defaults), (("clusters", i, "overrides"), c.overrides)):
         for key, value in body.items():
             if key in fixed_top or (key in others and base == ("defaults",)):
                 continue  # fixed keys are reported once by _fixed_key_problems; defaults hold every section

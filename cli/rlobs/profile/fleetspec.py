@@ -18,7 +18,7 @@ from rlobs.profile.git import GitRevision, GitUrl, RepoPath
 from rlobs.profile.kind import CLUSTERS_DIR
 from rlobs.profile.model import Metadata, ProfileBase
 from rlobs.profile.objectives import Budget
-from rlobs.profile.problems import ProblemAt, raise_all
+from rlobs.profile.problems import ProblemAt, raise_all, repeats
 from rlobs.profile.worktree import DEFAULT_FOLDER
 from rlobs.profile.yamlsource import Path
 
@@ -235,8 +235,7 @@ def _assembled(targets: tuple[tuple[str, FleetTarget], ...]) -> FleetModel:
 
 def _cluster_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetCluster], FleetCluster]:
     def rules(self: FleetCluster) -> FleetCluster:
-        own = parts[self.target]
-        problems = own.cluster_problems(self)
+        problems = parts[self.target].cluster_problems(self)
         said, what = {p.path for p in problems}, f"{_article(self.target)} {self.target} cluster"
         # Another target's key given on this cluster: nothing of this target reads it.
         for name, other in parts.items():
@@ -252,12 +251,10 @@ def _cluster_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetCluster],
 
 def _spec_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetSpec], FleetSpec]:
     def rules(self: FleetSpec) -> FleetSpec:
-        problems = []
-        seen: set[str] = set()
-        for i, c in enumerate(self.clusters):
-            if c.name in seen:
-                problems.append(ProblemAt(("clusters", i, "name"), f"expected each cluster name once, got {c.name!r}"))
-            seen.add(c.name)
+        problems = [
+            ProblemAt(("clusters", i, "name"), f"expected each cluster name once, got {name!r}")
+            for i, name in repeats(c.name for c in self.clusters)
+        ]
         synced = sorted({c.target for c in self.clusters if parts[c.target].NEEDS_GITOPS}, key=list(parts).index)
         if self.gitops is None and synced:
             message = f"the fleet has {_either(synced)} clusters, so expected a `gitops:` section"

@@ -48,9 +48,7 @@ def web_repo(repo_url: str) -> WebRepo | None:
 
 def forge(host: str) -> str | None:
     host = host.lower()
-    if host in _HOSTS:
-        return _HOSTS[host]
-    return next((label for label in host.split(".") if label in _LABELS), None)
+    return _HOSTS.get(host) or next((label for label in host.split(".") if label in _LABELS), None)
 
 
 def file_link(repo_url: str, rev: str, path: str) -> str | None:

@@ -42,8 +42,7 @@ def unsupported(provider: str, version: str, on: date) -> str | None:
             f"expected a Kubernetes version {name} offers on {on} ({span}, by its release calendar as of {as_of}), "
             f"got {version}, which {name} has not released"
         )
-    if _end(provider, window) < on:
-        end = _end(provider, window)
+    if (end := _end(provider, window)) < on:
         return f"expected a Kubernetes version {name} supports on {on}, got {version}: its support ended on {end}"
     return None
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Iterator
+from typing import TypeVar
 
 KeyPath = tuple[str | int, ...]
+T = TypeVar("T", bound=Hashable)
 
 
 class ProblemAt(ValueError):
@@ -29,3 +31,12 @@ def raise_all(problems: Iterable[ProblemAt]) -> None:
     found = tuple(problems)
     if found:
         raise Problems(found)
+
+
+def repeats(items: Iterable[T]) -> Iterator[tuple[int, T]]:
+    """(index, item) of each item that came before (a name or label given twice)."""
+    seen: set[T] = set()
+    for i, item in enumerate(items):
+        if item in seen:
+            yield i, item
+        seen.add(item)

@@ -24,10 +24,6 @@ class Question:
     folder: bool = False  # the bundle's path in the Git repository: proposed from where init runs (profile.worktree)
 
 
-def _is_jobset(text: str) -> bool:
-    return bool(get_at(load_yaml(text), ("workload", "kind")) == "JobSet")
-
-
 WORKLOAD = (
     Question(("workload", "namespace"), "Namespace of the workload"),
     Question(("workload", "kind"), "Kind of the workload that runs the RL loop", choices=KINDS),
@@ -38,7 +34,7 @@ WORKLOAD = (
         "Replicated jobs of the JobSet that run the RL loop (comma-separated)",
         many=True,
         after="kind",
-        when=_is_jobset,
+        when=lambda text: get_at(load_yaml(text), ("workload", "kind")) == "JobSet",
     ),
     Question(("workload", "name"), "Name of that workload object"),
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,6 +217,15 @@ def value_at(data: Any, path: Path) -> tuple[bool, Any]:
         else:
             return False, None
     return True, data
+
+
+def plain(value: Any) -> Any:
+    """Plain dicts and lists of parsed data or a profile's values (tuples, frozen mappings), e.g. for a values file."""
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
 
 
 def strings(data: Any, path: Path = (), *, keys: bool = False) -> Iterator[tuple[Path, str]]:

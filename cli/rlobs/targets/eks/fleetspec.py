@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from rlobs.profile.fields import Model
-from rlobs.profile.fleet import plain
 from rlobs.profile.fleetspec import ClusterName, FleetCluster, FleetSpec, Layer, Region, bundle_path
 from rlobs.profile.git import GitRevision
 from rlobs.profile.problems import ProblemAt
+from rlobs.profile.yamlsource import plain
 from rlobs.targets.eks.profile import AWS_REGION, PrometheusEndpoint
 
 if TYPE_CHECKING:

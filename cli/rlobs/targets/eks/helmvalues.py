@@ -11,6 +11,7 @@ from typing import Any
 
 from rlobs.profile.problems import KeyPath, ProblemAt
 from rlobs.profile.regions import pinned
+from rlobs.profile.yamlsource import plain
 
 # The charts each stack mode deploys (eks.mode: ai-on-eks leaves the stack to the reference Application).
 CHARTS_BY_MODE = {
@@ -254,14 +255,5 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
         if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
             out[key] = deep_merge(out[key], value)
         else:
-            out[key] = _plain(value)
+            out[key] = plain(value)
     return out
-
-
-def _plain(value: Any) -> Any:
-    """The profile holds tuples and frozen mappings; values files hold lists and dicts."""
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    return value

@@ -21,7 +21,7 @@ from rlobs.profile.fields import (
 from rlobs.profile.git import GitRevision, GitUrl, RepoPath
 from rlobs.profile.kube_versions import today, unsupported
 from rlobs.profile.model import ProfileBase
-from rlobs.profile.problems import ProblemAt, raise_all
+from rlobs.profile.problems import ProblemAt, raise_all, repeats
 from rlobs.profile.regions import listed, pinned
 from rlobs.profile.worktree import DEFAULT_FOLDER
 from rlobs.profile.yamlsource import get_at
@@ -187,14 +187,12 @@ class GrafanaSettings(Model):
 
     @model_validator(mode="after")
     def _one_datasource_per_cluster(self) -> Self:
-        names = [remote.name for remote in self.remote_prometheus]
         raise_all(
             ProblemAt(
                 ("remotePrometheus", i, "name"),
                 f"expected each cluster once (one datasource uid each), got {name!r} again",
             )
-            for i, name in enumerate(names)
-            if name in names[:i]
+            for i, name in repeats(remote.name for remote in self.remote_prometheus)
         )
         return self
 

@@ -20,7 +20,7 @@ from rlobs.profile.fields import (
     with_json_pattern,
 )
 from rlobs.profile.model import ProfileBase
-from rlobs.profile.problems import ProblemAt, raise_all
+from rlobs.profile.problems import ProblemAt, raise_all, repeats
 from rlobs.profile.regions import listed, pinned
 
 _PROJECT = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
@@ -256,11 +256,9 @@ class GkeSpec(Model):
     @model_validator(mode="after")
     def _filters_once(self) -> Self:
         # Two filters on one label would each narrow the same widgets: the dashboard keeps one per label and type.
-        keys = [(f.label, f.type) for f in self.dashboard_filters]
         raise_all(
             ProblemAt(("dashboardFilters", i, "label"), f"expected each {kind} label once, got {label!r} again")
-            for i, (label, kind) in enumerate(keys)
-            if (label, kind) in keys[:i]
+            for i, (label, kind) in repeats((f.label, f.type) for f in self.dashboard_filters)
         )
         return self
 
