@@ -191,21 +191,24 @@ def promql_condition(
 
 
 def alert_policy(
-    display_name: str,
+    title: str,
+    bundle: str,
+    user_labels: Mapping[str, str],
+    rl_alert: str,
     content: str,
     doc: dict[str, Any],
-    labels: dict[str, str],
     conditions: list[dict[str, Any]],
     channels: Callable[[str], list[str]],
     severity: str,
     combiner: str = "OR",
 ) -> dict[str, Any]:
-    """An AlertPolicy (monitoring v3) as every rlobs policy is: Markdown documentation (`content`, then `doc`: its
-    subject and links), enabled, auto-closed, notifying `channels(severity)`."""
+    """An AlertPolicy (monitoring v3) as every rlobs policy is: named `title (bundle)`, labelled with the bundle and
+    `rl_alert` beside `user_labels`, Markdown documentation (`content`, then `doc`: its subject and links), enabled,
+    auto-closed, notifying `channels(severity)`."""
     return {
-        "displayName": display_name,
+        "displayName": f"{title} ({bundle})",
         "documentation": {"content": content, "mimeType": "text/markdown", **doc},
-        "userLabels": labels,
+        "userLabels": {**user_labels, BUNDLE_LABEL: bundle, "rl_alert": rl_alert},
         "conditions": conditions,
         "combiner": combiner,
         "enabled": True,
@@ -243,7 +246,7 @@ def alert_policies(
         condition = promql_condition(
             a.text(a.summary, runs), a.expr, f"{duration_seconds(a.for_)}s", a.name, f"rlobs-{name}", facts.alert_labels
         )
-        labels = {**(user_labels or {}), BUNDLE_LABEL: name, "rl_alert": kebab(a.name)}
-        policy = alert_policy(f"{a.name} ({name})", content, doc, labels, [condition], channels, a.severity)
+        labels = user_labels or {}
+        policy = alert_policy(a.name, name, labels, kebab(a.name), content, doc, [condition], channels, a.severity)
         found.append((f"{name}-{kebab(a.name)}", policy))
     return found

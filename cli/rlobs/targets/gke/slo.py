@@ -109,9 +109,8 @@ def objects(
             "time went: stalls, restarts, slow syncs or idle loops."
             f"\n\nRunbook: `{RUNBOOK_PATH}#{alert.lower()}` in the rlobs bundle `{name}`."
         )
-        labels_of = {**labels, "rl_alert": "goodput-budget-burn"}
-        display = f"{alert} {long}/{short} ({name})"
-        policy = alert_policy(display, content, {"subject": alert}, labels_of, conditions, channels, severity, "AND")
+        title, doc, tag = f"{alert} {long}/{short}", {"subject": alert}, "goodput-budget-burn"
+        policy = alert_policy(title, name, user_labels, tag, content, doc, conditions, channels, severity, "AND")
         policies.append((f"{name}-{alert[2:].lower()}-{long}", policy))
     return SloObjects(service_id(facts), service, slo, policies + timed)
 
@@ -141,9 +140,10 @@ def promql_policies(
                 f"rlobs-{facts.name}-slos",
                 {**facts.alert_labels, SLO_LABEL: o.key},
             )
-            labels = {**user_labels, BUNDLE_LABEL: facts.name, "rl_alert": kebab(alert)}
-            display = f"{alert} ({facts.name})"
-            policy = alert_policy(display, content, {"subject": alert}, labels, [condition], channels, severity)
+            doc = {"subject": alert}
+            policy = alert_policy(
+                alert, facts.name, user_labels, kebab(alert), content, doc, [condition], channels, severity
+            )
             found.append((f"{facts.name}-{kebab(alert)}", policy))
     return found
 
