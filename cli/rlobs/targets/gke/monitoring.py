@@ -193,7 +193,7 @@ def promql_condition(
 def alert_policy(
     title: str,
     bundle: str,
-    user_labels: Mapping[str, str],
+    user_labels: Mapping[str, str] | None,
     rl_alert: str,
     content: str,
     doc: dict[str, Any],
@@ -208,7 +208,7 @@ def alert_policy(
     return {
         "displayName": f"{title} ({bundle})",
         "documentation": {"content": content, "mimeType": "text/markdown", **doc},
-        "userLabels": {**user_labels, BUNDLE_LABEL: bundle, "rl_alert": rl_alert},
+        "userLabels": {**(user_labels or {}), BUNDLE_LABEL: bundle, "rl_alert": rl_alert},
         "conditions": conditions,
         "combiner": combiner,
         "enabled": True,
@@ -246,7 +246,6 @@ def alert_policies(
         condition = promql_condition(
             a.text(a.summary, runs), a.expr, f"{duration_seconds(a.for_)}s", a.name, f"rlobs-{name}", facts.alert_labels
         )
-        labels = user_labels or {}
-        policy = alert_policy(a.name, name, labels, kebab(a.name), content, doc, [condition], channels, a.severity)
+        policy = alert_policy(a.name, name, user_labels, kebab(a.name), content, doc, [condition], channels, a.severity)
         found.append((f"{name}-{kebab(a.name)}", policy))
     return found

@@ -120,7 +120,7 @@ def promql_policies(
 ) -> list[tuple[str, dict[str, Any]]]:
     """(file stem, AlertPolicy) per severity of each time-based SLO (steps per hour, time to first step): the EKS
     rules' burn-rate alerts with each window's error ratio inline (rlobs.rl.slos.inline_burn)."""
-    s, found = facts.profile.slos, []
+    s, name, found = facts.profile.slos, facts.name, []
     for o in (o for o in rlslos.objectives(facts) if o.bad):
         for severity in (PAGE, TICKET):
             alert = rlslos.alert_name(o, severity)
@@ -130,21 +130,19 @@ def promql_policies(
                 f"{o.meaning} over {s.window_days if s else 0}d) burns its error budget: {pairs}, both windows of a "
                 "pair. The dashboard's error-budget tile shows what is left; the runs' time-accounting and pace panels "
                 "show which runs spent it."
-                f"\n\nRunbook: `{RUNBOOK_PATH}#{alert.lower()}` in the rlobs bundle `{facts.name}`."
+                f"\n\nRunbook: `{RUNBOOK_PATH}#{alert.lower()}` in the rlobs bundle `{name}`."
             )
             condition = promql_condition(
                 f"{o.key} budget burn ({'fast' if severity == PAGE else 'slow'})",
                 rlslos.inline_burn(o, severity),
                 "0s",
                 alert,
-                f"rlobs-{facts.name}-slos",
+                f"rlobs-{name}-slos",
                 {**facts.alert_labels, SLO_LABEL: o.key},
             )
             doc = {"subject": alert}
-            policy = alert_policy(
-                alert, facts.name, user_labels, kebab(alert), content, doc, [condition], channels, severity
-            )
-            found.append((f"{facts.name}-{kebab(alert)}", policy))
+            policy = alert_policy(alert, name, user_labels, kebab(alert), content, doc, [condition], channels, severity)
+            found.append((f"{name}-{kebab(alert)}", policy))
     return found
 
 
