@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rlobs.targets.gke import project
-from rlobs.targets.gke.plan import SCRIPTS, equals
+from rlobs.targets.gke.plan import STEPS, equals
 from testing.gke import (
     GKE_PROFILES,
     SCOPE_FLAG,
@@ -27,7 +27,7 @@ from testing.gke import (
 )
 from testing.helpers import preinstalled_tool, profile, tool
 
-ALL_SCRIPTS = (*SCRIPTS, "setup.sh")
+ALL_SCRIPTS = (*STEPS, "setup.sh")
 
 
 @pytest.fixture(scope="module")
@@ -204,7 +204,7 @@ def test_deploy_monitoring_covers_every_file(bundles: dict[str, Path], name: str
 def test_every_gcloud_command_names_its_project(bundles: dict[str, Path], name: str) -> None:
     # Wherever no default project is configured (CI, an activated service account), a command without a project
     # fails with "Failed to find attribute [project]". `gcloud projects VERB PROJECT` names it as its resource.
-    gcloud_lines = [c for s in SCRIPTS for c in _dry_run(bundles[name], s) if c[0] == "gcloud"]
+    gcloud_lines = [c for s in STEPS for c in _dry_run(bundles[name], s) if c[0] == "gcloud"]
     assert gcloud_lines
     own = profile(name).gke.project
 
@@ -222,8 +222,8 @@ def test_setup_runs_every_step_in_order(bundles: dict[str, Path]) -> None:
     proc = run_script(bundle / "scripts" / "setup.sh", "--dry-run", env={"PATH": bare_path(bundle.parent)})
     assert proc.returncode == 0, proc.stderr
     steps = [line.removeprefix("# == ") for line in proc.stdout.splitlines() if line.startswith("# == ")]
-    assert steps == list(SCRIPTS)
-    singles = [c for s in SCRIPTS for c in _dry_run(bundles["gke-managed-otel"], s)]
+    assert steps == list(STEPS)
+    singles = [c for s in STEPS for c in _dry_run(bundles["gke-managed-otel"], s)]
     assert commands(proc.stdout) == singles
 
 
@@ -248,7 +248,7 @@ def test_every_gcloud_line_parses(bundles: dict[str, Path], tmp_path: Path) -> N
     gcloud = preinstalled_tool("gcloud", "parses each gcloud command the scripts print")
     lines: dict[str, list[str]] = {}
     for bundle in bundles.values():
-        for script in SCRIPTS:
+        for script in STEPS:
             for cmd in _dry_run(bundle, script):
                 if cmd[0] == "gcloud":
                     lines.setdefault(_shape(cmd), cmd)
@@ -276,7 +276,7 @@ def test_every_kubectl_line_parses(bundles: dict[str, Path], tmp_path: Path) -> 
     env = {"KUBECONFIG": str(config), "PATH": "/usr/bin:/bin"}
     seen = set()
     for bundle in bundles.values():
-        for script in SCRIPTS:
+        for script in STEPS:
             for cmd in _dry_run(bundle, script):
                 if cmd[0] != "kubectl" or tuple(cmd) in seen:
                     continue

@@ -202,7 +202,6 @@ STEPS = {
     "04-deploy-monitoring.sh": "Creates or updates the dashboards and alert policies; deletes stale ones.",
     "05-verify.sh": "Waits for the managed collector, then checks that this run's metrics arrive.",
 }
-SCRIPTS = tuple(STEPS)
 
 
 def steps(gke: GkeSpec) -> tuple[str, ...]:
@@ -210,7 +209,7 @@ def steps(gke: GkeSpec) -> tuple[str, ...]:
     cluster it creates); only managed OTel on an existing cluster stays a script, because Terraform can set
     managed_opentelemetry_config only on a cluster it manages. Verifying changes nothing, so it is always here."""
     if gke.manage == "scripts":
-        return SCRIPTS
+        return tuple(STEPS)
     own = ("02-enable-managed-otel.sh",) if gke.cluster_mode == "existing" else ()
     return (*own, "05-verify.sh")
 
