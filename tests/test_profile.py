@@ -253,6 +253,15 @@ def test_receiver_names_are_unique() -> None:
     assert "alertmanagerReceivers[1].name: expected a name no other receiver has" in line
 
 
+def test_a_receiver_named_null_is_refused_once_per_receiver() -> None:
+    null = "    - name: 'null'\n      type: webhook\n      secretRef: {name: hook, key: url}\n"
+    text = _eks_with("  # terraformVariables:", null + null + "  # terraformVariables:")
+    with pytest.raises(ProfileError) as err:
+        parse_profile(text, "p.yaml")
+    lines = err.value.lines()
+    assert len(lines) == 2 and all("expected a name other than null" in line for line in lines), lines
+
+
 @pytest.mark.parametrize("value", ["3651d", "200000d", "9999999999s"])
 def test_durations_beyond_what_prometheus_accepts_are_refused(value: str) -> None:
     with pytest.raises(ProfileError, match="at most 3650d"):

@@ -307,15 +307,10 @@ class EksSpec(Model):
         # Alertmanager refuses a config with two receivers of one name, and rlobs routes unmatched alerts to its
         # own `null` receiver (prometheus/alertmanager config.go: "notification config name ... is not unique").
         names = [receiver.name for receiver in self.alertmanager_receivers]
-        problems = []
-        for i, name in enumerate(names):
-            at = ("alertmanagerReceivers", i, "name")
-            if name == "null":
-                message = "expected a name other than null (rlobs routes silenced alerts to its own `null` receiver), "
-                problems.append(ProblemAt(at, message + "got 'null'"))
-            elif name in names[:i]:
-                problems.append(ProblemAt(at, f"expected a name no other receiver has, got {name!r} again"))
-        raise_all(problems)
+        null = "expected a name other than null (rlobs routes silenced alerts to its own `null` receiver), got 'null'"
+        found = {i: f"expected a name no other receiver has, got {name!r} again" for i, name in repeats(names)}
+        found |= {i: null for i, name in enumerate(names) if name == "null"}  # a second null: one problem, this one
+        raise_all(ProblemAt(("alertmanagerReceivers", i, "name"), message) for i, message in found.items())
         return self
 
     @model_validator(mode="after")
