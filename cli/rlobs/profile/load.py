@@ -235,9 +235,8 @@ def _section_problem(
         message = f"target is {target}, so expected {article(target)} `{target}:` section, got none"
         return located_problem(located, display, ("target",), message)
     if err["type"] == "extra_forbidden":
-        return located_problem(
-            located, display, loc, f"target is {target}, so expected no `{loc[0]}:` section, got one"
-        )
+        message = f"target is {target}, so expected no `{loc[0]}:` section, got one"
+        return located_problem(located, display, loc, message)
     return None
 
 
