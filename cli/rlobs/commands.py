@@ -359,7 +359,7 @@ def _rows(items: list[dict[str, Any]], *keys: str) -> tuple[tuple[str, ...], ...
 
 def framework_signals(name: str) -> SignalsReport:
     """How one RL framework's logged keys map to the catalog: a row per catalog metric, and the keys left out."""
-    from rlobs.rl.adapters import ONE_LINE, mapping_rows
+    from rlobs.rl.adapters import MAPPING_COLUMNS, ONE_LINE, mapping_rows
     from rlobs.rl.catalog import load_catalog
 
     catalog = load_catalog()
@@ -368,11 +368,10 @@ def framework_signals(name: str) -> SignalsReport:
         known = ", ".join(f.name for f in catalog.frameworks)
         raise RlobsError(f"unknown framework {name!r}: expected one of {known}")
     rows = mapping_rows(framework, catalog)
-    columns = ("metric", "coverage", "source", "how", "phase", "note")
     tables = (
         Table(
             ("metric", "coverage", f"{framework.name} key", "value, conversion", "phase", "note"),
-            tuple(tuple(r[c] for c in columns) for r in rows),
+            tuple(tuple(r[c] for c in MAPPING_COLUMNS) for r in rows),
             code_columns=(0, 2),
         ),
         Table(("not mapped", "why"), framework.unmapped),

@@ -4,6 +4,7 @@ exactly what `validate` accepts, and says why not in the same words."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import yaml
@@ -116,11 +117,9 @@ def _yaml_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_yaml_value(v) for v in value) + "]"
     plain = str(value)
-    try:
+    with contextlib.suppress(yaml.YAMLError):
         if plain and load_yaml(f"k: {plain}") == {"k": plain}:
             return plain
-    except yaml.YAMLError:
-        pass
     return yaml.safe_dump(plain, default_style='"', width=10**6).strip().removesuffix("...").strip()
 
 

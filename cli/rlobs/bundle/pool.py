@@ -53,10 +53,7 @@ def checker() -> Checker:
     """This process's checker, for tasks that parse-check what they build (it remembers the text it checked)."""
     from rlobs.bundle.check import Checker
 
-    pid = os.getpid()
-    if pid not in _CHECKERS:
-        _CHECKERS[pid] = Checker()
-    return _CHECKERS[pid]
+    return _CHECKERS.setdefault(os.getpid(), Checker())
 
 
 def _work(task: Callable[[int], Any], conn: Connection, theirs: list[Connection]) -> None:

@@ -62,13 +62,8 @@ class ProfileJsonSchema(GenerateJsonSchema):
     def function_after_schema(self, schema: core_schema.AfterValidatorFunctionSchema) -> JsonSchemaValue:
         out = super().function_after_schema(schema)
         check = schema["function"]["function"]
-        pattern = getattr(check, "json_pattern", None)
-        max_length = getattr(check, "json_max_length", None)
-        if pattern is not None:
-            out = {**out, "pattern": pattern}
-        if max_length is not None:
-            out["maxLength"] = max_length
-        return out
+        rules = {"pattern": getattr(check, "json_pattern", None), "maxLength": getattr(check, "json_max_length", None)}
+        return {**out, **{key: value for key, value in rules.items() if value is not None}}
 
 
 # Kubernetes object names and namespaces: RFC 1123 labels

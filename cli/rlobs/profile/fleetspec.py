@@ -18,7 +18,7 @@ from rlobs.profile.git import GitRevision, GitUrl, RepoPath
 from rlobs.profile.kind import CLUSTERS_DIR
 from rlobs.profile.model import Metadata, ProfileBase
 from rlobs.profile.objectives import Budget
-from rlobs.profile.problems import ProblemAt, raise_all, repeats
+from rlobs.profile.problems import ProblemAt, article, raise_all, repeats
 from rlobs.profile.worktree import DEFAULT_FOLDER
 from rlobs.profile.yamlsource import Path
 
@@ -156,10 +156,6 @@ class FleetTarget(Protocol):
         ...
 
 
-def _article(word: str) -> str:
-    return "an" if word[:1] in "aeiouAEIOU" else "a"
-
-
 def _either(words: list[str], *, both: bool = False) -> str:
     """`a`, `a and b` (`both a and b`), `a, b and c`."""
     if len(words) < 2:
@@ -189,7 +185,7 @@ def _assembled(targets: tuple[tuple[str, FleetTarget], ...]) -> FleetModel:
             matching(
                 "|".join(t.REGION.pattern for t in parts.values()),
                 " or ".join(
-                    f"{_article(t.REGION.what)} {t.REGION.what} like {t.REGION.example} ({n})" for n, t in targets
+                    f"{article(t.REGION.what)} {t.REGION.what} like {t.REGION.example} ({n})" for n, t in targets
                 ),
                 40,
             )
@@ -216,7 +212,7 @@ def _assembled(targets: tuple[tuple[str, FleetTarget], ...]) -> FleetModel:
     view_model = create_model("FleetViews", __base__=FleetViews, __doc__=FleetViews.__doc__, **views)
     synced = [n for n, t in targets if t.NEEDS_GITOPS]
     sections = _either([f"`{n}:`" for n in parts], both=True)
-    needs = " or ".join(f"{_article(n)} {n}" for n in synced)
+    needs = " or ".join(f"{article(n)} {n}" for n in synced)
     spec = create_model(
         "FleetSpec",
         __base__=FleetSpec,
@@ -236,7 +232,7 @@ def _assembled(targets: tuple[tuple[str, FleetTarget], ...]) -> FleetModel:
 def _cluster_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetCluster], FleetCluster]:
     def rules(self: FleetCluster) -> FleetCluster:
         problems = parts[self.target].cluster_problems(self)
-        said, what = {p.path for p in problems}, f"{_article(self.target)} {self.target} cluster"
+        said, what = {p.path for p in problems}, f"{article(self.target)} {self.target} cluster"
         # Another target's key given on this cluster: nothing of this target reads it.
         for name, other in parts.items():
             for key, (_, info) in other.FIELDS.items() if name != self.target else ():

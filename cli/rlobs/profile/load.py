@@ -17,7 +17,7 @@ from pydantic.fields import FieldInfo
 from rlobs.credentials import found_in, redact
 from rlobs.errors import Problem, ProfileError
 from rlobs.profile.model import ProfileBase
-from rlobs.profile.problems import ProblemAt, Problems
+from rlobs.profile.problems import ProblemAt, Problems, article
 from rlobs.profile.source import NulByteError, read_source
 from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_located, value_at
 from rlobs.profile.yamlsource import strings as yaml_strings
@@ -232,13 +232,11 @@ def _section_problem(
     if not target or len(loc) != 1 or loc[0] not in models:
         return None
     if err["type"] == "missing" and loc[0] == target:
-        article = "an" if target[:1] in "aeiou" else "a"
-        message = f"target is {target}, so expected {article} `{target}:` section, got none"
+        message = f"target is {target}, so expected {article(target)} `{target}:` section, got none"
         return located_problem(located, display, ("target",), message)
     if err["type"] == "extra_forbidden":
-        return located_problem(
-            located, display, loc, f"target is {target}, so expected no `{loc[0]}:` section, got one"
-        )
+        message = f"target is {target}, so expected no `{loc[0]}:` section, got one"
+        return located_problem(located, display, loc, message)
     return None
 
 

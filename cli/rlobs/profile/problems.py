@@ -40,3 +40,7 @@ def repeats(items: Iterable[T]) -> Iterator[tuple[int, T]]:
         if item in seen:
             yield i, item
         seen.add(item)
+
+
+def article(word: str) -> str:
+    return "an" if word[:1] in "aeiouAEIOU" else "a"

@@ -156,6 +156,10 @@ def time_buckets(framework: Framework, catalog: Catalog) -> str:
     return f"{own}; idle, starting, stalled and pauses (checkpoint, evaluation, other) from the lifecycle"
 
 
+# The keys of a mapping row (rlobs signals --framework prints them as its columns).
+MAPPING_COLUMNS = ("metric", "coverage", "source", "how", "phase", "note")
+
+
 def mapping_rows(framework: Framework, catalog: Catalog) -> list[dict[str, str]]:
     """One row per catalog metric: how the framework supplies it (mapped key, derivation, or not available)."""
     rows = []
@@ -175,16 +179,8 @@ def mapping_rows(framework: Framework, catalog: Catalog) -> list[dict[str, str]]
                 note = time_buckets(framework, catalog)
         else:
             source, how, phase, note = "", "", "", ""
-        rows.append(
-            {
-                "metric": m.name,
-                "coverage": framework.coverage(m.key),
-                "source": source,
-                "how": how,
-                "phase": phase,
-                "note": note,
-            }
-        )
+        row = (m.name, framework.coverage(m.key), source, how, phase, note)
+        rows.append(dict(zip(MAPPING_COLUMNS, row, strict=True)))
     return rows
 
 

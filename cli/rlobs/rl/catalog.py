@@ -168,12 +168,7 @@ def parse_catalog(raw: dict[str, Any]) -> Catalog:
     by_key = {a.key: a for a in attributes}
     metrics = tuple(
         Metric(
-            key=m["key"],
-            name=m["name"],
-            kind=m["kind"],
-            unit=m["unit"],
-            description=m["description"],
-            signal=m["signal"],
+            **{k: m[k] for k in ("key", "name", "kind", "unit", "description", "signal")},
             buckets=tuple(float(b) for b in m.get("buckets", ())),
             attributes=identity + tuple(by_key[k].name for k in m.get("extra_attributes", ())),
         )
@@ -253,4 +248,4 @@ def for_profile(catalog: Catalog, profile: ProfileBase) -> Catalog:
 def load_catalog() -> Catalog:
     catalog = parse_catalog(load_yaml(read_text("data", "signals.yaml")))
     frameworks = parse_frameworks(load_yaml(read_text("data", "frameworks.yaml")), catalog)
-    return Catalog(catalog.attributes, catalog.metrics, catalog.spans, frameworks)
+    return replace(catalog, frameworks=frameworks)
