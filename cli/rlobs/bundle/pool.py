@@ -53,7 +53,10 @@ def checker() -> Checker:
     """This process's checker, for tasks that parse-check what they build (it remembers the text it checked)."""
     from rlobs.bundle.check import Checker
 
-    return _CHECKERS.setdefault(os.getpid(), Checker())
+    pid = os.getpid()
+    if pid not in _CHECKERS:  # not setdefault: that would build a Checker on every call, to throw it away
+        _CHECKERS[pid] = Checker()
+    return _CHECKERS[pid]
 
 
 def _work(task: Callable[[int], Any], conn: Connection, theirs: list[Connection]) -> None:
