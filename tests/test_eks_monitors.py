@@ -194,3 +194,21 @@ def test_the_per_run_records_sum_each_runs_series_over_its_pods(name: str, tmp_p
     promtool = tool("promtool", "runs the per-run records")
     proc = subprocess.run([promtool, "test", "rules", "test.yaml"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_ai_on_eks_mode_reports_stack_settings_and_cluster_receivers_together() -> None:
+    """Both of the mode's rules run on one profile: every problem at once, not the first rule's only."""
+    from rlobs.errors import ProfileError
+    from rlobs.targets import parse_profile
+    from testing.helpers import all_profiles
+
+    text = all_profiles()["eks-ai-on-eks"].replace(
+        "      type: pagerduty\n", "      type: pagerduty\n      alerts: all\n"
+    )
+    text = text.replace("  mode: ai-on-eks\n", "  mode: ai-on-eks\n  prometheus: {retention: 30d}\n")
+    with pytest.raises(ProfileError) as info:
+        parse_profile(text, "p.yaml")
+    lines = info.value.lines()
+    assert len(lines) == 2, lines
+    assert any("eks.prometheus: expected no prometheus settings with eks.mode: ai-on-eks" in line for line in lines)
+    assert any("eks.alertmanagerReceivers[0].alerts: expected rl with eks.mode: ai-on-eks" in line for line in lines)
