@@ -1,10 +1,4 @@
-"""Where alerts go: the Alertmanager routes and receivers the profile asks for, in either stack mode.
-
-rlobs mode: the kube-prometheus-stack Alertmanager's own config (values/kube-prometheus-stack.yaml), every credential
-a file from a mounted Secret. ai-on-eks mode: the reference stack owns that config, so the receivers become an
-AlertmanagerConfig (monitoring.coreos.com/v1alpha1) in the workload's namespace, whose routes the operator confines to
-alerts labelled with that namespace (alertmanagerConfigMatcherStrategy OnNamespace, the default): the RL alerts.
-"""
+"""Where alerts go: the Alertmanager routes and receivers the profile asks for, in either stack mode."""
 
 from __future__ import annotations
 
@@ -40,8 +34,7 @@ RUN_LABEL = "rl_run_id"
 
 
 def _group(bundle: str, r: Receiver) -> list[list[str]]:
-    """Matcher sets (any of them) for the alerts a receiver gets: this bundle's RL alerts, the others (cluster, and
-    this bundle's platform warnings), or all."""
+    """Matcher sets (any of them) for a receiver's alerts: the RL ones, the others (cluster, platform warnings), all."""
     rl = [f'{BUNDLE_LABEL} = "{bundle}"', f'{ROUTE_LABEL} != "{PLATFORM}"']
     platform = [f'{BUNDLE_LABEL} = "{bundle}"', f'{ROUTE_LABEL} = "{PLATFORM}"']
     groups: dict[str, list[list[str]]] = {"rl": [rl], "cluster": [[f'{BUNDLE_LABEL} = ""'], platform], "all": [[]]}
@@ -104,8 +97,6 @@ def alertmanager_config(bundle: str, receivers: tuple[Receiver, ...], *, slos: b
 
 
 def _receiver(r: Receiver, *, cr: bool = False) -> dict[str, Any]:
-    """Alertmanager's receiver reads its credential from the mounted Secret's file, an AlertmanagerConfig's names the
-    Secret key."""
     key, file_field, cr_key, secret_field = _KINDS[r.type]
     ref = r.secret_ref
     config: dict[str, Any] = {file_field: f"{AM_SECRETS}/{ref.name}/{ref.key}", "send_resolved": True}
@@ -117,7 +108,8 @@ def _receiver(r: Receiver, *, cr: bool = False) -> dict[str, Any]:
 
 
 def alertmanager_config_cr(profile: EksProfile) -> dict[str, Any]:
-    """ai-on-eks mode: an AlertmanagerConfig in the workload's namespace; its Secrets live there too."""
+    """ai-on-eks mode (the reference stack owns Alertmanager's config): an AlertmanagerConfig and its Secrets in the
+    workload's namespace, whose alerts alone its routes get (alertmanagerConfigMatcherStrategy OnNamespace)."""
     receivers = profile.eks.alertmanager_receivers
     bundle = profile.metadata.name
     # RL receivers get no platform warnings; the others get every alert of the namespace.

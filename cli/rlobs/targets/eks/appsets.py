@@ -1,10 +1,4 @@
-"""The fleet's EKS clusters through Argo CD ApplicationSets: one per component of the single-cluster bundle.
-
-Each template is the component's single-cluster Application (rlobs.targets.eks.argocd) with what differs per cluster
-(name, destination, revision, bundle path, layered values files) bound by `fleet_application`: to Go template
-expressions for the template, to one cluster's values for the Application the controller creates for it, which is
-how the preview is proved equal to the single-cluster render.
-"""
+"""The fleet's EKS clusters through Argo CD ApplicationSets: one per component of the single-cluster bundle."""
 
 from __future__ import annotations
 
@@ -39,7 +33,8 @@ def _go(kind: str, key: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Bindings:
-    """What differs per cluster: Go template expressions (the template) or one cluster's values (its preview)."""
+    """What differs per cluster: Go template expressions (the template) or one cluster's values (the Application the
+    controller creates for it, which the preview proves equal to the single-cluster render's)."""
 
     cluster: str
     environment: str
@@ -172,8 +167,7 @@ def application_sets(fleet: Fleet) -> tuple[Sets, Selected]:
 
 
 def _refuse_template_text(component: str, cluster: str, app: dict[str, Any]) -> None:
-    """The controller executes every string of the template: a value of the profile holding `{{` (a repository
-    URL, say) would run as Go template code instead of reaching the Application as written."""
+    """The controller runs every string of the template: a profile value holding `{{` would run as Go template code."""
     found = sorted({text for text in contract.strings(app) if "{{" in text or "}}" in text})
     if found:
         raise RlobsError(

@@ -100,10 +100,8 @@ def chart_app(profile: EksProfile, chart_key: str, wave: int, *, large_crds: boo
 
 
 def _layer_app(profile: EksProfile, component: str, folder: str, wave: int) -> dict[str, Any]:
-    """An Application syncing one folder of the bundle into `monitoring`. Server-side apply: dashboard ConfigMaps
-    can outgrow the client-side apply annotation. No dry run of a missing kind: its CRD comes from the wave before
-    (OpenSearchCluster, ClusterOutput) or from the ai-on-eks stack's own Application (the monitor CRDs), and may not
-    be established when this app syncs."""
+    """Server-side apply: dashboard ConfigMaps outgrow client-side apply's annotation. No dry run of a missing kind:
+    its CRD (OpenSearchCluster, ClusterOutput, the ai-on-eks monitor CRDs) may not be established yet."""
     name = f"rlobs-{profile.metadata.name}-{component}"
     options = ["CreateNamespace=true", "ServerSideApply=true", "SkipDryRunOnMissingResource=true"]
     return _app(profile, name, wave, MONITORING, [_git(profile.eks.gitops, folder)], options)
@@ -122,7 +120,6 @@ def applications(profile: EksProfile) -> dict[str, dict[str, Any]]:
 
 
 def root(profile: EksProfile) -> dict[str, Any]:
-    """The app-of-apps root the user applies once; it syncs every file under argocd/apps/."""
     source = _git(profile.eks.gitops, "argocd/apps")
     app = _app(profile, f"rlobs-{profile.metadata.name}", 0, ARGOCD, [source], ["PruneLast=true"])
     del app["metadata"]["annotations"]

@@ -1,10 +1,4 @@
-"""The cluster Secrets' contract of a fleet's eks clusters: the labels and annotations each one's Argo CD cluster
-Secret carries for the fleet's ApplicationSets (checked by rlobs.bundle.appsets).
-
-The GitOps Bridge writes the cluster Secret from Terraform: labels are `var.cluster.addons` (enable flags), and
-annotations are `var.cluster.metadata` (gitops-bridge-dev/terraform-helm-gitops-bridge main.tf, kubernetes_secret_v1).
-rlobs emits only that metadata, as Terraform locals to merge in; the Secret and its credentials stay the bridge's.
-"""
+"""The labels and annotations each fleet eks cluster's Argo CD Secret carries for the fleet's ApplicationSets."""
 
 from __future__ import annotations
 
@@ -23,7 +17,6 @@ RULES: dict[str, Rule] = {
 
 
 def members(fleet: Fleet) -> list[tuple[Member, EksProfile]]:
-    """The fleet's eks clusters, each with its effective profile."""
     return [(m, m.profile) for m in fleet.members if isinstance(m.profile, EksProfile)]
 
 
@@ -50,8 +43,8 @@ def contract(fleet: Fleet) -> dict[str, SecretMetadata]:
 
 
 def terraform(fleet: Fleet, contracts: dict[str, SecretMetadata]) -> dict[str, Any]:
-    """Terraform JSON: a local per cluster to merge into the GitOps Bridge's `addons` (labels) and `metadata`
-    (annotations), and an output with the same, for a Terraform that lives elsewhere (terraform_remote_state)."""
+    """Locals to merge into the GitOps Bridge's `var.cluster.addons` (the Secret's labels) and `var.cluster.metadata`
+    (annotations; gitops-bridge-dev/terraform-helm-gitops-bridge main.tf), and an output for a Terraform elsewhere."""
     value = {n: {"name": c.name, "labels": c.labels, "annotations": c.annotations} for n, c in contracts.items()}
     return {
         "locals": {"rlobs_cluster_secrets": value},

@@ -32,7 +32,6 @@ def _grid(panels: list[tuple[str, list[tuple[str, str]], str]], y: int, links: B
 
 
 def _query_var(name: str, label: str, query: str) -> dict[str, Any]:
-    """A variable of the values `query` lists, any or all of them selectable."""
     return {
         "name": name,
         "label": label,

@@ -1,5 +1,4 @@
-"""What the eks target adds to a fleet bundle: the ApplicationSets that deliver its clusters, their layered Helm
-values, the cluster Secrets' contract, and its sections of the fleet README."""
+"""What the eks target adds to a fleet bundle: ApplicationSets, layered Helm values, the Secrets' contract, README."""
 
 from __future__ import annotations
 
@@ -113,7 +112,6 @@ def _readme(
 
 
 def _remote(fleet: Fleet) -> list[dict[str, str]]:
-    """The hub's remote Prometheus datasources, for the README."""
     name = hub(fleet.spec)
     found = next((m.profile for m in fleet.members if name and m.name == name), None)
     if not isinstance(found, EksProfile):

@@ -1,5 +1,4 @@
-"""The eks target's part of the fleet file (rlobs.profile.fleetspec.FleetTarget): a cluster's synced revision and
-the Prometheus a hub's Grafana reaches it by, `views.grafana`, and what the fleet sets in its effective profile."""
+"""The eks target's part of the fleet file (its rlobs.profile.fleetspec.FleetTarget)."""
 
 from __future__ import annotations
 
@@ -61,13 +60,11 @@ FIXED: dict[Path, str] = {
 
 
 def hub(spec: FleetSpec) -> str | None:
-    """The cluster whose Grafana sees every eks cluster (views.grafana.hub), if any."""
     grafana: GrafanaHub | None = getattr(spec.views, "grafana", None)
     return grafana.hub if grafana is not None else None
 
 
 def revision(spec: FleetSpec, cluster: FleetCluster) -> str:
-    """The revision the cluster syncs: its own, else the fleet's."""
     own: str | None = getattr(cluster, "revision", None)
     assert spec.gitops is not None  # the fleet's rules require it with an eks cluster
     return own or spec.gitops.target_revision

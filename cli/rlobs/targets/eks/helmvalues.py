@@ -1,5 +1,4 @@
-"""`eks.helmValues.<chart>`: overrides deep-merged over the values rlobs renders, checked against the pinned chart's
-own keys (data/helm_keys.json, built from the charts by tools/helm_keys.py) and refused where rlobs must own a key."""
+"""`eks.helmValues.<chart>`: checked against the pinned chart's keys (data/helm_keys.json) and the keys rlobs owns."""
 
 from __future__ import annotations
 

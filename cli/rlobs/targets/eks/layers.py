@@ -1,6 +1,4 @@
-"""Split each cluster's Helm values into the layers common, env/<env> and clusters/<name>, so that merging them in
-that order (as Helm merges values files: mappings key by key, anything else replaced) gives back exactly each
-cluster's values."""
+"""Split each cluster's Helm values into layers common, env/<env>, clusters/<name> that merge back into them."""
 
 from __future__ import annotations
 
@@ -42,8 +40,7 @@ def without(full: Values, base: Values) -> Values:
 
 
 def split(values: Mapping[str, Values], environments: Mapping[str, str]) -> dict[str, Values]:
-    """values: cluster -> its whole values; environments: cluster -> its environment. The layers in merge order:
-    common, env/<environment> (what its clusters share beyond common), clusters/<name> (what is its own)."""
+    """The layers in merge order: common, env/<environment> (what its clusters share beyond common), clusters/<name>."""
     common = reduce(_shared, values.values())
     env: dict[str, Values] = {}
     for e in sorted(set(environments[c] for c in values)):

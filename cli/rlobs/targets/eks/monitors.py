@@ -27,14 +27,12 @@ REMOTE_WRITE_INTERVAL = "30s"
 
 
 def _object(kind: str, name: str, profile: EksProfile, spec: dict[str, Any]) -> dict[str, Any]:
-    """A Prometheus Operator object in `monitoring`, with the release label the stack's Prometheus selects."""
     labels = {**RELEASE_LABEL, **bundle_labels(profile.metadata.name)}
     meta = {"name": name, "namespace": MONITORING, "labels": labels}
     return {"apiVersion": API, "kind": kind, "metadata": meta, "spec": spec}
 
 
 def _endpoint(port: str, **extra: Any) -> dict[str, Any]:
-    """A /metrics endpoint on a named port, scraped every SCRAPE_INTERVAL unless `extra` says otherwise."""
     return {"port": port, "path": "/metrics", "interval": SCRAPE_INTERVAL, **extra}
 
 
@@ -79,11 +77,8 @@ def monitors(profile: EksProfile, facts: RlFacts) -> dict[str, dict[str, Any]]:
 
 
 def ray_head(profile: EksProfile) -> dict[str, Any]:
-    """KubeRay head Services: Ray metrics (8080), autoscaler (44217), dashboard (44227) and Ray Serve (8000).
-
-    The `serve` endpoint is where a Ray Serve app mounts vLLM's prometheus_client ASGI app at /metrics (the
-    reference stack's examples/inference), so vLLM metrics arrive through it. Ports per kuberay#963/#1493.
-    """
+    """KubeRay head Services: Ray metrics (8080), autoscaler (44217), dashboard (44227), Ray Serve (8000, where a Ray
+    Serve app mounts vLLM's /metrics, as the reference stack's examples/inference do). Ports per kuberay#963/#1493."""
     spec = {
         "jobLabel": "ray-head",
         **_select({"ray.io/node-type": "head"}, profile.workload.namespace),
@@ -124,7 +119,6 @@ def dcgm(profile: EksProfile) -> dict[str, Any]:
 
 
 def collector(profile: EksProfile) -> dict[str, Any]:
-    """The OpenTelemetry Collector: its prometheus exporter (the RL app's metrics) and its own telemetry."""
     release = CHARTS["opentelemetry-collector"].release
     labels = {
         "app.kubernetes.io/name": "opentelemetry-collector",
@@ -144,7 +138,6 @@ def collector(profile: EksProfile) -> dict[str, Any]:
 
 
 def app(profile: EksProfile) -> dict[str, Any]:
-    """metricsPipeline prometheus-exporter: scrape the RL app's own /metrics on workload.metricsPort."""
     w = profile.workload
     # The workload patch labels the RL pods of every kind (a JobSet's named replicatedJobs only) with WORKLOAD_LABEL.
     spec = {
@@ -162,12 +155,8 @@ def app(profile: EksProfile) -> dict[str, Any]:
 
 
 def rollout_engine(profile: EksProfile) -> dict[str, Any]:
-    """workload.rollout.port: the rollout engine's own /metrics (vllm:* or sglang:*) on the RL pods.
-
-    By port number, not name: the engine is started by the framework inside the pod (verl, SkyRL and NeMo-RL start
-    their vLLM/SGLang servers themselves), so no container port declares it. `portNumber` is in the PodMonitor CRD
-    of the pinned stack's prometheus-operator (v0.84.1).
-    """
+    """By port number: the framework starts the engine in the pod (verl, SkyRL, NeMo-RL), so no container port names
+    it. `portNumber` is in the PodMonitor CRD of the pinned prometheus-operator (v0.84.1)."""
     w = profile.workload
     rollout = w.rollout
     spec = {

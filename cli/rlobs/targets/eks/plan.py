@@ -36,8 +36,7 @@ README = "README.md"
 
 
 def runbook(gitops: GitOps) -> str:
-    """Where alerts link the runbook: docs/runbook.md on the GitOps repository's web pages (https, ssh or scp-like
-    URLs of a forge rlobs knows, profile.gitweb), else relative to the bundle (profile.warnings says so)."""
+    """The runbook on the GitOps repository's web pages (profile.gitweb), else relative to the bundle (a warning)."""
     link = file_link(gitops.repo_url, gitops.target_revision, f"{gitops.path}/{RUNBOOK_PATH}")
     return RUNBOOK_PATH if link is None else link
 

@@ -21,14 +21,7 @@ def _meta(kind: str) -> dict[str, Any]:
 
 
 def security_config(*, log_writer: bool) -> dict[str, dict[str, Any]]:
-    """file name -> content of the securityconfig Secret's files.
-
-    opensearch-operator mounts each key of `security.config.securityConfigSecret` over the image's file of that name
-    in the opensearch-security config directory and runs securityadmin (pkg/reconcilers/securityconfig.go); files
-    not in the Secret keep the image's defaults. A roles_mapping.yml in the Secret therefore replaces the default
-    mappings, so it maps `all_access` to the admin backend role again (as the reference stack's
-    securityconfig-secret.yaml does). Format: docs.opensearch.org/docs/latest/security/configuration/yaml/.
-    """
+    """file name -> content (docs.opensearch.org/docs/latest/security/configuration/yaml/) of the Secret's files."""
     users: dict[str, Any] = {
         **_meta("internalusers"),
         "admin": {
@@ -46,6 +39,8 @@ def security_config(*, log_writer: bool) -> dict[str, dict[str, Any]]:
         "description": f"Ray log sidecar: writes index {RAY_LOGS_INDEX} only",
     }
     roles = {**_meta("roles"), **log_writer_role()}
+    # opensearch-operator mounts each Secret key over the image's file of that name (pkg/reconcilers/securityconfig.go),
+    # so this roles_mapping.yml replaces the defaults: it maps all_access to admin again, as the reference stack does.
     mapping = {
         **_meta("rolesmapping"),
         "all_access": {"reserved": False, "backend_roles": ["admin"], "description": "Maps admin to all_access"},
@@ -55,7 +50,6 @@ def security_config(*, log_writer: bool) -> dict[str, dict[str, Any]]:
 
 
 def log_writer_role() -> dict[str, Any]:
-    """roles.yml's role of the Ray log sidecar's user: it may create and write the Ray log index, nothing else."""
     return {
         LOG_WRITER_ROLE: {
             "reserved": False,

@@ -29,8 +29,6 @@ OPENSEARCH_PORT = 9200
 
 @dataclass(frozen=True, slots=True)
 class Stack:
-    """Where the stack's services live and which Secret holds the OpenSearch credentials."""
-
     opensearch_service: str
     opensearch_secret: str  # the admin user (keys username / password), namespace monitoring only
     log_writer_secret: str  # the Ray log sidecar's write-only user, in the workload's namespace

@@ -1,5 +1,4 @@
-"""The ai-on-eks Terraform variables a profile may set (eks.terraformVariables): declared, typed, not sensitive,
-and the cross-flag rules Terraform does not check."""
+"""The ai-on-eks Terraform variables a profile may set (eks.terraformVariables), and their cross-flag rules."""
 
 from __future__ import annotations
 
@@ -69,7 +68,6 @@ _TF_TYPES: dict[str, tuple[str, Callable[[Any], bool], dict[str, Any]]] = {
 
 
 def type_problem(tf_type: str, value: Any) -> str | None:
-    """Why `value` does not fit the Terraform type `tf_type`, or None."""
     if tf_type not in _TF_TYPES:
         return f"expected a variable rlobs can write (its type {tf_type} is not supported; edit the tfvars by hand)"
     expected, ok, _ = _TF_TYPES[tf_type]
@@ -77,8 +75,7 @@ def type_problem(tf_type: str, value: Any) -> str | None:
 
 
 def settable() -> dict[str, dict[str, Any]]:
-    """name -> JSON Schema (its Terraform type, the values its validation rule allows) of every variable a profile may
-    set: declared, not sensitive, not owned by rlobs, of a type rlobs writes (the editor schema lists exactly these)."""
+    """name -> JSON Schema of every variable a profile may set (the editor schema lists exactly these)."""
     return {
         key: {**_TF_TYPES[spec["type"]][2], **({"enum": sorted(_VALIDATIONS[key][0])} if key in _VALIDATIONS else {})}
         for key, spec in declared().items()
@@ -87,8 +84,7 @@ def settable() -> dict[str, dict[str, Any]]:
 
 
 def entry_problems(variables: Any) -> list[ProblemAt]:
-    """Every eks.terraformVariables entry that is undeclared, sensitive, owned by rlobs or mistyped, checked before
-    the model's own types so that each is reported once, in Terraform's words; paths relative to the field."""
+    """Every entry that is undeclared, sensitive, owned by rlobs or mistyped; paths relative to the field."""
     if not isinstance(variables, dict):
         return []  # the model says it expected a mapping
     known = declared()

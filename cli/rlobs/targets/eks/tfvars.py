@@ -37,9 +37,7 @@ _JARK = (
 
 
 def _cluster_addons(entries: Any, *, cloudwatch: bool) -> TfVar:
-    """enable_cluster_addons: the variable's upstream default, CloudWatch as eks.cloudwatch says, then the
-    eks.terraformVariables entries (never metrics-server off: it is JARK's Metrics Server); the comment names each
-    entry that differs from the default, so it never calls a changed map the default."""
+    """The upstream default, eks.cloudwatch and eks.terraformVariables over it; the comment names what differs."""
     default = declared()["enable_cluster_addons"]["default"]
     given = entries if isinstance(entries, dict) else {}
     value = {**default, CLOUDWATCH_ADDON: cloudwatch, **given}
@@ -54,7 +52,6 @@ PATH = "terraform/blueprint.tfvars"
 
 
 def blueprint_tfvars(profile: EksProfile) -> DataFile:
-    """The file: the variables as data, each with its comment, under a header saying where the file goes."""
     variables = tfvars(profile)
     header = (
         f"blueprint.tfvars for awslabs/ai-on-eks infra/jark-stack, rendered by rlobs for {profile.metadata.name}.\n"
@@ -75,7 +72,6 @@ def blueprint_tfvars(profile: EksProfile) -> DataFile:
 
 
 def tfvars(profile: EksProfile) -> tuple[TfVar, ...]:
-    """The variables of blueprint.tfvars, in file order."""
     eks = profile.eks
     mode_comment = (
         "the reference stack deploys Prometheus, Grafana, OpenSearch and FluentBit (eks.mode: ai-on-eks)"

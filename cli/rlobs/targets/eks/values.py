@@ -28,8 +28,7 @@ from rlobs.targets.eks.versions import (
 
 
 def values(profile: EksProfile) -> dict[str, dict[str, Any]]:
-    """chart name -> values, for the charts this mode deploys, with the profile's eks.helmValues merged over them
-    (already checked against each chart's keys and the keys rlobs owns)."""
+    """chart name -> values, for the charts this mode deploys, with the profile's eks.helmValues merged over them."""
     eks = profile.eks
     out: dict[str, dict[str, Any]] = {"opentelemetry-collector": otel_collector(eks)}
     if eks.mode == "rlobs":
@@ -96,7 +95,6 @@ def kube_prometheus_stack(profile: EksProfile) -> dict[str, Any]:
 
 
 def remote_uid(name: str) -> str:
-    """The datasource uid of another cluster's Prometheus."""
     return grafana_uid(f"prometheus-{name}")
 
 
@@ -105,9 +103,7 @@ def _env_name(name: str, what: str) -> str:
 
 
 def remote_datasources(eks: EksSpec) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """(Grafana datasources, env from Secrets) for eks.grafana.remotePrometheus: one Prometheus datasource per
-    cluster, its credentials read from a Secret into Grafana's env and referenced as ${VAR} (Grafana expands env
-    variables in provisioning files), never written into the values."""
+    """(Grafana datasources, env from Secrets) for eks.grafana.remotePrometheus: credentials only as ${VAR}."""
     sources: list[dict[str, Any]] = []
     env: dict[str, Any] = {}
     for remote in eks.grafana.remote_prometheus:

@@ -49,7 +49,6 @@ def verify_script(
     apps: dict[str, dict[str, Any]],
     layer: dict[str, dict[str, Any]],
 ) -> TemplateFile:
-    """`root` and `apps` (by file under argocd/apps/): the Applications; `layer`: the rl-layer/ objects by file."""
     groups = layer["rl-prometheusrule.yaml"]["spec"]["groups"]
     run_id = profile.workload.run.id
     context = {

@@ -1,6 +1,4 @@
-"""What an EKS bundle ingests (rlobs plan): the RL families at the interval Prometheus scrapes them, estimates for the
-exporters the bundle scrapes beside them, the in-cluster Prometheus, and Amazon Managed Service for Prometheus when
-the kube-prometheus-stack values remote-write to a workspace."""
+"""What an EKS bundle ingests (rlobs plan): its in-cluster Prometheus, and AMP when the values remote-write to one."""
 
 from __future__ import annotations
 
@@ -62,5 +60,4 @@ def _gib(eks: Any) -> float:
 
 
 def pipeline(profile: EksProfile) -> Pipeline:
-    """How the RL metrics reach Prometheus: pushed through the collector, or scraped from the app."""
     return "otel-collector" if profile.eks.metrics_pipeline == "otel-collector" else "python-prometheus"

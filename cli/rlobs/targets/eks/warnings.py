@@ -1,5 +1,4 @@
-"""What an eks profile is warned about (rlobs.profile.warnings locates and prints it): a Kubernetes version past
-standard support, RL alerts no receiver gets, and a GitOps repository whose web links rlobs does not know."""
+"""What an eks profile is warned about (rlobs.profile.warnings locates and prints it)."""
 
 from __future__ import annotations
 

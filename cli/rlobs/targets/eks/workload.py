@@ -28,7 +28,6 @@ RAY_HEAD_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001, "metri
 
 
 def env(profile: EksProfile, catalog: Catalog) -> list[dict[str, Any]]:
-    """The container env: OTel SDK settings and the RL_* identity the instrumentation module reads."""
     w = profile.workload
     eks = profile.eks
     endpoint = f"http://{stack(eks).collector_host}:{OTLP_GRPC_PORT}"  # http:// = plaintext gRPC (no TLS in-cluster)
@@ -158,8 +157,7 @@ def ray_logs(profile: EksProfile) -> bool:
 
 
 def component(profile: EksProfile, *, with_logs: bool) -> dict[str, Any]:
-    """kustomization.yaml of the Component the user adds to their workload's kustomization; `with_logs`: the Ray log
-    sidecar's patch and config are in it (ray_logs())."""
+    """kustomization.yaml of the Component for the workload's kustomization; with_logs: the Ray log sidecar's too."""
     patches, resources = [workloads.ENV_PATCH_FILE], []
     if with_logs:
         patches.append(LOGS_PATCH_FILE)
