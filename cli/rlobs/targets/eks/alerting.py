@@ -45,8 +45,7 @@ Matcher = tuple[str, str, str]  # label, match type, value
 
 
 def _inhibitions(*, slos: bool) -> list[tuple[Matcher, Matcher, str]]:
-    """(source, target, the label both share) in either form: the stall page of a run, or its target down, silences
-    that run's dependent alerts; an SLO's burn-rate page silences the same SLO's ticket."""
+    """(source, target, the label both share): a run's stall page or target down, and an SLO's page over its ticket."""
     dependent = ("alertname", "=~", "|".join(DEPENDENT))
     found = [(("alertname", "=", a), dependent, RUN_LABEL) for a in ("RLTrainingStalled", "RLTelemetryTargetDown")]
     if slos:

@@ -93,7 +93,6 @@ def _layered(root: str, single_path: str, value_file: str, b: Bindings) -> list[
 
 
 def single_applications(member: Member) -> dict[str, dict[str, Any]]:
-    """component -> the single-cluster render's Application for this cluster."""
     assert isinstance(member.profile, EksProfile)
     return {f.removesuffix(".yaml"): app for f, app in argocd.applications(member.profile).items()}
 

@@ -75,7 +75,6 @@ def _git(gitops: GitOps, sub: str) -> dict[str, Any]:
 
 
 def chart_app(profile: EksProfile, chart_key: str, wave: int, *, large_crds: bool) -> dict[str, Any]:
-    """A multi-source Application: the pinned chart, its values file from the user's GitOps repo (`$values`)."""
     eks = profile.eks
     chart = CHARTS[chart_key]
     sources: list[dict[str, Any]] = [

@@ -174,7 +174,6 @@ _FALLBACK = {"inter_token_latency": "inter_token_latency_before_0_11"}
 
 
 def inference_dashboard(profile: EksProfile, links: BoardLinks = NO_LINKS) -> dict[str, Any]:
-    """Rollout-engine serving panels with the names of the profile's engine and metrics path (workload.rollout)."""
     rollout = profile.workload.rollout
     data = load_engines()
     engine = data.engine(rollout.engine)

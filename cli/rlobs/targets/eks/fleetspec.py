@@ -76,7 +76,6 @@ def cluster_problems(cluster: FleetCluster) -> list[ProblemAt]:
 
 
 def spec_problems(spec: FleetSpec) -> list[ProblemAt]:
-    """views.grafana.hub names an eks cluster, and exactly the other eks clusters say how the hub reaches them."""
     name = hub(spec)
     eks = {c.name for c in spec.clusters if c.target == NAME}
     if name is not None and name not in eks:

@@ -12,7 +12,6 @@ Values = dict[str, Any]
 
 
 def _shared(a: Values, b: Values) -> Values:
-    """What two values trees have in common: equal leaves, and mappings recursively."""
     out: Values = {}
     for key in a.keys() & b.keys():
         if isinstance(a[key], dict) and isinstance(b[key], dict):

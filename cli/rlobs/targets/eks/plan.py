@@ -66,7 +66,6 @@ _DASHBOARDS = {
 
 
 def _rollout_readme(profile: EksProfile) -> dict[str, Any]:
-    """How the bundle gets the rollout engine's metrics (workload.rollout), for the README's data-flow picture."""
     rollout = profile.workload.rollout
     data = load_engines()
     engine = data.engine(rollout.engine)
@@ -82,7 +81,6 @@ def _rollout_readme(profile: EksProfile) -> dict[str, Any]:
 
 
 def _layer(profile: EksProfile, facts: RlFacts, objs: dict[str, dict[str, Any]]) -> list[FileSpec]:
-    """The RL layer Argo CD syncs into `monitoring`: monitors and the PrometheusRule (`objs`), dashboard ConfigMaps."""
     board = board_links(facts)
     boards = {
         "rl": rl_dashboard(facts),

@@ -28,7 +28,6 @@ from rlobs.targets.eks.versions import (
 
 
 def values(profile: EksProfile) -> dict[str, dict[str, Any]]:
-    """chart name -> values, for the charts this mode deploys, with the profile's eks.helmValues merged over them."""
     eks = profile.eks
     out: dict[str, dict[str, Any]] = {"opentelemetry-collector": otel_collector(eks)}
     if eks.mode == "rlobs":
@@ -215,7 +214,6 @@ def fluent_operator() -> dict[str, Any]:
 
 
 def otel_collector(eks: EksSpec) -> dict[str, Any]:
-    """A gateway collector: OTLP in; metrics out on a Prometheus endpoint, traces out to OpenSearch."""
     st = stack(eks)
     secret = st.opensearch_secret
     return {

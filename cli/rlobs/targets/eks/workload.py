@@ -58,7 +58,6 @@ def env(profile: EksProfile, catalog: Catalog) -> list[dict[str, Any]]:
 
 
 def env_patch(profile: EksProfile, catalog: Catalog) -> dict[str, Any]:
-    """A strategic-merge patch: the env (and the scraped port) on the RL container, the scrape label on its pods."""
     w = profile.workload
 
     def fragment(name: str) -> dict[str, Any]:
@@ -110,7 +109,6 @@ def logs_patch(profile: EksProfile) -> dict[str, Any]:
 
 
 def fluentbit_config(profile: EksProfile) -> dict[str, Any]:
-    """The sidecar's fluent-bit.conf: Ray session logs -> OpenSearch over TLS, the log writer's credentials from env."""
     host = f"{stack(profile.eks).opensearch_service}.{MONITORING}.svc"
     conf = fluentbit_conf(
         [
@@ -157,7 +155,6 @@ def ray_logs(profile: EksProfile) -> bool:
 
 
 def component(profile: EksProfile, *, with_logs: bool) -> dict[str, Any]:
-    """kustomization.yaml of the Component for the workload's kustomization; with_logs: the Ray log sidecar's too."""
     patches, resources = [workloads.ENV_PATCH_FILE], []
     if with_logs:
         patches.append(LOGS_PATCH_FILE)
