@@ -99,8 +99,6 @@ def spec_problems(spec: FleetSpec) -> list[ProblemAt]:
 def remote_prometheus(spec: FleetSpec, raw_clusters: list[Any]) -> list[dict[str, Any]]:
     """eks.grafana.remotePrometheus of the hub: each other eks cluster's `prometheus:` as written, with its name."""
     name = hub(spec)
-    if name is None:
-        return []
     return [
         {"name": c.name, **plain(raw_clusters[i]["prometheus"])}
         for i, c in enumerate(spec.clusters)

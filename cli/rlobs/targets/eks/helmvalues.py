@@ -174,7 +174,7 @@ def index() -> dict[str, Any]:
     return pinned("helm_keys.json")
 
 
-def override_problems(mode: str, overrides: Mapping[str, Any]) -> list[ProblemAt]:
+def override_problems(mode: str, overrides: Mapping[str, Mapping[str, Any]]) -> list[ProblemAt]:
     """Every problem of eks.helmValues; paths relative to the `eks:` section."""
     problems = []
     for chart, values in overrides.items():
@@ -183,9 +183,6 @@ def override_problems(mode: str, overrides: Mapping[str, Any]) -> list[ProblemAt
             deployed = ", ".join(CHARTS_BY_MODE[mode])
             why = " (the reference stack deploys the others with its own values)" if mode == "ai-on-eks" else ""
             problems.append(ProblemAt(at, f"expected a chart this bundle deploys ({deployed}){why}, got {chart!r}"))
-            continue
-        if not isinstance(values, Mapping):
-            problems.append(ProblemAt(at, "expected a mapping of the chart's values, got something else"))
             continue
         found = list(_walk(chart, index()[chart]["keys"], values, (), at))
         secrets = list(_inline_secrets(values, at))

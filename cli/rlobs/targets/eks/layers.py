@@ -33,8 +33,6 @@ def without(full: Values, base: Values) -> Values:
             sub = without(value, base[key])
             if sub:
                 out[key] = sub
-        elif value != base[key]:
-            out[key] = value
     return out
 
 
