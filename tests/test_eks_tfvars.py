@@ -111,6 +111,7 @@ def _with_vars(block: str) -> str:
 @pytest.mark.parametrize(
     ("block", "expected"),
     [
+        ("- enable_jupyterhub", "expected a mapping, got a list"),
         ("enable_argocd: true", "no longer declared"),
         ("enable_nvidia_gpu_operater: true", "did you mean 'enable_nvidia_gpu_operator'"),
         ("grafana_admin_password: hunter2", "TF_VAR_grafana_admin_password"),

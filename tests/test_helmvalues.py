@@ -69,6 +69,7 @@ def test_index_knows_keys_teams_set() -> None:
     [
         ("kube-prometheus-stack: {grafana: {ingres: {enabled: true}}}", "grafana.ingres", "did you mean 'ingress'"),
         ("opentelemetry-collector: {replicas: 2}", "replicas", "did you mean 'replicaCount'"),
+        ("opentelemetry-collector: {zzqqxx: 2}", "zzqqxx", "expected a key of opentelemetry-collector"),
         ("kube-prometheus-stack: {grafana: {adminPassword: x}}", "grafana.adminPassword", "eks.grafana.adminSecret"),
         (
             "kube-prometheus-stack: {prometheus: {prometheusSpec: {ruleSelector: {}}}}",
