@@ -138,8 +138,7 @@ def training_dashboard(profile: EksProfile, links: BoardLinks = NO_LINKS) -> dic
 
 
 # The inference panels, by engine role (data/engines.yaml): title, unit and the targets as (role, query template,
-# legend). A target whose role the profile's engine has no metric for is left out, a panel left with none is not
-# drawn. In templates {n} is the role's metric name, {m} the model filter, {model} the model label, {reason} the
+# legend). In templates {n} is the role's metric name, {m} the model filter, {model} the model label, {reason} the
 # label splitting finished requests by reason.
 _RATE = "sum(rate({n}{{{m}}}[5m]))"
 _QUANTILES = tuple(

@@ -175,8 +175,7 @@ def rules(profile: EksProfile, facts: RlFacts) -> dict[str, Any]:
 
 
 def per_run(profile: EksProfile, facts: RlFacts) -> dict[str, Any]:
-    """eks.prometheus.remoteWrite: aggregated: each RL series summed per run (the run's identity and the metric's own
-    attributes kept; pod, instance and job dropped), the only series the remote write keeps (values.py)."""
+    """remoteWrite: aggregated: each RL series summed per run, the only series the remote write keeps (values.py)."""
     pipeline, records = facts.pipeline, []
     # Labelled with the bundle's scope as its other records are: two bundles' records never collide.
     scope = {"labels": {naming.label(k, pipeline): v for k, v in facts.scope.items()}} if facts.scope else {}
