@@ -45,7 +45,7 @@ Matcher = tuple[str, str, str]  # label, match type, value
 
 
 def _inhibitions(*, slos: bool) -> list[tuple[Matcher, Matcher, str]]:
-    """(source, target, the label both share): a run's stall page or target down, and an SLO's page over its ticket."""
+    """(source, target, shared label): a run's stall or target down mutes its dependents; an SLO's page its ticket."""
     dependent = ("alertname", "=~", "|".join(DEPENDENT))
     found = [(("alertname", "=", a), dependent, RUN_LABEL) for a in ("RLTrainingStalled", "RLTelemetryTargetDown")]
     if slos:
@@ -108,7 +108,7 @@ def _receiver(r: Receiver, *, cr: bool = False) -> dict[str, Any]:
 
 def alertmanager_config_cr(profile: EksProfile) -> dict[str, Any]:
     """ai-on-eks mode (the reference stack owns Alertmanager's config): an AlertmanagerConfig and its Secrets in the
-    workload's namespace, whose alerts alone its routes get (alertmanagerConfigMatcherStrategy OnNamespace)."""
+    workload's namespace; its routes get its namespace's alerts only (alertmanagerConfigMatcherStrategy OnNamespace)."""
     receivers = profile.eks.alertmanager_receivers
     bundle = profile.metadata.name
     # RL receivers get no platform warnings; the others get every alert of the namespace.

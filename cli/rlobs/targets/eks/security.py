@@ -21,7 +21,7 @@ def _meta(kind: str) -> dict[str, Any]:
 
 
 def security_config(*, log_writer: bool) -> dict[str, dict[str, Any]]:
-    """file name -> content (docs.opensearch.org/docs/latest/security/configuration/yaml/) of the Secret's files."""
+    """file name -> content of the Secret's files (docs.opensearch.org/docs/latest/security/configuration/yaml/)."""
     users: dict[str, Any] = {
         **_meta("internalusers"),
         "admin": {
