@@ -193,13 +193,13 @@ def inference_dashboard(profile: EksProfile, links: BoardLinks = NO_LINKS) -> di
             expr += " or " + template.format(n=data.name(fallback, rollout.metrics), **args)
         return expr, legend.format(**args)
 
+    finished = engine.role("finished_requests")
     panels = []
     for title, unit, targets in _INFERENCE_PANELS:
         drawn = [t for t in (target(*spec) for spec in targets) if t is not None]
+        if "by reason" in title and finished is not None and finished.reason_label is None:
+            title = "Finished / aborted requests"
         if drawn:
-            finished = engine.role("finished_requests")
-            if "by reason" in title and finished is not None and finished.reason_label is None:
-                title = "Finished / aborted requests"
             panels.append((title, drawn, unit))
     running = engine.role("requests_running")
     if running is None:

@@ -184,14 +184,14 @@ def override_problems(mode: str, overrides: Mapping[str, Mapping[str, Any]]) -> 
             why = " (the reference stack deploys the others with its own values)" if mode == "ai-on-eks" else ""
             problems.append(ProblemAt(at, f"expected a chart this bundle deploys ({deployed}){why}, got {chart!r}"))
             continue
-        found = list(_walk(chart, index()[chart]["keys"], values, (), at))
+        found = [*_walk(chart, index()[chart]["keys"], values, (), at), *_template_text(chart, values, (), at)]
         secrets = list(_inline_secrets(values, at))
-        found += _template_text(chart, values, (), at)
         # One problem per key: a key rlobs owns says which profile key to use; otherwise a literal secret says
         # how to reference a Secret, which matters more than the key's spelling.
         owned = {f.path for f in found if f.message.startswith("expected no override")}
-        problems += [f for f in found if f.path in owned or f.path not in {s.path for s in secrets}]
-        problems += [s for s in secrets if s.path not in owned]
+        secret_paths = {s.path for s in secrets} - owned
+        problems += [f for f in found if f.path not in secret_paths]
+        problems += [s for s in secrets if s.path in secret_paths]
     return problems
 
 
@@ -218,17 +218,12 @@ def _walk(chart: str, node: Any, values: Mapping[str, Any], path: tuple[str, ...
         owned = OWNED.get(chart, {}).get(here)
         if owned is not None:
             yield ProblemAt(where, f"expected no override of a key rlobs owns ({owned}), got one")
-            continue
-        if node == "*" or not isinstance(node, dict):
-            # An open map takes any keys (its owned ones, like the collector's `config.exporters.prometheus`, are
-            # still refused); a value (scalar or list) is replaced whole, as Helm does.
-            yield from _walk(chart, "*", value, here, at) if isinstance(value, Mapping) else ()
-            continue
-        if key not in node:
+        elif isinstance(node, dict) and key not in node:
             yield _unknown(chart, node, here, where)
-            continue
-        if isinstance(value, Mapping):
-            yield from _walk(chart, node[key], value, here, at)
+        elif isinstance(value, Mapping):
+            # Below an open map ("*") any keys go (its owned ones, like the collector's `config.exporters.prometheus`,
+            # are still refused); a value that is no mapping (scalar or list) is replaced whole, as Helm does.
+            yield from _walk(chart, node[key] if isinstance(node, dict) else "*", value, here, at)
 
 
 def _unknown(chart: str, node: dict[str, Any], path: tuple[str, ...], where: KeyPath) -> ProblemAt:

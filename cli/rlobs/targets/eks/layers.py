@@ -40,8 +40,8 @@ def split(values: Mapping[str, Values], environments: Mapping[str, str]) -> dict
     """The layers in merge order: common, env/<environment> (what its clusters share beyond common), clusters/<name>."""
     common = reduce(_shared, values.values())
     env: dict[str, Values] = {}
-    for e in sorted(set(environments[c] for c in values)):
-        members = [values[c] for c in values if environments[c] == e]
+    for e in sorted({environments[c] for c in values}):
+        members = [v for c, v in values.items() if environments[c] == e]
         env[e] = without(reduce(_shared, members), common)
     clusters = {c: without(v, merge(common, env[environments[c]])) for c, v in values.items()}
     return {

@@ -81,11 +81,11 @@ def _rollout_readme(profile: EksProfile) -> dict[str, Any]:
 
 
 def _layer(profile: EksProfile, facts: RlFacts, objs: dict[str, dict[str, Any]]) -> list[FileSpec]:
-    board = board_links(facts)
+    links = board_links(facts)
     boards = {
         "rl": rl_dashboard(facts),
-        "training": dashboards.training_dashboard(profile, board),
-        "inference": dashboards.inference_dashboard(profile, board),
+        "training": dashboards.training_dashboard(profile, links),
+        "inference": dashboards.inference_dashboard(profile, links),
     }
     files: list[FileSpec] = [
         DataFile(f"rl-layer/{n}", "yaml", obj, monitors.DESCRIPTIONS[n]) for n, obj in objs.items()
@@ -94,10 +94,10 @@ def _layer(profile: EksProfile, facts: RlFacts, objs: dict[str, dict[str, Any]])
         DataFile(
             f"rl-layer/dashboard-{key}.yaml",
             "yaml",
-            _dashboard_configmap(facts.name, f"rlobs-{facts.name}-{key}", board),
+            _dashboard_configmap(facts.name, f"rlobs-{facts.name}-{key}", dashboard),
             _DASHBOARDS[key],
         )
-        for key, board in boards.items()
+        for key, dashboard in boards.items()
     ]
     return sorted(files, key=lambda f: f.path)
 

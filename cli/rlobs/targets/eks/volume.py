@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rlobs.profile.fields import duration_seconds
 from rlobs.profile.yamlsource import get_at
 from rlobs.rl.catalog import Catalog
@@ -23,6 +21,7 @@ _GIB = {
 
 def volume(profile: EksProfile, catalog: Catalog) -> Volume:
     plan, eks, w = profile.plan, profile.eks, profile.workload
+    prom = eks.prometheus
     interval = float(duration_seconds(SCRAPE_INTERVAL))
     counts = {"node-exporter": plan.nodes, "kube-state-metrics": plan.nodes + plan.runs * plan.engines}
     if eks.dcgm_exporter:
@@ -34,27 +33,25 @@ def volume(profile: EksProfile, catalog: Catalog) -> Volume:
     rl = rl_families(catalog, pipeline(profile), plan.runs, interval)
     families = [*rl, *third_party(counts, interval)]
     sent = families
-    if eks.prometheus.remote_write == "aggregated":  # the per-run records, the only series remote-written
+    if prom.remote_write == "aggregated":  # the per-run records, the only series remote-written
         records = Family(f"{AGGREGATED}* (per-run records)", "rules", sum(f.series for f in rl), _AGGREGATED_S)
         families.append(records)
         sent = [records]
     series = sum(f.series for f in families)
     rate = sum(f.samples_per_second for f in families)
-    costs: list[Cost] = [in_cluster(series, rate, duration_seconds(eks.prometheus.retention), _gib(eks))]
+    costs: list[Cost] = [in_cluster(series, rate, duration_seconds(prom.retention), _gib(prom.storage_size))]
     out, out_rate = sum(f.series for f in sent), sum(f.samples_per_second for f in sent)
     # The remote-write URLs the kube-prometheus-stack overrides give its Prometheus, an AMP workspace's among them.
     writes = get_at(eks.helm_values, ("kube-prometheus-stack", "prometheus", "prometheusSpec", "remoteWrite")) or []
-    urls = [w.get("url") for w in writes if isinstance(w, dict)]
+    urls = [entry.get("url") for entry in writes if isinstance(entry, dict)]
     amp = [url for url in urls if isinstance(url, str) and "aps-workspaces" in url]
-    for url in amp:
-        what = f"remote-writes {out:,} series, {out_rate:,.1f} samples/s ({eks.prometheus.remote_write})"
-        costs.append(managed("amp", out_rate, [what], url, out, amp_quota(out_rate)))
+    what = f"remote-writes {out:,} series, {out_rate:,.1f} samples/s ({prom.remote_write})"
+    costs += [managed("amp", out_rate, [what], url, out, amp_quota(out_rate)) for url in amp]
     lever = ((("eks", "prometheus", "remote_write"), "aggregated"),) if amp else ()
     return Volume(profile.metadata.name, tuple(families), tuple(costs), settings=lever)
 
 
-def _gib(eks: Any) -> float:
-    size = eks.prometheus.storage_size
+def _gib(size: str) -> float:
     number = size.rstrip("KiMGTmk")
     return float(number) * _GIB.get(size[len(number) :], 1 / 2**30)
 
