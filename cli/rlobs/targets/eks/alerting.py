@@ -98,9 +98,10 @@ def alertmanager_config(bundle: str, receivers: tuple[Receiver, ...], *, slos: b
 def _receiver(r: Receiver, *, cr: bool = False) -> dict[str, Any]:
     key, file_field, cr_key, secret_field = _KINDS[r.type]
     ref = r.secret_ref
-    config: dict[str, Any] = {file_field: f"{AM_SECRETS}/{ref.name}/{ref.key}", "send_resolved": True}
     if cr:
         key, config = cr_key, {secret_field: ref.model_dump(), "sendResolved": True}
+    else:
+        config = {file_field: f"{AM_SECRETS}/{ref.name}/{ref.key}", "send_resolved": True}
     if r.type == "slack" and r.channel:
         config["channel"] = r.channel
     return {"name": r.name, key: [config]}

@@ -138,30 +138,27 @@ Selected = dict[str, list[str]]  # component -> the clusters its selector matche
 
 def application_sets(fleet: Fleet) -> tuple[Sets, Selected]:
     """One ApplicationSet per component; raises when a cluster's Application does not fit the shared template."""
-    eks = [m for m, _ in members(fleet)]
-    singles = {m.name: single_applications(m) for m in eks}
+    singles = {m.name: single_applications(m) for m, _ in members(fleet)}
     components = sorted({c for apps in singles.values() for c in apps})
     sets, selected = {}, {}
     for component in components:
-        users = [m for m in eks if component in singles[m.name]]
-        for m in users:
-            _refuse_template_text(component, m.name, singles[m.name][component])
+        users = [name for name, apps in singles.items() if component in apps]
+        for name in users:
+            _refuse_template_text(component, name, singles[name][component])
         templates = {
-            m.name: fleet_application(
-                fleet.spec, component, singles[m.name][component], bundle_path(fleet.spec, m.name), GO
-            )
-            for m in users
+            name: fleet_application(fleet.spec, component, singles[name][component], bundle_path(fleet.spec, name), GO)
+            for name in users
         }
         first = next(iter(templates.values()))
         odd = [name for name, t in templates.items() if t != first]
         if odd:
             raise RlobsError(
                 f"component {component}: the Applications of clusters {', '.join(odd)} differ from "
-                f"{users[0].name}'s beyond what the cluster Secret binds; expected one template for the fleet"
+                f"{users[0]}'s beyond what the cluster Secret binds; expected one template for the fleet"
             )
         # The template is an Application's metadata and spec; the controller supplies apiVersion and kind.
         sets[component] = application_set(fleet, component, {k: first[k] for k in ("metadata", "spec")})
-        selected[component] = [m.name for m in users]
+        selected[component] = users
     return sets, selected
 
 
