@@ -64,12 +64,6 @@ def hub(spec: FleetSpec) -> str | None:
     return grafana.hub if grafana is not None else None
 
 
-def revision(spec: FleetSpec, cluster: FleetCluster) -> str:
-    own: str | None = getattr(cluster, "revision", None)
-    assert spec.gitops is not None  # the fleet's rules require it with an eks cluster
-    return own or spec.gitops.target_revision
-
-
 def cluster_problems(cluster: FleetCluster) -> list[ProblemAt]:
     del cluster  # an eks entry's own keys need nothing of each other
     return []
@@ -107,16 +101,16 @@ def remote_prometheus(spec: FleetSpec, raw_clusters: list[Any]) -> list[dict[str
 
 
 def layer(spec: FleetSpec, index: int, cluster: FleetCluster, raw: list[Any]) -> Layer:
-    assert spec.gitops is not None
+    assert spec.gitops is not None  # the fleet's rules require it with an eks cluster
     at: Path = ("clusters", index)
-    own = getattr(cluster, "revision", None)
+    own: str | None = getattr(cluster, "revision", None)
     found: Layer = [
         (("eks", "cluster", "name"), cluster.name, (*at, "name")),
         (("eks", "cluster", "region"), cluster.region, (*at, "region")),
         (("eks", "gitops", "repoUrl"), spec.gitops.repo_url, ("gitops", "repoUrl")),
         (
             ("eks", "gitops", "targetRevision"),
-            revision(spec, cluster),
+            own or spec.gitops.target_revision,
             (*at, "revision") if own else ("gitops", "targetRevision"),
         ),
         (("eks", "gitops", "path"), bundle_path(spec, cluster.name), ("gitops", "path")),

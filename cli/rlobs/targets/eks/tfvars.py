@@ -43,8 +43,7 @@ def _cluster_addons(entries: Any, *, cloudwatch: bool) -> TfVar:
     value = {**default, CLOUDWATCH_ADDON: cloudwatch, **given}
     why = {CLOUDWATCH_ADDON: "eks.cloudwatch", **dict.fromkeys(given, "eks.terraformVariables")}
     changed = [f"{k} = {str(v).lower()} ({why[k]})" for k, v in value.items() if default.get(k) != v]
-    commit = declared_source()["commit"]
-    comment = f"ai-on-eks's default map (variables.tf @ {commit})"
+    comment = f"ai-on-eks's default map (variables.tf @ {declared_source()['commit']})"
     return TfVar("enable_cluster_addons", value, comment + (", except " + ", ".join(changed) if changed else ""))
 
 
