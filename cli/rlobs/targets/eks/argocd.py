@@ -75,7 +75,7 @@ def _git(gitops: GitOps, sub: str) -> dict[str, Any]:
 
 
 def chart_app(profile: EksProfile, chart_key: str, wave: int, *, large_crds: bool) -> dict[str, Any]:
-    eks = profile.eks
+    gitops = profile.eks.gitops
     chart = CHARTS[chart_key]
     sources: list[dict[str, Any]] = [
         {
@@ -85,10 +85,10 @@ def chart_app(profile: EksProfile, chart_key: str, wave: int, *, large_crds: boo
             "helm": {
                 # releaseName works with multi-source Applications (argo-cd#16498).
                 "releaseName": chart.release,
-                "valueFiles": [f"$values/{eks.gitops.path}/values/{chart_key}.yaml"],
+                "valueFiles": [f"$values/{gitops.path}/values/{chart_key}.yaml"],
             },
         },
-        {"repoURL": eks.gitops.repo_url, "targetRevision": eks.gitops.target_revision, "ref": "values"},
+        {"repoURL": gitops.repo_url, "targetRevision": gitops.target_revision, "ref": "values"},
     ]
     options = ["CreateNamespace=true"]
     if large_crds:

@@ -79,7 +79,7 @@ def settable() -> dict[str, dict[str, Any]]:
     return {
         key: {**_TF_TYPES[spec["type"]][2], **({"enum": sorted(_VALIDATIONS[key][0])} if key in _VALIDATIONS else {})}
         for key, spec in declared().items()
-        if not spec["sensitive"] and key not in _OWNED and key != "enable_argocd" and spec["type"] in _TF_TYPES
+        if not spec["sensitive"] and key not in _OWNED and spec["type"] in _TF_TYPES
     }
 
 
