@@ -328,7 +328,7 @@ class EksSpec(Model):
 
     @model_validator(mode="after")
     def _terraform_variables(self) -> Self:
-        found = flag_problems(self.mode, dcgm=self.dcgm_exporter, values=dict(self.terraform_variables))
+        found = flag_problems(self.mode, dcgm=self.dcgm_exporter, values=self.terraform_variables)
         raise_all(ProblemAt(("terraformVariables", key), problem) for key, problem in found)
         return self
 
