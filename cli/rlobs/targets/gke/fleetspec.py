@@ -1,5 +1,4 @@
-"""The gke target's part of the fleet file (rlobs.profile.fleetspec.FleetTarget): a cluster's GCP project,
-`views.gkeDashboards`, what the fleet sets in its effective profile, and the rules of a project's one Terraform root."""
+"""The gke target's part of the fleet file (rlobs.profile.fleetspec.FleetTarget)."""
 
 from __future__ import annotations
 
@@ -42,7 +41,6 @@ FIXED: dict[Path, str] = {
 
 
 def dashboards(spec: FleetSpec) -> str:
-    """views.gkeDashboards: per-cluster or per-project."""
     return str(getattr(spec.views, "gke_dashboards", "per-cluster"))
 
 
@@ -83,7 +81,6 @@ def projects(members: tuple[Member, ...] | list[Member], manage: str) -> dict[st
 
 
 def identity_form(profile: GkeProfile) -> str:
-    """Which kind of principal gets the writer roles: the namespace's, one KSA's, or a Google service account."""
     wi = profile.gke.workload_identity
     if wi is None:
         return "namespace"

@@ -1,6 +1,4 @@
-"""One Terraform root per GCP project for the fleet's gke.manage: terraform clusters: every resource iterates
-(`for_each`, over maps keyed by cluster name or by workload principal) over the project's clusters, and each instance
-is what that cluster's single-cluster terraform/ would create (tests/test_fleet_gketf.py compares them)."""
+"""Per GCP project, one Terraform root whose for_each instances are what each cluster's own terraform/ would create."""
 
 from __future__ import annotations
 
@@ -41,8 +39,6 @@ def dashboard_path(project_id: str) -> str:
 
 
 def _clusters(fleet: Fleet, members: list[tuple[Member, GkeProfile]]) -> dict[str, dict[str, Any]]:
-    """cluster -> what its own resources read: location and deletion protection of a cluster Terraform creates, the
-    path of its dashboard (per-cluster)."""
     clusters: dict[str, dict[str, Any]] = {}
     for m, p in members:
         entry: dict[str, Any] = {}
@@ -103,8 +99,7 @@ _MAPS = frozenset(tfpolicy.snake(f) for f in tfpolicy.MAP_FIELDS)
 
 
 def _refs(value: Any, base: str, field: str = "") -> Any:
-    """Resource arguments reading each instance's value at `base` (an expression): blocks stay blocks, repeated
-    blocks become `dynamic` blocks over the instance's list, everything else an attribute `${base.key}`."""
+    """Arguments reading each instance's value at `base`: blocks stay blocks, repeated ones `dynamic` over its list."""
     if isinstance(value, dict) and field not in _MAPS:
         body: dict[str, Any] = {}
         for key, sub in value.items():
@@ -125,9 +120,7 @@ def _shape(value: Any, field: str = "") -> Any:
 
 
 def policies(by_cluster: dict[str, list[tuple[str, dict[str, Any]]]], bundles: dict[str, str]) -> dict[str, Any]:
-    """alert_policies.tf.json of a project's root: per RL alert, one google_monitoring_alert_policy iterating over
-    the clusters, its arguments read from a local map cluster -> that cluster's arguments (as tfpolicy renders them
-    for a single cluster)."""
+    """alert_policies.tf.json of a project's root: per RL alert, one resource for_each over a local map by cluster."""
     per_alert: dict[str, dict[str, Any]] = {}
     for cluster, found in by_cluster.items():
         for stem, policy in found:
@@ -158,8 +151,7 @@ def policies(by_cluster: dict[str, list[tuple[str, dict[str, Any]]]], bundles: d
 
 
 def project_dashboard(fleet: Fleet, project_id: str, members: list[tuple[Member, GkeProfile]], catalog: Catalog) -> Any:
-    """The project's one dashboard: its clusters' dashboard (which must agree) over all of them, with a `cluster`
-    filter (the prometheus_target resource label every OTLP point carries) instead of one per cluster."""
+    """The project's one dashboard: its clusters' (which must agree) over all of them, with a `cluster` filter."""
     boards = []
     clusters = [p.gke.cluster for _, p in members]
     for _, p in members:
@@ -176,7 +168,6 @@ def project_dashboard(fleet: Fleet, project_id: str, members: list[tuple[Member,
 
 
 def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
-    """Each project's Terraform root (and its dashboard, per-project)."""
     files: list[FileSpec] = []
     per_project = dashboards(fleet.spec) == "per-project"
     for project_id, members in sorted(projects(fleet.members, "terraform").items()):

@@ -46,17 +46,13 @@ _PLAIN_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 
 def _tile(x: int, y: int, width: int, height: int, widget: dict[str, Any]) -> dict[str, Any]:
-    """A mosaic tile in the API's normalised form: the API stores proto3 JSON, which omits zero-valued fields, and the
-    provider's diff suppressor keeps every key the config has, so an explicit `xPos: 0` is a permanent diff
-    (terraform-provider-google#24650; google-beta resource_monitoring_dashboard.go removeComputedKeys)."""
+    """The API omits zero fields, so an explicit `xPos: 0` is a permanent diff (terraform-provider-google#24650)."""
     position = {k: v for k, v in (("xPos", x), ("yPos", y)) if v}
     return {**position, "width": width, "height": height, "widget": widget}
 
 
 def _legend(template: str, run_label: str) -> str:
-    """A dataset's legendTemplate: the series' name, with the run where the label can be referenced. Google documents
-    `${metric.labels.KEY}` only for plain keys; a dotted key (rl.run.id) stays out of the template, and the pinned
-    run filter tells runs apart instead."""
+    """`${metric.labels.KEY}` is documented for plain keys only: a dotted run key stays out (the run filter splits)."""
     if _PLAIN_LABEL.fullmatch(run_label):
         return template.replace("{run}", "${metric.labels." + run_label + "}").strip()
     return template.replace("{run}", "").strip()
@@ -90,9 +86,7 @@ def dashboard(
     extra: Sequence[DashboardFilter] = (),
     clusters: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """A Cloud Monitoring Dashboard (monitoring v1) with PromQL tiles and pinned dashboard filters, `extra`
-    (gke.dashboardFilters) after rlobs' own; `user_labels` (gke.userLabels) beside rlobs' own labels. `clusters`:
-    one dashboard over these clusters (a fleet's per-project view), with a `cluster` filter first."""
+    """`clusters`: one dashboard over these clusters (a fleet's per-project view), with a `cluster` filter first."""
     catalog, pipeline = facts.catalog, facts.pipeline
     run_label = naming.label(catalog.attribute("run_id").name, pipeline)
     # Every query names the bundle's workload, as its alert policies do: a project holds every bundle's series.
@@ -202,9 +196,6 @@ def alert_policy(
     severity: str,
     combiner: str = "OR",
 ) -> dict[str, Any]:
-    """An AlertPolicy (monitoring v3) as every rlobs policy is: named `title (bundle)`, labelled with the bundle and
-    `rl_alert` beside `user_labels`, Markdown documentation (`content`, then `doc`: its subject and links), enabled,
-    auto-closed, notifying `channels(severity)`."""
     return {
         "displayName": f"{title} ({bundle})",
         "documentation": {"content": content, "mimeType": "text/markdown", **doc},
@@ -221,8 +212,7 @@ def alert_policy(
 def alert_policies(
     facts: RlFacts, channels: Callable[[str], list[str]], user_labels: Mapping[str, str] | None = None
 ) -> list[tuple[str, dict[str, Any]]]:
-    """(file stem, AlertPolicy (monitoring v3)) for each RL alert, notifying `channels(severity)`, with `user_labels`
-    (gke.userLabels) beside rlobs' own."""
+    """(file stem, AlertPolicy (monitoring v3)) for each RL alert."""
     run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
     name = facts.name
     found = []

@@ -21,9 +21,8 @@ WORKLOAD_DIR = "workload"
 
 
 def equals(key: str, value: str) -> str:
-    """A gcloud --filter true only where `key` is exactly `value`. Not `key=value`: gcloud warns that `=` is moving
-    to word matching, under which rlobs_bundle="rl-gke" would also match rl-gke-2; `gcloud topic filters` gives
-    `key <= value AND key >= value` as the equality test."""
+    """A gcloud --filter for `key` exactly `value`: gcloud warns `=` is moving to word matching (rl-gke would match
+    rl-gke-2), and `gcloud topic filters` gives `key <= value AND key >= value` as the equality test."""
     quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return f"{key}>={quoted} AND {key}<={quoted}"
 
@@ -45,7 +44,6 @@ def _monitoring(
         return " (deployed by step 4)." if gke.manage == "scripts" else f" ({terraform})."
 
     def deployable(path: str, obj: dict[str, Any]) -> dict[str, str]:
-        """A dashboard or alert policy file and the gcloud --filter that finds it by display name."""
         return {"path": path, "display_name": obj["displayName"], "filter": equals("displayName", obj["displayName"])}
 
     dashboard = monitoring.dashboard(rl, gke.user_labels, gke.dashboard_filters)
@@ -121,8 +119,7 @@ _TF_INPUTS = {
 
 
 def _tfvars(profile: GkeProfile, identity: project.Identity) -> dict[str, Any]:
-    """Only the inputs main.tf reads for this profile: the cluster's name and location only when Terraform creates
-    it, the service accounts only for the identity that names them (a declared but unused variable is dead input)."""
+    """Only the inputs main.tf reads for this profile: a declared but unused variable is dead input."""
     gke = profile.gke
     tfvars: dict[str, Any] = {"project_id": gke.project}
     if gke.cluster_mode != "existing":
@@ -177,7 +174,6 @@ def _terraform(
 
 
 def tf_variables(values: dict[str, Any], descriptions: dict[str, str]) -> list[dict[str, str]]:
-    """variables.tf's declaration of each tfvars value, in their order."""
     return [{"name": k, "type": _tf_type(v), "description": descriptions[k]} for k, v in values.items()]
 
 
@@ -205,9 +201,8 @@ STEPS = {
 
 
 def steps(gke: GkeSpec) -> tuple[str, ...]:
-    """The steps this bundle's scripts own. With gke.manage terraform, Terraform owns APIs, IAM and monitoring (and a
-    cluster it creates); only managed OTel on an existing cluster stays a script, because Terraform can set
-    managed_opentelemetry_config only on a cluster it manages. Verifying changes nothing, so it is always here."""
+    """With gke.manage terraform, only managed OTel on an existing cluster stays a script (Terraform sets
+    managed_opentelemetry_config only on a cluster it manages), and verifying, which changes nothing."""
     if gke.manage == "scripts":
         return tuple(STEPS)
     own = ("02-enable-managed-otel.sh",) if gke.cluster_mode == "existing" else ()

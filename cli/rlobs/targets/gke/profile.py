@@ -1,5 +1,4 @@
-"""A profile of the gke target: the `gke:` section (GCP project, cluster and Cloud Monitoring settings), the rules
-GCP enforces, and the rules that need the workload and the section together."""
+"""A profile of the gke target: the `gke:` section and the rules GCP and Managed OpenTelemetry put on a profile."""
 
 # No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
 # the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
@@ -126,7 +125,6 @@ class ChannelRoute(Model):
 
 
 def _named(value: object) -> object:
-    """A bare channel name is the short form of `{name: ...}` with the default severities."""
     return {"name": value} if isinstance(value, str) else value
 
 
@@ -250,7 +248,6 @@ class GkeSpec(Model):
     )
 
     def channels_for(self, severity: str) -> list[str]:
-        """The channels a policy of `severity` notifies, in profile order."""
         return [c.name for c in self.notification_channels if severity in c.severities]
 
     @model_validator(mode="after")
@@ -323,7 +320,6 @@ class GkeProfile(ProfileBase):
 
     @model_validator(mode="after")
     def _workload_on_gke(self) -> Self:
-        """Rules GKE and Managed OpenTelemetry put on the workload."""
         w, problems = self.workload, []
         if not MIN_EXPORT_SECONDS <= duration_seconds(w.export_interval) <= MAX_EXPORT_SECONDS:
             message = f"expected {MIN_EXPORT_SECONDS}s to {MAX_EXPORT_SECONDS // 60}m on the gke target (Managed "

@@ -67,8 +67,7 @@ def roles(profile: GkeProfile) -> tuple[str, ...]:
 
 
 def identity(profile: GkeProfile) -> Identity:
-    """The IAM principal of the workload (Workload Identity Federation for GKE principal identifiers:
-    https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity#principal-identifiers)."""
+    # https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity#principal-identifiers
     spec, ns = profile.gke, profile.workload.namespace
     pool = f"{spec.project}.svc.id.goog"
     prefix = f"iam.googleapis.com/projects/PROJECT_NUMBER/locations/global/workloadIdentityPools/{pool}"
