@@ -113,7 +113,6 @@ PROFILES: Mapping[str, type[ProfileBase]] = _ByName(lambda name: TARGETS[name].p
 
 
 def profile_union() -> Any:
-    """Every target's profile class, one chosen by `target` (the profile's JSON Schema is this union's)."""
     from pydantic import Field
 
     models = tuple(PROFILES[name] for name in PACKAGES)
@@ -192,7 +191,6 @@ def load_warnings(path: FsPath) -> list[Problem]:
 
 
 def _warners() -> dict[str, Any]:
-    """Target name -> its warnings, the target's package imported only when a profile of it is warned about."""
     return {
         name: (lambda data, name=name: [*TARGETS[name].warnings(data), *_over_budget(name, data)]) for name in PACKAGES
     }

@@ -94,8 +94,7 @@ MIN_EXPORT_SECONDS = 5
 MAX_EXPORT_SECONDS = 300
 
 
-# An in-cluster OTLP/gRPC endpoint: an explicit scheme (a schemeless one makes the gRPC exporter try TLS), a host
-# and an optional port, nothing else (no credentials, path or query).
+# An in-cluster OTLP/gRPC endpoint: an explicit scheme (workload.ENDPOINT says why), a host and an optional port only.
 _OTLP = r"https?://[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?"
 _OTLP_EXPECTED = "an OTLP endpoint like http://otel-collector.observability.svc.cluster.local:4317"
 OtlpEndpoint = Annotated[str, AfterValidator(matching(_OTLP, _OTLP_EXPECTED, 253))]

@@ -47,8 +47,6 @@ def container_env(profile: GkeProfile, catalog: Catalog, container: str | None =
             {"name": "OTEL_COLLECTOR_NAMESPACE", "value": COLLECTOR_NAMESPACE},
         ]
     else:
-        # naming gmp-collector: the profile's own collector, whose googlemanagedprometheus exporter writes the
-        # underscored names the dashboards and policies query.
         endpoint = gke.collector_endpoint
     env += [
         {"name": "OTEL_EXPORTER_OTLP_PROTOCOL", "value": "grpc"},
