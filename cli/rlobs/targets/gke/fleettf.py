@@ -112,13 +112,6 @@ def _refs(value: Any, base: str, field: str = "") -> Any:
     return f"${{{base}}}"
 
 
-def _shape(value: Any, field: str = "") -> Any:
-    """The keys of the blocks (not of string maps, not inside repeated blocks, whose count may differ)."""
-    if isinstance(value, dict) and field not in _MAPS:
-        return {k: _shape(v, k) for k, v in value.items()}
-    return field in _REPEATED
-
-
 def policies(by_cluster: dict[str, list[tuple[str, dict[str, Any]]]], bundles: dict[str, str]) -> dict[str, Any]:
     """alert_policies.tf.json of a project's root: per RL alert, one resource for_each over a local map by cluster."""
     per_alert: dict[str, dict[str, Any]] = {}
@@ -135,9 +128,6 @@ def policies(by_cluster: dict[str, list[tuple[str, dict[str, Any]]]], bundles: d
             # cluster's policy has them, so every instance has the attribute the dynamic block reads.
             for args in instances.values():
                 args["documentation"].setdefault("links", [])
-        shapes = [_shape(i) for i in instances.values()]
-        if any(s != shapes[0] for s in shapes):
-            raise RlobsError(f"alert policy {name}: the clusters' policies differ in shape, so no for_each holds them")
         # a sample instance with every repeated block present, for the dynamic blocks' content
         template = next(a for a in instances.values() if a["documentation"].get("links") != [])
         resources[name] = {

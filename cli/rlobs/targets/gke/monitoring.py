@@ -61,11 +61,9 @@ def _legend(template: str, run_label: str) -> str:
 Series = tuple[dict[str, Any], str, str]  # an XyChart data set's query, unit and legend ("": none)
 
 
-def xy_chart(title: str, unit: str, series: list[Series], *, stacked: bool = False) -> dict[str, Any]:
-    """One unit per axis: series in the chart's unit on Y1, a series in another unit on Y2 (labelled with it)."""
+def xy_chart(unit: str, series: list[Series], *, stacked: bool = False) -> dict[str, Any]:
+    """Series in the chart's unit on Y1, those in its one other unit (rl.panels has no more) on Y2, labelled with it."""
     others = sorted({u for _, u, _ in series if u != unit})
-    if len(others) > 1:
-        raise ValueError(f"panel {title!r}: at most two units (two axes), got {[unit, *others]}")
     data_sets = [
         {
             "timeSeriesQuery": {**query, "unitOverride": u},
@@ -119,7 +117,7 @@ def dashboard(
             series = [
                 ({"prometheusQuery": q.expr}, q.unit or panel.unit, _legend(q.legend, run_label)) for q in panel.queries
             ]
-            widget = {"title": panel.title, "xyChart": xy_chart(panel.title, panel.unit, series, stacked=panel.stacked)}
+            widget = {"title": panel.title, "xyChart": xy_chart(panel.unit, series, stacked=panel.stacked)}
             tiles.append(_tile(x, top, COLUMNS // 2, TILE_HEIGHT, widget))
         y += rows_height(len(chosen), TILE_HEIGHT)
     links = tracker.policy_links(facts.profile)

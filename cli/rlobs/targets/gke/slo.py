@@ -156,7 +156,7 @@ def with_budget_tile(dashboard: dict[str, Any], project: str, facts: RlFacts) ->
     layout = dashboard["mosaicLayout"]
     bottom = max(t.get("yPos", 0) + t["height"] for t in layout["tiles"])
     tile = {"yPos": bottom, "width": layout["columns"] // 2, "height": TILE_HEIGHT}
-    widget = {"title": BUDGET_TITLE, "xyChart": xy_chart(BUDGET_TITLE, "1", series)}
+    widget = {"title": BUDGET_TITLE, "xyChart": xy_chart("1", series)}
     return {**dashboard, "mosaicLayout": {**layout, "tiles": [*layout["tiles"], {**tile, "widget": widget}]}}
 
 
