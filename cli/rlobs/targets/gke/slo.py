@@ -167,7 +167,7 @@ def resources(found: SloObjects, bundle: str, depends_on: list[str]) -> dict[str
     """slos.tf.json: the service, the goodput SLO and the burn-rate policies, which wait for the SLO they select."""
     common = {"provider": "google-beta", "project": "${var.project_id}"}
     s = found.slo
-    waits = [f"google_monitoring_slo.{GOODPUT}"] if s else []
+    waits = [f"google_monitoring_slo.{GOODPUT}"] if s else depends_on
     policies = tfpolicy.resources(bundle, found.policies, waits)["resource"]
     if s is None or found.service is None:
         return {"resource": policies}
