@@ -11,7 +11,7 @@ from rlobs.profile.kind import CLUSTERS_DIR
 from rlobs.rl.catalog import Catalog
 from rlobs.targets.gke import monitoring, project, tfpolicy
 from rlobs.targets.gke import plan as gke_plan
-from rlobs.targets.gke.fleetspec import dashboards, identity_form, projects
+from rlobs.targets.gke.fleetspec import dashboards, projects
 from rlobs.targets.gke.profile import GkeProfile
 
 GKE_DIR = "gke"
@@ -54,7 +54,7 @@ def _clusters(fleet: Fleet, members: list[tuple[Member, GkeProfile]]) -> dict[st
 def tfvars(fleet: Fleet, members: list[tuple[Member, GkeProfile]]) -> dict[str, Any]:
     """terraform.tfvars.json of one project's root: every map a for_each iterates over, with static keys."""
     first = members[0][1]
-    form = identity_form(first)
+    form = project.identity(first).mode
     workloads: dict[str, dict[str, Any]] = {}
     accounts: dict[str, tuple[str, list[str]]] = {}  # GSA email -> (the workload's name, its clusters)
     roles: dict[str, set[str]] = {}  # principal (or GSA) -> the union of its clusters' writer roles
@@ -142,19 +142,18 @@ def policies(by_cluster: dict[str, list[tuple[str, dict[str, Any]]]], bundles: d
 
 def project_dashboard(fleet: Fleet, project_id: str, members: list[tuple[Member, GkeProfile]], catalog: Catalog) -> Any:
     """The project's one dashboard: its clusters' (which must agree) over all of them, with a `cluster` filter."""
-    boards = []
     clusters = [p.gke.cluster for _, p in members]
-    for _, p in members:
-        board = monitoring.dashboard(gke_plan.facts(p, catalog), p.gke.user_labels, clusters=clusters)
-        boards.append({k: v for k, v in board.items() if k not in ("displayName", "labels")})
-    if any(b != boards[0] for b in boards):
+    # displayName and labels name each cluster's own bundle.
+    boards = [monitoring.dashboard(gke_plan.facts(p, catalog), clusters=clusters) for _, p in members]
+    shared = [{k: v for k, v in b.items() if k not in ("displayName", "labels")} for b in boards]
+    if any(b != shared[0] for b in shared):
         names = ", ".join(m.name for m, _ in members)
         raise RlobsError(
             f"views.gkeDashboards is per-project, but the dashboards of {names} (project {project_id}) differ "
             "(gke.naming, workload.tracker, the workload's name or namespace, or the run attributes): use per-cluster"
         )
-    labels = {**(members[0][1].gke.user_labels or {}), "rlobs": "", "rlobs_fleet": fleet.name}
-    return {"displayName": f"RL golden signals ({fleet.name}, {project_id})", "labels": labels, **boards[0]}
+    labels = {**members[0][1].gke.user_labels, "rlobs": "", "rlobs_fleet": fleet.name}
+    return {"displayName": f"RL golden signals ({fleet.name}, {project_id})", "labels": labels, **shared[0]}
 
 
 def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
@@ -162,13 +161,13 @@ def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
     per_project = dashboards(fleet.spec) == "per-project"
     for project_id, members in sorted(projects(fleet.members, "terraform").items()):
         first = members[0][1]
-        values = tfvars(fleet, list(members))
+        values = tfvars(fleet, members)
         context = {
             "fleet": fleet.name,
             "project": project_id,
             "clusters": [m.name for m, _ in members],
             "cluster_mode": first.gke.cluster_mode,
-            "identity": identity_form(first),
+            "identity": project.identity(first).mode,
             "per_project": per_project,
             "project_dashboard": dashboard_path(project_id),
             "min_gke": project.MIN_GKE_VERSION,
@@ -209,7 +208,7 @@ def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
             files.append(DataFile(f"{base}/alert_policies.tf.json", "json", alert_data, what))
         if per_project:
             path = f"{GKE_DIR}/{project_id}/{dashboard_path(project_id)}"
-            board = project_dashboard(fleet, project_id, list(members), catalog)
+            board = project_dashboard(fleet, project_id, members, catalog)
             what = "Per GCP project: one Cloud Monitoring dashboard with a cluster filter (deployed by Terraform)."
             files.append(DataFile(path, "json", board, what))
     return files

@@ -211,12 +211,15 @@ def alert_policies(
     facts: RlFacts, channels: Callable[[str], list[str]], user_labels: Mapping[str, str] | None = None
 ) -> list[tuple[str, dict[str, Any]]]:
     """(file stem, AlertPolicy (monitoring v3)) for each RL alert."""
-    run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
+    run = f"`<{naming.label(facts.catalog.attribute('run_id').name, facts.pipeline)}>`"  # the incident's label
     name = facts.name
     found = []
     links = tracker.policy_links(facts.profile)
+    # Cloud Monitoring cannot template a dotted PromQL label into the subject; name the workload instead, with the
+    # cluster and namespace it runs in (the query is scoped to exactly that workload).
+    where = facts.alert_labels
+    runs = f"of {where.get('cluster', '')}/{where['namespace']}/{where['workload']}".replace("of /", "of ")
     for a in facts.alerts:
-        run = f"`<{run_label}>`"  # the incident's label
         content = (
             f"## {a.name}\n\n{a.text(a.description, run)}\n\n**What to do.** {a.runbook}\n\n"
             f"Runbook: `{RUNBOOK_PATH}#{a.anchor}` in the rlobs bundle `{name}`. Query:\n\n```promql\n{a.expr}\n```"
@@ -225,15 +228,10 @@ def alert_policies(
             # The documentation holds at most 8192 characters (AlertPolicy.Documentation.content); the query is
             # the condition's own, and the runbook shows it too.
             content = content[: content.rindex("Query:")] + "The query is the condition's (and the runbook's)."
-        # Cloud Monitoring cannot template a dotted PromQL label into the subject; name the workload instead, with
-        # the cluster and namespace it runs in (the query is scoped to exactly that workload).
-        where = facts.alert_labels
-        runs = f"of {where.get('cluster', '')}/{where['namespace']}/{where['workload']}".replace("of /", "of ")
-        doc = {"subject": a.text(a.summary, runs)[:255], **({"links": links} if links else {})}
+        summary = a.text(a.summary, runs)
+        doc = {"subject": summary[:255], **({"links": links} if links else {})}
         # Incident labels: which bundle, cluster, namespace and workload (the run is the query's).
-        condition = promql_condition(
-            a.text(a.summary, runs), a.expr, f"{duration_seconds(a.for_)}s", a.name, f"rlobs-{name}", facts.alert_labels
-        )
+        condition = promql_condition(summary, a.expr, f"{duration_seconds(a.for_)}s", a.name, f"rlobs-{name}", where)
         policy = alert_policy(a.name, name, user_labels, kebab(a.name), content, doc, [condition], channels, a.severity)
         found.append((f"{name}-{kebab(a.name)}", policy))
     return found

@@ -55,12 +55,12 @@ def _monitoring(
     dashboards = [deployable(path, dashboard)]
     policies = []
     what = "Cloud Monitoring alert policy" + by(f"the content of {tfpolicy.FILE}")
-    slo_policies = slos.policies if slos else []
-    for folder, stem, policy in [(POLICIES_DIR, *p) for p in policy_data] + [(slo.SLO_DIR, *p) for p in slo_policies]:
-        path = f"{folder}/{stem}.json"
-        files.append(DataFile(path, "json", policy, what))
-        policies.append(deployable(path, policy))
-    if slos and slos.service and slos.slo:
+    for folder, found in ((POLICIES_DIR, policy_data), (slo.SLO_DIR, slos.policies if slos else [])):
+        for stem, policy in found:
+            path = f"{folder}/{stem}.json"
+            files.append(DataFile(path, "json", policy, what))
+            policies.append(deployable(path, policy))
+    if slos and slos.slo:
         by_what = by(f"the content of {slo.TF_FILE}")
         files.append(DataFile(slo.SERVICE_FILE, "json", slos.service, f"Cloud Monitoring service of the SLOs{by_what}"))
         files.append(DataFile(slo.SLO_FILE, "json", slos.slo, f"The goodput SLO (request-based){by_what}"))

@@ -269,7 +269,7 @@ class GkeSpec(Model):
             elif not LABEL_KEY.fullmatch(key):
                 message = "expected a Cloud Monitoring label key (at most 63 lowercase letters, digits, '_' and '-', "
                 problems.append(ProblemAt(at, message + f"starting with a letter), got {key!r}"))
-            if not isinstance(value, str) or not LABEL_VALUE.fullmatch(value):
+            if not LABEL_VALUE.fullmatch(value):
                 message = "expected a Cloud Monitoring label value (at most 63 lowercase letters, digits, '_' and '-'; "
                 problems.append(ProblemAt(at, message + f"quote numbers), got {value!r}"))
         if len(self.user_labels) + len(OWNED_LABELS) > MAX_USER_LABELS:
