@@ -53,9 +53,8 @@ def _tile(x: int, y: int, width: int, height: int, widget: dict[str, Any]) -> di
 
 def _legend(template: str, run_label: str) -> str:
     """`${metric.labels.KEY}` is documented for plain keys only: a dotted run key stays out (the run filter splits)."""
-    if _PLAIN_LABEL.fullmatch(run_label):
-        return template.replace("{run}", "${metric.labels." + run_label + "}").strip()
-    return template.replace("{run}", "").strip()
+    run = "${metric.labels." + run_label + "}" if _PLAIN_LABEL.fullmatch(run_label) else ""
+    return template.replace("{run}", run).strip()
 
 
 Series = tuple[dict[str, Any], str, str]  # an XyChart data set's query, unit and legend ("": none)

@@ -57,8 +57,7 @@ class Identity:
 
 
 def apis(profile: GkeProfile) -> tuple[str, ...]:
-    wi = profile.gke.workload_identity
-    gsa = (IAM_API,) if wi is not None and wi.gcp_service_account is not None else ()
+    gsa = (IAM_API,) if identity(profile).mode == "gsa" else ()
     return tuple(sorted(BASE_APIS + ((LOGGING_API,) if profile.gke.logs else ()) + gsa))
 
 

@@ -79,6 +79,7 @@ def objects(
     # below it, so that policy fires when nearly the whole window was bad.
     top = math.floor(0.999 / (1 - objective) * 1000) / 1000
     policies = []
+    counter = facts.catalog.metric("run_time").name
     for severity, long, short, burn in BURNS:
         rate = min(burn, top)
         alert = _NAMES[severity]
@@ -94,7 +95,6 @@ def objects(
             }
             for w in (long, short)
         ]
-        counter = facts.catalog.metric("run_time").name
         content = (
             f"## {alert}\n\nThe goodput of {facts.profile.workload.name} (train seconds over all seconds of "
             f"{counter}) burns its error budget at {number(rate)}x or more over both {long} and {short} "
