@@ -177,14 +177,13 @@ def tf_variables(values: dict[str, Any], descriptions: dict[str, str]) -> list[d
     return [{"name": k, "type": _tf_type(v), "description": descriptions[k]} for k, v in values.items()]
 
 
+_TF_TYPES = {bool: "bool", str: "string", list: "list(string)"}
+
+
 def _tf_type(value: Any) -> str:
     """The Terraform type of a tfvars value (maps of objects whose attributes are all alike)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list(string)"
+    if type(value) in _TF_TYPES:
+        return _TF_TYPES[type(value)]
     first = next(iter(value.values()))
     fields = ", ".join(f"{k} = {_tf_type(v)}" for k, v in first.items())
     return f"map(object({{ {fields} }}))" if fields else "map(object({}))"
