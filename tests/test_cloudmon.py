@@ -105,8 +105,10 @@ def test_every_multi_series_chart_names_its_series(gmp: bool) -> None:
             assert "${metric.labels.rl." not in legend
 
 
-def test_one_unit_per_axis() -> None:
-    for title, chart in _charts(monitoring.dashboard(facts(profile("gke-managed-otel")))):
+@pytest.mark.parametrize("name", GKE_PROFILES)
+def test_one_unit_per_axis(name: str) -> None:
+    # xy_chart draws two axes: every panel of rl.panels must hold at most two units.
+    for title, chart in _charts(monitoring.dashboard(facts(profile(name)))):
         for axis, key in (("Y1", "yAxis"), ("Y2", "y2Axis")):
             units = {ds["timeSeriesQuery"]["unitOverride"] for ds in chart["dataSets"] if ds["targetAxis"] == axis}
             assert len(units) <= 1, (title, axis, units)

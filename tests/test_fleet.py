@@ -138,6 +138,11 @@ def test_keys_the_fleet_sets_are_refused_in_defaults_and_overrides() -> None:
         ("  - name: prod-usw2-b\n", "  - name: prod-usw2-a\n", "clusters[2].name: expected each cluster name once"),
         ("  - name: dev-use2\n", "  - name: in-cluster\n", "clusters[0].name: expected a cluster name"),
         ("    project: rl-dev-project\n", "", "clusters[3].target: target is gke, so expected `project:`"),
+        (
+            "    project: rl-dev-project\n",
+            "    project: rl-dev-project\n    revision: main\n",
+            "clusters[3].revision: expected no revision on a gke cluster (nothing syncs it)",
+        ),
         ("kind: Fleet", "kind: Fleets", "kind: expected one of 'Fleet', got 'Fleets'"),
     ],
 )

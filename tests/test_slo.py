@@ -255,6 +255,18 @@ def test_terraform_slos_use_provider_arguments_and_match_the_json() -> None:
     assert slo.TF_FILE not in _files(GKE[1])  # scripts mode: step 4 deploys the JSON
 
 
+def test_terraform_with_only_time_based_slos_holds_only_their_policies() -> None:
+    text = GOOD + "  manage: terraform\nslos:\n  stepsPerHour: {min: 10}\n"
+    files = {r.path: r.text for r in build(parse_profile(text, "p.yaml"))}
+    assert slo.SERVICE_FILE not in files and slo.SLO_FILE not in files
+    resources = json.loads(files[slo.TF_FILE])["resource"]
+    assert list(resources) == ["google_monitoring_alert_policy"]
+    policies = resources["google_monitoring_alert_policy"]
+    assert len(policies) == 2  # page and ticket
+    # With no SLO to wait for, they wait for the APIs, as the other alert policies do.
+    assert all(p["depends_on"] == ["google_project_service.apis"] for p in policies.values())
+
+
 def test_ai_on_eks_mode_inhibits_tickets_in_its_alertmanagerconfig() -> None:
     from rlobs.targets.eks.alerting import alertmanager_config_cr
     from testing.crdschema import errors

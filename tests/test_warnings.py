@@ -135,3 +135,15 @@ def test_render_prints_the_warnings_and_writes_the_bundle(tmp_path: Path) -> Non
     assert (tmp_path / "o/README.md").exists()
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"{profile}:") and ": warning: eks.gitops.repoUrl: " in line
+
+
+def test_a_profile_that_does_not_validate_reports_its_error_and_no_budget(tmp_path: Path) -> None:
+    # Warnings are looked for in every profile that parses; only a valid one is sized against plan.budget.
+    profile = tmp_path / "gke.yaml"
+    budget = "plan: {budget: {series: 1}}\n"
+    profile.write_text(GOOD + budget, encoding="utf-8")
+    assert "plan.budget.series" in runner.invoke(app, ["validate", str(profile)]).stderr
+    profile.write_text(GOOD.replace("my-project", "BAD_PROJECT") + budget, encoding="utf-8")
+    result = runner.invoke(app, ["validate", str(profile)])
+    assert result.exit_code == 2, result.output
+    assert "gke.project: expected a GCP project ID" in result.stderr and "plan.budget" not in result.stderr

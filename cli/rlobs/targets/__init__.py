@@ -1,8 +1,4 @@
-"""The target registry: profile `target` -> the package that owns that target, one line per target.
-
-A target is one importable package whose `target` module has the Target shape below. Every generic layer asks the
-registry, which imports a target's package only when that target is used (a render imports only its own target's).
-"""
+"""The target registry: profile `target` -> the package that owns that target, imported only when it is used."""
 
 from __future__ import annotations
 
@@ -41,8 +37,6 @@ PACKAGES: dict[str, str] = {
 
 
 class Target(Protocol):
-    """What the generic layers need of a target."""
-
     NAME: str
     PATHS: tuple[str, ...]  # every path its bundles hold, as patterns (`*`: one folder's names): all the writer deletes
     FLEET_PATHS: tuple[str, ...]  # every path its part of a fleet bundle can hold (fleet_part), as patterns
@@ -58,29 +52,23 @@ class Target(Protocol):
         """Its cross-field rules as JSON Schema: $defs name -> rules added to that definition's allOf."""
 
     def warnings(self, data: dict[str, Any]) -> Iterable[tuple[Path, str]]:
-        """What a valid profile of it is warned about besides placeholders: (key path, message)."""
+        """What a valid profile of it is warned about besides placeholders."""
 
-    def fleet_file(self) -> FleetTarget:
-        """Its part of the fleet file: cluster-entry and `views:` keys, what the fleet sets, its rules."""
+    def fleet_file(self) -> FleetTarget: ...
 
     def fleet_part(self, fleet: Fleet, catalog: Catalog) -> FleetPart:
         """What it adds to a fleet bundle beside its clusters' own bundles (called with no cluster of it, too)."""
 
-    def pipeline(self, profile: Any) -> Pipeline:
-        """The metric pipeline the profile's bundle queries through (rlobs.rl.naming)."""
+    def pipeline(self, profile: Any) -> Pipeline: ...
 
-    def facts(self, profile: Any, catalog: Catalog) -> RlFacts:
-        """The RL facts of the profile's bundle: pipeline, alerts, where alerts link the runbook."""
+    def facts(self, profile: Any, catalog: Catalog) -> RlFacts: ...
 
-    def plan(self, profile: Any, catalog: Catalog) -> Plan:
-        """Every file of the bundle, as data."""
+    def plan(self, profile: Any, catalog: Catalog) -> Plan: ...
 
-    def volume(self, profile: Any, catalog: Catalog) -> Volume:
-        """What the bundle will ingest: series and samples per family, money per backend (rlobs.rl.volume)."""
+    def volume(self, profile: Any, catalog: Catalog) -> Volume: ...
 
 
-# Target function -> the module of a target's package that defines it when its `target` module does not: imported
-# when the function is first asked for, so the `target` module stays light to import.
+# Target function -> the module defining it when a target's `target` module does not (imported when first asked for).
 DEFERRED = {
     "schema_rules": "schema",
     "warnings": "warnings",
@@ -93,8 +81,6 @@ DEFERRED = {
 
 
 class _Deferred:
-    """A target's `target` module, with the functions of DEFERRED it does not define taken from their modules."""
-
     def __init__(self, module: ModuleType) -> None:
         self._module = module
 
@@ -127,7 +113,6 @@ PROFILES: Mapping[str, type[ProfileBase]] = _ByName(lambda name: TARGETS[name].p
 
 
 def profile_union() -> Any:
-    """Every target's profile class, one chosen by `target` (the profile's JSON Schema is this union's)."""
     from pydantic import Field
 
     models = tuple(PROFILES[name] for name in PACKAGES)
@@ -135,17 +120,14 @@ def profile_union() -> Any:
 
 
 def schema_rules() -> dict[str, list[JsonSchema]]:
-    """Every target's cross-field JSON Schema rules, by $defs name."""
     return {name: rules for t in TARGETS.values() for name, rules in t.schema_rules().items()}
 
 
 def fleet_files() -> dict[str, FleetTarget]:
-    """Every target's part of the fleet file."""
     return {name: t.fleet_file() for name, t in TARGETS.items()}
 
 
 def parse_profile(text: str, display: str = "<profile>") -> ProfileBase:
-    """A profile of any registered target, from its text (rlobs.profile.load)."""
     from rlobs.profile.load import parse_profile as parse
 
     return parse(text, PROFILES, display)
@@ -165,14 +147,11 @@ def load_source(path: FsPath) -> tuple[bytes, ProfileBase]:
 
 
 def blueprint_texts() -> dict[str, str]:
-    """Every target's own starter profiles (beyond the shipped blueprints/ folder), by name."""
     return {name: text for t in TARGETS.values() for name, text in t.BLUEPRINTS.items()}
 
 
 def placeholders(names: tuple[str, ...] | None = None) -> dict[str, str]:
-    """placeholder text -> what the user's own value is, from every shipped blueprint (the starter fleet's
-    included): the keys of the targets `names` (default: every target) and the fleet's, and those targets' own
-    blueprints too."""
+    """placeholder text -> what the user's own value is, for the fleet's and the `names` targets' keys (None: all)."""
     return _placeholders(tuple(PACKAGES.items()), tuple(PACKAGES) if names is None else names)
 
 
@@ -212,15 +191,13 @@ def load_warnings(path: FsPath) -> list[Problem]:
 
 
 def _warners() -> dict[str, Any]:
-    """Target name -> its warnings, the target's package imported only when a profile of it is warned about."""
     return {
         name: (lambda data, name=name: [*TARGETS[name].warnings(data), *_over_budget(name, data)]) for name in PACKAGES
     }
 
 
 def _over_budget(name: str, data: dict[str, Any]) -> list[tuple[Path, str]]:
-    """plan.budget's keys the profile's plan is above (rlobs plan); none without a budget or for a profile that does
-    not validate (loading reports that)."""
+    """plan.budget's keys the plan is above; none for a profile that does not validate (loading reports that)."""
     plan = data.get("plan")
     if not isinstance(plan, dict) or not plan.get("budget"):
         return []

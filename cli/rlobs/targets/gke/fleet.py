@@ -1,5 +1,4 @@
-"""What the gke target adds to a fleet bundle: per GCP project, a script running its scripts clusters' set-up and
-one Terraform root for its terraform clusters (rlobs.targets.gke.fleettf), and its section of the fleet README."""
+"""What the gke target adds to a fleet bundle: per GCP project a set-up script and a Terraform root; a README part."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""The gke target's part of the fleet file (rlobs.profile.fleetspec.FleetTarget): a cluster's GCP project,
-`views.gkeDashboards`, what the fleet sets in its effective profile, and the rules of a project's one Terraform root."""
+"""The gke target's part of the fleet file (rlobs.profile.fleetspec.FleetTarget)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -11,6 +11,7 @@ from rlobs.errors import Problem
 from rlobs.profile.fleetspec import FleetCluster, FleetSpec, Layer, Region
 from rlobs.profile.problems import ProblemAt
 from rlobs.targets.gke.profile import LOCATION, GkeProfile, ProjectId
+from rlobs.targets.gke.project import identity
 
 if TYPE_CHECKING:
     from rlobs.profile.fleet import Member
@@ -42,7 +43,6 @@ FIXED: dict[Path, str] = {
 
 
 def dashboards(spec: FleetSpec) -> str:
-    """views.gkeDashboards: per-cluster or per-project."""
     return str(getattr(spec.views, "gke_dashboards", "per-cluster"))
 
 
@@ -73,7 +73,7 @@ def layer(spec: FleetSpec, index: int, cluster: FleetCluster, raw: list[Any]) ->
     ]
 
 
-def projects(members: tuple[Member, ...] | list[Member], manage: str) -> dict[str, list[tuple[Member, GkeProfile]]]:
+def projects(members: Sequence[Member], manage: str) -> dict[str, list[tuple[Member, GkeProfile]]]:
     """project -> its clusters of that gke.manage (one Terraform root per project iterates over its terraform ones)."""
     found: dict[str, list[tuple[Member, GkeProfile]]] = {}
     for m in members:
@@ -82,23 +82,15 @@ def projects(members: tuple[Member, ...] | list[Member], manage: str) -> dict[st
     return found
 
 
-def identity_form(profile: GkeProfile) -> str:
-    """Which kind of principal gets the writer roles: the namespace's, one KSA's, or a Google service account."""
-    wi = profile.gke.workload_identity
-    if wi is None:
-        return "namespace"
-    return "gsa" if wi.gcp_service_account is not None else "ksa"
-
-
 def fleet_problems(spec: FleetSpec, members: list[Member], located: Located, display: str) -> list[Problem]:
     problems = []
     # A project's Terraform root iterates over its clusters with one resource per kind: they must agree on the shape
     # of what it creates (whether and how a cluster is created, and which kind of principal gets the roles).
     for project, found in projects(members, "terraform").items():
-        shapes = {(p.gke.cluster_mode, identity_form(p)) for _, p in found}
+        shapes = {(p.gke.cluster_mode, identity(p).mode) for _, p in found}
         if len(shapes) < 2:
             continue
-        got = ", ".join(f"{m.name} ({p.gke.cluster_mode}, {identity_form(p)})" for m, p in found)
+        got = ", ".join(f"{m.name} ({p.gke.cluster_mode}, {identity(p).mode})" for m, p in found)
         for m, _ in found:
             pos = located.pos(("clusters", m.index, "project"), key=True)
             message = (

@@ -1,6 +1,4 @@
-"""One Terraform root per GCP project for the fleet's gke.manage: terraform clusters: every resource iterates
-(`for_each`, over maps keyed by cluster name or by workload principal) over the project's clusters, and each instance
-is what that cluster's single-cluster terraform/ would create (tests/test_fleet_gketf.py compares them)."""
+"""Per GCP project, one Terraform root whose for_each instances are what each cluster's own terraform/ would create."""
 
 from __future__ import annotations
 
@@ -13,7 +11,7 @@ from rlobs.profile.kind import CLUSTERS_DIR
 from rlobs.rl.catalog import Catalog
 from rlobs.targets.gke import monitoring, project, tfpolicy
 from rlobs.targets.gke import plan as gke_plan
-from rlobs.targets.gke.fleetspec import dashboards, identity_form, projects
+from rlobs.targets.gke.fleetspec import dashboards, projects
 from rlobs.targets.gke.profile import GkeProfile
 
 GKE_DIR = "gke"
@@ -41,8 +39,6 @@ def dashboard_path(project_id: str) -> str:
 
 
 def _clusters(fleet: Fleet, members: list[tuple[Member, GkeProfile]]) -> dict[str, dict[str, Any]]:
-    """cluster -> what its own resources read: location and deletion protection of a cluster Terraform creates, the
-    path of its dashboard (per-cluster)."""
     clusters: dict[str, dict[str, Any]] = {}
     for m, p in members:
         entry: dict[str, Any] = {}
@@ -58,7 +54,7 @@ def _clusters(fleet: Fleet, members: list[tuple[Member, GkeProfile]]) -> dict[st
 def tfvars(fleet: Fleet, members: list[tuple[Member, GkeProfile]]) -> dict[str, Any]:
     """terraform.tfvars.json of one project's root: every map a for_each iterates over, with static keys."""
     first = members[0][1]
-    form = identity_form(first)
+    form = project.identity(first).mode
     workloads: dict[str, dict[str, Any]] = {}
     accounts: dict[str, tuple[str, list[str]]] = {}  # GSA email -> (the workload's name, its clusters)
     roles: dict[str, set[str]] = {}  # principal (or GSA) -> the union of its clusters' writer roles
@@ -103,8 +99,7 @@ _MAPS = frozenset(tfpolicy.snake(f) for f in tfpolicy.MAP_FIELDS)
 
 
 def _refs(value: Any, base: str, field: str = "") -> Any:
-    """Resource arguments reading each instance's value at `base` (an expression): blocks stay blocks, repeated
-    blocks become `dynamic` blocks over the instance's list, everything else an attribute `${base.key}`."""
+    """Arguments reading each instance's value at `base`: blocks stay blocks, repeated ones `dynamic` over its list."""
     if isinstance(value, dict) and field not in _MAPS:
         body: dict[str, Any] = {}
         for key, sub in value.items():
@@ -117,17 +112,8 @@ def _refs(value: Any, base: str, field: str = "") -> Any:
     return f"${{{base}}}"
 
 
-def _shape(value: Any, field: str = "") -> Any:
-    """The keys of the blocks (not of string maps, not inside repeated blocks, whose count may differ)."""
-    if isinstance(value, dict) and field not in _MAPS:
-        return {k: _shape(v, k) for k, v in value.items()}
-    return field in _REPEATED
-
-
 def policies(by_cluster: dict[str, list[tuple[str, dict[str, Any]]]], bundles: dict[str, str]) -> dict[str, Any]:
-    """alert_policies.tf.json of a project's root: per RL alert, one google_monitoring_alert_policy iterating over
-    the clusters, its arguments read from a local map cluster -> that cluster's arguments (as tfpolicy renders them
-    for a single cluster)."""
+    """alert_policies.tf.json of a project's root: per RL alert, one resource for_each over a local map by cluster."""
     per_alert: dict[str, dict[str, Any]] = {}
     for cluster, found in by_cluster.items():
         for stem, policy in found:
@@ -142,9 +128,6 @@ def policies(by_cluster: dict[str, list[tuple[str, dict[str, Any]]]], bundles: d
             # cluster's policy has them, so every instance has the attribute the dynamic block reads.
             for args in instances.values():
                 args["documentation"].setdefault("links", [])
-        shapes = [_shape(i) for i in instances.values()]
-        if any(s != shapes[0] for s in shapes):
-            raise RlobsError(f"alert policy {name}: the clusters' policies differ in shape, so no for_each holds them")
         # a sample instance with every repeated block present, for the dynamic blocks' content
         template = next(a for a in instances.values() if a["documentation"].get("links") != [])
         resources[name] = {
@@ -158,36 +141,33 @@ def policies(by_cluster: dict[str, list[tuple[str, dict[str, Any]]]], bundles: d
 
 
 def project_dashboard(fleet: Fleet, project_id: str, members: list[tuple[Member, GkeProfile]], catalog: Catalog) -> Any:
-    """The project's one dashboard: its clusters' dashboard (which must agree) over all of them, with a `cluster`
-    filter (the prometheus_target resource label every OTLP point carries) instead of one per cluster."""
-    boards = []
+    """The project's one dashboard: its clusters' (which must agree) over all of them, with a `cluster` filter."""
     clusters = [p.gke.cluster for _, p in members]
-    for _, p in members:
-        board = monitoring.dashboard(gke_plan.facts(p, catalog), p.gke.user_labels, clusters=clusters)
-        boards.append({k: v for k, v in board.items() if k not in ("displayName", "labels")})
-    if any(b != boards[0] for b in boards):
+    # displayName and labels name each cluster's own bundle.
+    boards = [monitoring.dashboard(gke_plan.facts(p, catalog), clusters=clusters) for _, p in members]
+    shared = [{k: v for k, v in b.items() if k not in ("displayName", "labels")} for b in boards]
+    if any(b != shared[0] for b in shared):
         names = ", ".join(m.name for m, _ in members)
         raise RlobsError(
             f"views.gkeDashboards is per-project, but the dashboards of {names} (project {project_id}) differ "
             "(gke.naming, workload.tracker, the workload's name or namespace, or the run attributes): use per-cluster"
         )
-    labels = {**(members[0][1].gke.user_labels or {}), "rlobs": "", "rlobs_fleet": fleet.name}
-    return {"displayName": f"RL golden signals ({fleet.name}, {project_id})", "labels": labels, **boards[0]}
+    labels = {**members[0][1].gke.user_labels, "rlobs": "", "rlobs_fleet": fleet.name}
+    return {"displayName": f"RL golden signals ({fleet.name}, {project_id})", "labels": labels, **shared[0]}
 
 
 def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
-    """Each project's Terraform root (and its dashboard, per-project)."""
     files: list[FileSpec] = []
     per_project = dashboards(fleet.spec) == "per-project"
     for project_id, members in sorted(projects(fleet.members, "terraform").items()):
         first = members[0][1]
-        values = tfvars(fleet, list(members))
+        values = tfvars(fleet, members)
         context = {
             "fleet": fleet.name,
             "project": project_id,
             "clusters": [m.name for m, _ in members],
             "cluster_mode": first.gke.cluster_mode,
-            "identity": identity_form(first),
+            "identity": project.identity(first).mode,
             "per_project": per_project,
             "project_dashboard": dashboard_path(project_id),
             "min_gke": project.MIN_GKE_VERSION,
@@ -228,7 +208,7 @@ def project_files(fleet: Fleet, catalog: Catalog) -> list[FileSpec]:
             files.append(DataFile(f"{base}/alert_policies.tf.json", "json", alert_data, what))
         if per_project:
             path = f"{GKE_DIR}/{project_id}/{dashboard_path(project_id)}"
-            board = project_dashboard(fleet, project_id, list(members), catalog)
+            board = project_dashboard(fleet, project_id, members, catalog)
             what = "Per GCP project: one Cloud Monitoring dashboard with a cluster filter (deployed by Terraform)."
             files.append(DataFile(path, "json", board, what))
     return files

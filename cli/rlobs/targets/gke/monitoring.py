@@ -46,30 +46,23 @@ _PLAIN_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 
 def _tile(x: int, y: int, width: int, height: int, widget: dict[str, Any]) -> dict[str, Any]:
-    """A mosaic tile in the API's normalised form: the API stores proto3 JSON, which omits zero-valued fields, and the
-    provider's diff suppressor keeps every key the config has, so an explicit `xPos: 0` is a permanent diff
-    (terraform-provider-google#24650; google-beta resource_monitoring_dashboard.go removeComputedKeys)."""
+    """The API omits zero fields, so an explicit `xPos: 0` is a permanent diff (terraform-provider-google#24650)."""
     position = {k: v for k, v in (("xPos", x), ("yPos", y)) if v}
     return {**position, "width": width, "height": height, "widget": widget}
 
 
 def _legend(template: str, run_label: str) -> str:
-    """A dataset's legendTemplate: the series' name, with the run where the label can be referenced. Google documents
-    `${metric.labels.KEY}` only for plain keys; a dotted key (rl.run.id) stays out of the template, and the pinned
-    run filter tells runs apart instead."""
-    if _PLAIN_LABEL.fullmatch(run_label):
-        return template.replace("{run}", "${metric.labels." + run_label + "}").strip()
-    return template.replace("{run}", "").strip()
+    """`${metric.labels.KEY}` is documented for plain keys only: a dotted run key stays out (the run filter splits)."""
+    run = "${metric.labels." + run_label + "}" if _PLAIN_LABEL.fullmatch(run_label) else ""
+    return template.replace("{run}", run).strip()
 
 
 Series = tuple[dict[str, Any], str, str]  # an XyChart data set's query, unit and legend ("": none)
 
 
-def xy_chart(title: str, unit: str, series: list[Series], *, stacked: bool = False) -> dict[str, Any]:
-    """One unit per axis: series in the chart's unit on Y1, a series in another unit on Y2 (labelled with it)."""
+def xy_chart(unit: str, series: list[Series], *, stacked: bool = False) -> dict[str, Any]:
+    """Series in the chart's unit on Y1, those in its one other unit (rl.panels has no more) on Y2, labelled with it."""
     others = sorted({u for _, u, _ in series if u != unit})
-    if len(others) > 1:
-        raise ValueError(f"panel {title!r}: at most two units (two axes), got {[unit, *others]}")
     data_sets = [
         {
             "timeSeriesQuery": {**query, "unitOverride": u},
@@ -90,9 +83,7 @@ def dashboard(
     extra: Sequence[DashboardFilter] = (),
     clusters: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """A Cloud Monitoring Dashboard (monitoring v1) with PromQL tiles and pinned dashboard filters, `extra`
-    (gke.dashboardFilters) after rlobs' own; `user_labels` (gke.userLabels) beside rlobs' own labels. `clusters`:
-    one dashboard over these clusters (a fleet's per-project view), with a `cluster` filter first."""
+    """`clusters`: one dashboard over these clusters (a fleet's per-project view), with a `cluster` filter first."""
     catalog, pipeline = facts.catalog, facts.pipeline
     run_label = naming.label(catalog.attribute("run_id").name, pipeline)
     # Every query names the bundle's workload, as its alert policies do: a project holds every bundle's series.
@@ -125,7 +116,7 @@ def dashboard(
             series = [
                 ({"prometheusQuery": q.expr}, q.unit or panel.unit, _legend(q.legend, run_label)) for q in panel.queries
             ]
-            widget = {"title": panel.title, "xyChart": xy_chart(panel.title, panel.unit, series, stacked=panel.stacked)}
+            widget = {"title": panel.title, "xyChart": xy_chart(panel.unit, series, stacked=panel.stacked)}
             tiles.append(_tile(x, top, COLUMNS // 2, TILE_HEIGHT, widget))
         y += rows_height(len(chosen), TILE_HEIGHT)
     links = tracker.policy_links(facts.profile)
@@ -202,9 +193,6 @@ def alert_policy(
     severity: str,
     combiner: str = "OR",
 ) -> dict[str, Any]:
-    """An AlertPolicy (monitoring v3) as every rlobs policy is: named `title (bundle)`, labelled with the bundle and
-    `rl_alert` beside `user_labels`, Markdown documentation (`content`, then `doc`: its subject and links), enabled,
-    auto-closed, notifying `channels(severity)`."""
     return {
         "displayName": f"{title} ({bundle})",
         "documentation": {"content": content, "mimeType": "text/markdown", **doc},
@@ -221,14 +209,16 @@ def alert_policy(
 def alert_policies(
     facts: RlFacts, channels: Callable[[str], list[str]], user_labels: Mapping[str, str] | None = None
 ) -> list[tuple[str, dict[str, Any]]]:
-    """(file stem, AlertPolicy (monitoring v3)) for each RL alert, notifying `channels(severity)`, with `user_labels`
-    (gke.userLabels) beside rlobs' own."""
-    run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
+    """(file stem, AlertPolicy (monitoring v3)) for each RL alert."""
+    run = f"`<{naming.label(facts.catalog.attribute('run_id').name, facts.pipeline)}>`"  # the incident's label
     name = facts.name
     found = []
     links = tracker.policy_links(facts.profile)
+    # Cloud Monitoring cannot template a dotted PromQL label into the subject; name the workload instead, with the
+    # cluster and namespace it runs in (the query is scoped to exactly that workload).
+    where = facts.alert_labels
+    runs = f"of {where.get('cluster', '')}/{where['namespace']}/{where['workload']}".replace("of /", "of ")
     for a in facts.alerts:
-        run = f"`<{run_label}>`"  # the incident's label
         content = (
             f"## {a.name}\n\n{a.text(a.description, run)}\n\n**What to do.** {a.runbook}\n\n"
             f"Runbook: `{RUNBOOK_PATH}#{a.anchor}` in the rlobs bundle `{name}`. Query:\n\n```promql\n{a.expr}\n```"
@@ -237,15 +227,10 @@ def alert_policies(
             # The documentation holds at most 8192 characters (AlertPolicy.Documentation.content); the query is
             # the condition's own, and the runbook shows it too.
             content = content[: content.rindex("Query:")] + "The query is the condition's (and the runbook's)."
-        # Cloud Monitoring cannot template a dotted PromQL label into the subject; name the workload instead, with
-        # the cluster and namespace it runs in (the query is scoped to exactly that workload).
-        where = facts.alert_labels
-        runs = f"of {where.get('cluster', '')}/{where['namespace']}/{where['workload']}".replace("of /", "of ")
-        doc = {"subject": a.text(a.summary, runs)[:255], **({"links": links} if links else {})}
+        summary = a.text(a.summary, runs)
+        doc = {"subject": summary[:255], **({"links": links} if links else {})}
         # Incident labels: which bundle, cluster, namespace and workload (the run is the query's).
-        condition = promql_condition(
-            a.text(a.summary, runs), a.expr, f"{duration_seconds(a.for_)}s", a.name, f"rlobs-{name}", facts.alert_labels
-        )
+        condition = promql_condition(summary, a.expr, f"{duration_seconds(a.for_)}s", a.name, f"rlobs-{name}", where)
         policy = alert_policy(a.name, name, user_labels, kebab(a.name), content, doc, [condition], channels, a.severity)
         found.append((f"{name}-{kebab(a.name)}", policy))
     return found

@@ -21,9 +21,8 @@ WORKLOAD_DIR = "workload"
 
 
 def equals(key: str, value: str) -> str:
-    """A gcloud --filter true only where `key` is exactly `value`. Not `key=value`: gcloud warns that `=` is moving
-    to word matching, under which rlobs_bundle="rl-gke" would also match rl-gke-2; `gcloud topic filters` gives
-    `key <= value AND key >= value` as the equality test."""
+    """A gcloud --filter for `key` exactly `value`: gcloud warns `=` is moving to word matching (rl-gke would match
+    rl-gke-2), and `gcloud topic filters` gives `key <= value AND key >= value` as the equality test."""
     quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return f"{key}>={quoted} AND {key}<={quoted}"
 
@@ -45,7 +44,6 @@ def _monitoring(
         return " (deployed by step 4)." if gke.manage == "scripts" else f" ({terraform})."
 
     def deployable(path: str, obj: dict[str, Any]) -> dict[str, str]:
-        """A dashboard or alert policy file and the gcloud --filter that finds it by display name."""
         return {"path": path, "display_name": obj["displayName"], "filter": equals("displayName", obj["displayName"])}
 
     dashboard = monitoring.dashboard(rl, gke.user_labels, gke.dashboard_filters)
@@ -57,12 +55,12 @@ def _monitoring(
     dashboards = [deployable(path, dashboard)]
     policies = []
     what = "Cloud Monitoring alert policy" + by(f"the content of {tfpolicy.FILE}")
-    slo_policies = slos.policies if slos else []
-    for folder, stem, policy in [(POLICIES_DIR, *p) for p in policy_data] + [(slo.SLO_DIR, *p) for p in slo_policies]:
-        path = f"{folder}/{stem}.json"
-        files.append(DataFile(path, "json", policy, what))
-        policies.append(deployable(path, policy))
-    if slos and slos.service and slos.slo:
+    for folder, found in ((POLICIES_DIR, policy_data), (slo.SLO_DIR, slos.policies if slos else [])):
+        for stem, policy in found:
+            path = f"{folder}/{stem}.json"
+            files.append(DataFile(path, "json", policy, what))
+            policies.append(deployable(path, policy))
+    if slos and slos.slo:
         by_what = by(f"the content of {slo.TF_FILE}")
         files.append(DataFile(slo.SERVICE_FILE, "json", slos.service, f"Cloud Monitoring service of the SLOs{by_what}"))
         files.append(DataFile(slo.SLO_FILE, "json", slos.slo, f"The goodput SLO (request-based){by_what}"))
@@ -121,8 +119,7 @@ _TF_INPUTS = {
 
 
 def _tfvars(profile: GkeProfile, identity: project.Identity) -> dict[str, Any]:
-    """Only the inputs main.tf reads for this profile: the cluster's name and location only when Terraform creates
-    it, the service accounts only for the identity that names them (a declared but unused variable is dead input)."""
+    """Only the inputs main.tf reads for this profile: a declared but unused variable is dead input."""
     gke = profile.gke
     tfvars: dict[str, Any] = {"project_id": gke.project}
     if gke.cluster_mode != "existing":
@@ -177,18 +174,16 @@ def _terraform(
 
 
 def tf_variables(values: dict[str, Any], descriptions: dict[str, str]) -> list[dict[str, str]]:
-    """variables.tf's declaration of each tfvars value, in their order."""
     return [{"name": k, "type": _tf_type(v), "description": descriptions[k]} for k, v in values.items()]
+
+
+_TF_TYPES = {bool: "bool", str: "string", list: "list(string)"}
 
 
 def _tf_type(value: Any) -> str:
     """The Terraform type of a tfvars value (maps of objects whose attributes are all alike)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list(string)"
+    if type(value) in _TF_TYPES:
+        return _TF_TYPES[type(value)]
     first = next(iter(value.values()))
     fields = ", ".join(f"{k} = {_tf_type(v)}" for k, v in first.items())
     return f"map(object({{ {fields} }}))" if fields else "map(object({}))"
@@ -205,9 +200,8 @@ STEPS = {
 
 
 def steps(gke: GkeSpec) -> tuple[str, ...]:
-    """The steps this bundle's scripts own. With gke.manage terraform, Terraform owns APIs, IAM and monitoring (and a
-    cluster it creates); only managed OTel on an existing cluster stays a script, because Terraform can set
-    managed_opentelemetry_config only on a cluster it manages. Verifying changes nothing, so it is always here."""
+    """With gke.manage terraform, only managed OTel on an existing cluster stays a script (Terraform sets
+    managed_opentelemetry_config only on a cluster it manages), and verifying, which changes nothing."""
     if gke.manage == "scripts":
         return tuple(STEPS)
     own = ("02-enable-managed-otel.sh",) if gke.cluster_mode == "existing" else ()

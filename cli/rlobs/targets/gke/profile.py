@@ -1,5 +1,4 @@
-"""A profile of the gke target: the `gke:` section (GCP project, cluster and Cloud Monitoring settings), the rules
-GCP enforces, and the rules that need the workload and the section together."""
+"""A profile of the gke target: the `gke:` section and the rules GCP and Managed OpenTelemetry put on a profile."""
 
 # No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
 # the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
@@ -95,8 +94,7 @@ MIN_EXPORT_SECONDS = 5
 MAX_EXPORT_SECONDS = 300
 
 
-# An in-cluster OTLP/gRPC endpoint: an explicit scheme (a schemeless one makes the gRPC exporter try TLS), a host
-# and an optional port, nothing else (no credentials, path or query).
+# An in-cluster OTLP/gRPC endpoint: an explicit scheme (workload.ENDPOINT says why), a host and an optional port only.
 _OTLP = r"https?://[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?"
 _OTLP_EXPECTED = "an OTLP endpoint like http://otel-collector.observability.svc.cluster.local:4317"
 OtlpEndpoint = Annotated[str, AfterValidator(matching(_OTLP, _OTLP_EXPECTED, 253))]
@@ -126,7 +124,6 @@ class ChannelRoute(Model):
 
 
 def _named(value: object) -> object:
-    """A bare channel name is the short form of `{name: ...}` with the default severities."""
     return {"name": value} if isinstance(value, str) else value
 
 
@@ -250,7 +247,6 @@ class GkeSpec(Model):
     )
 
     def channels_for(self, severity: str) -> list[str]:
-        """The channels a policy of `severity` notifies, in profile order."""
         return [c.name for c in self.notification_channels if severity in c.severities]
 
     @model_validator(mode="after")
@@ -273,7 +269,7 @@ class GkeSpec(Model):
             elif not LABEL_KEY.fullmatch(key):
                 message = "expected a Cloud Monitoring label key (at most 63 lowercase letters, digits, '_' and '-', "
                 problems.append(ProblemAt(at, message + f"starting with a letter), got {key!r}"))
-            if not isinstance(value, str) or not LABEL_VALUE.fullmatch(value):
+            if not LABEL_VALUE.fullmatch(value):
                 message = "expected a Cloud Monitoring label value (at most 63 lowercase letters, digits, '_' and '-'; "
                 problems.append(ProblemAt(at, message + f"quote numbers), got {value!r}"))
         if len(self.user_labels) + len(OWNED_LABELS) > MAX_USER_LABELS:
@@ -323,7 +319,6 @@ class GkeProfile(ProfileBase):
 
     @model_validator(mode="after")
     def _workload_on_gke(self) -> Self:
-        """Rules GKE and Managed OpenTelemetry put on the workload."""
         w, problems = self.workload, []
         if not MIN_EXPORT_SECONDS <= duration_seconds(w.export_interval) <= MAX_EXPORT_SECONDS:
             message = f"expected {MIN_EXPORT_SECONDS}s to {MAX_EXPORT_SECONDS // 60}m on the gke target (Managed "

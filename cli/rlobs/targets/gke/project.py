@@ -57,8 +57,7 @@ class Identity:
 
 
 def apis(profile: GkeProfile) -> tuple[str, ...]:
-    wi = profile.gke.workload_identity
-    gsa = (IAM_API,) if wi is not None and wi.gcp_service_account is not None else ()
+    gsa = (IAM_API,) if identity(profile).mode == "gsa" else ()
     return tuple(sorted(BASE_APIS + ((LOGGING_API,) if profile.gke.logs else ()) + gsa))
 
 
@@ -67,8 +66,7 @@ def roles(profile: GkeProfile) -> tuple[str, ...]:
 
 
 def identity(profile: GkeProfile) -> Identity:
-    """The IAM principal of the workload (Workload Identity Federation for GKE principal identifiers:
-    https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity#principal-identifiers)."""
+    # https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity#principal-identifiers
     spec, ns = profile.gke, profile.workload.namespace
     pool = f"{spec.project}.svc.id.goog"
     prefix = f"iam.googleapis.com/projects/PROJECT_NUMBER/locations/global/workloadIdentityPools/{pool}"

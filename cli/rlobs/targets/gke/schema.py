@@ -5,8 +5,7 @@ from __future__ import annotations
 from rlobs.profile.schema import JsonSchema, absent_or_null, given, key_is, pattern
 from rlobs.targets.gke.profile import LABEL_KEY, LABEL_VALUE, MAX_USER_LABELS, OWNED_LABELS, REGION, SYSTEM_NAMESPACE
 
-# Managed OpenTelemetry's export interval range (profile.MIN_EXPORT_SECONDS to MAX_EXPORT_SECONDS, 5s-300s) in the
-# Duration syntax: 5s-300s or 1m-5m (profile.GkeProfile._workload_on_gke; tests/test_schema.py compares the two).
+# profile.MIN_EXPORT_SECONDS to MAX_EXPORT_SECONDS (5s-300s) in the Duration syntax: 5s-300s or 1m-5m.
 GKE_EXPORT_INTERVAL = r"([5-9]|[1-9][0-9]|[12][0-9]{2}|300)s|[1-5]m"
 
 # profile.GkeProfile._workload_on_gke.

@@ -1,8 +1,4 @@
-"""The profile's SLOs in Cloud Monitoring. Goodput: a custom service, a request-based SLO on the time-accounting
-counter (train seconds over all seconds), and the SRE workbook's burn-rate alert policies on select_slo_burn_rate;
-as API JSON (scripts mode) and as Terraform resources (terraform mode), from the same data. Steps per hour and time
-to first step: an SLO object cannot hold them (a windows-based MetricRange reads one gauge's value, not a step rate or
-a wait since a start), so their burn-rate policies are PromQL over the same per-minute indicator as EKS's rules."""
+"""The profile's SLOs in Cloud Monitoring: API JSON (scripts mode) and Terraform resources, from the same data."""
 
 from __future__ import annotations
 
@@ -46,9 +42,7 @@ def slo_name(project: str, facts: RlFacts) -> str:
 
 
 def _filter(facts: RlFacts, bucket: str = "") -> str:
-    """A monitoring filter on the time-accounting counter of the bundle's workload (prometheus_target's resource
-    labels, as the alert queries scope it): one bucket, or every bucket but `starting` (rlobs.rl.slos.UNJUDGED);
-    label keys quoted, as dotted ones must be."""
+    """A filter on the workload's run_time counter: one bucket or all but UNJUDGED; keys quoted, as dotted ones must."""
     metric = facts.catalog.metric("run_time")
     parts = [f"metric.type={naming.quote(naming.monitoring_type(metric, facts.pipeline))}"]
     parts += ['resource.type="prometheus_target"']
@@ -62,8 +56,7 @@ def _filter(facts: RlFacts, bucket: str = "") -> str:
 def objects(
     facts: RlFacts, project: str, channels: Callable[[str], list[str]], user_labels: Mapping[str, str]
 ) -> SloObjects | None:
-    """The service, SLO and burn-rate policies of the profile's `slos.goodput`, and the time-based SLOs' policies
-    (None without `slos:`)."""
+    """The goodput SLO's service, SLO and burn-rate policies, and the time-based SLOs' policies; None without any."""
     slos = facts.profile.slos
     timed = promql_policies(facts, channels, user_labels)
     if slos is None or slos.goodput is None:
@@ -86,6 +79,7 @@ def objects(
     # below it, so that policy fires when nearly the whole window was bad.
     top = math.floor(0.999 / (1 - objective) * 1000) / 1000
     policies = []
+    counter = facts.catalog.metric("run_time").name
     for severity, long, short, burn in BURNS:
         rate = min(burn, top)
         alert = _NAMES[severity]
@@ -101,7 +95,6 @@ def objects(
             }
             for w in (long, short)
         ]
-        counter = facts.catalog.metric("run_time").name
         content = (
             f"## {alert}\n\nThe goodput of {facts.profile.workload.name} (train seconds over all seconds of "
             f"{counter}) burns its error budget at {number(rate)}x or more over both {long} and {short} "
@@ -118,8 +111,8 @@ def objects(
 def promql_policies(
     facts: RlFacts, channels: Callable[[str], list[str]], user_labels: Mapping[str, str]
 ) -> list[tuple[str, dict[str, Any]]]:
-    """(file stem, AlertPolicy) per severity of each time-based SLO (steps per hour, time to first step): the EKS
-    rules' burn-rate alerts with each window's error ratio inline (rlobs.rl.slos.inline_burn)."""
+    """The time-based SLOs' burn-rate policies, in PromQL: an SLO object's windows-based MetricRange reads one gauge's
+    value, not a step rate or a wait since a start."""
     s, name, found = facts.profile.slos, facts.name, []
     for o in (o for o in rlslos.objectives(facts) if o.bad):
         for severity in (PAGE, TICKET):
@@ -147,8 +140,7 @@ def promql_policies(
 
 
 def with_budget_tile(dashboard: dict[str, Any], project: str, facts: RlFacts) -> dict[str, Any]:
-    """The dashboard with a remaining-error-budget tile below its others: the goodput SLO's
-    select_slo_budget_fraction, and each time-based SLO's share of its budget left over the period in PromQL."""
+    """The dashboard with a remaining-error-budget tile below its others (unchanged without an SLO)."""
     s = facts.profile.slos
     if s is None:
         return dashboard
@@ -164,7 +156,7 @@ def with_budget_tile(dashboard: dict[str, Any], project: str, facts: RlFacts) ->
     layout = dashboard["mosaicLayout"]
     bottom = max(t.get("yPos", 0) + t["height"] for t in layout["tiles"])
     tile = {"yPos": bottom, "width": layout["columns"] // 2, "height": TILE_HEIGHT}
-    widget = {"title": BUDGET_TITLE, "xyChart": xy_chart(BUDGET_TITLE, "1", series)}
+    widget = {"title": BUDGET_TITLE, "xyChart": xy_chart("1", series)}
     return {**dashboard, "mosaicLayout": {**layout, "tiles": [*layout["tiles"], {**tile, "widget": widget}]}}
 
 
@@ -172,12 +164,10 @@ TF_FILE = "terraform/slos.tf.json"
 
 
 def resources(found: SloObjects, bundle: str, depends_on: list[str]) -> dict[str, Any]:
-    """slos.tf.json: google_monitoring_custom_service, google_monitoring_slo (the API's serviceLevelIndicator is the
-    provider's request_based_sli block, the rolling period its days) and the burn-rate policies, which wait for the
-    SLO they select."""
+    """slos.tf.json: the service, the goodput SLO and the burn-rate policies, which wait for the SLO they select."""
     common = {"provider": "google-beta", "project": "${var.project_id}"}
     s = found.slo
-    waits = [f"google_monitoring_slo.{GOODPUT}"] if s else []
+    waits = [f"google_monitoring_slo.{GOODPUT}"] if s else depends_on
     policies = tfpolicy.resources(bundle, found.policies, waits)["resource"]
     if s is None or found.service is None:
         return {"resource": policies}

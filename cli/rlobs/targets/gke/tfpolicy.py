@@ -1,5 +1,4 @@
-"""The alert policies as google_monitoring_alert_policy resources, in Terraform's JSON syntax, from the same policy
-data as monitoring/alert-policies/*.json: one source, two serialisations, so a change to a policy reaches both."""
+"""The alert policies as Terraform JSON google_monitoring_alert_policy resources, from the data of their API JSON."""
 
 from __future__ import annotations
 
@@ -14,15 +13,12 @@ FILE = "terraform/alert_policies.tf.json"
 
 
 def snake(name: str) -> str:
-    """The provider's argument name for an API field: google-beta names every argument of this resource as the
-    field's snake_case (mmv1 products/monitoring/AlertPolicy.yaml, e.g. conditionPrometheusQueryLanguage ->
-    condition_prometheus_query_language, evaluationInterval -> evaluation_interval)."""
+    """google-beta names each argument of this resource as its field's snake_case (mmv1 monitoring/AlertPolicy.yaml)."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
 def arguments(value: Any, field: str = "") -> Any:
-    """An AlertPolicy JSON value as resource arguments: objects become blocks (an object in Terraform's JSON syntax,
-    a list of objects for repeated blocks), field names snake_case, string maps' keys kept."""
+    """An AlertPolicy JSON value as resource arguments: field names snake_case, string maps' keys kept."""
     if isinstance(value, dict):
         if field in MAP_FIELDS:
             return {k: literal(v) for k, v in value.items()}
@@ -35,19 +31,16 @@ def arguments(value: Any, field: str = "") -> Any:
 
 
 def literal(text: str) -> str:
-    """A string Terraform reads back as exactly `text`: every JSON-syntax string is a template, so `${` and `%{`
-    (Cloud Monitoring's own `${condition.display_name}` documentation variables among them) are doubled."""
+    """Every JSON-syntax string is a template, so `${` and `%{` (as in `${condition.display_name}`) are doubled."""
     return text.replace("${", "$${").replace("%{", "%%{")
 
 
 def resource_name(stem: str, bundle: str) -> str:
-    """A Terraform resource name from a policy file stem (letters, digits, `_`; the bundle prefix dropped)."""
     return stem.removeprefix(f"{bundle}-").replace("-", "_")
 
 
 def resources(bundle: str, policies: list[tuple[str, dict[str, Any]]], depends_on: list[str]) -> dict[str, Any]:
-    """The whole alert_policies.tf.json: one resource per policy (https://developer.hashicorp.com/terraform/language/
-    syntax/json: blocks as objects, meta-arguments like provider and depends_on as plain keys)."""
+    """alert_policies.tf.json (https://developer.hashicorp.com/terraform/language/syntax/json)."""
     found = {
         resource_name(stem, bundle): {
             "provider": "google-beta",

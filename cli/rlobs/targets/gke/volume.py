@@ -1,5 +1,4 @@
-"""What a GKE bundle ingests (rlobs plan): the RL families at the export interval Managed OpenTelemetry receives them,
-priced as Managed Service for Prometheus samples. The bundle scrapes no third-party exporter on GKE."""
+"""What a GKE bundle ingests (rlobs plan): only the RL families (it scrapes no exporter), priced as GMP samples."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""What a gke profile is warned about (rlobs.profile.warnings locates and prints it): alert policies that notify
-nobody."""
+"""What a gke profile is warned about (rlobs.profile.warnings locates and prints it): policies that notify nobody."""
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ from rlobs.profile.yamlsource import Path, get_at
 
 
 def warnings(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
-    """Alerts that fire but notify nobody: no notification channel gets the alert policies."""
     if get_at(data, ("alerts", "enabled")) is not False and not get_at(data, ("gke", "notificationChannels")):
         yield (
             ("gke", "notificationChannels"),

@@ -27,8 +27,7 @@ INSTRUMENTATION_FILE = "instrumentation.yaml"
 
 
 def container_env(profile: GkeProfile, catalog: Catalog, container: str | None = None) -> list[dict[str, Any]]:
-    """Env for the RL container (`container`, default workload.container), ordered so each $(VAR) is defined above
-    its use (Kubernetes expands in order)."""
+    """Env for `container` (default workload.container), each $(VAR) above its use: Kubernetes expands in order."""
     gke, workload = profile.gke, profile.workload
     attributes = ",".join(
         [
@@ -48,8 +47,6 @@ def container_env(profile: GkeProfile, catalog: Catalog, container: str | None =
             {"name": "OTEL_COLLECTOR_NAMESPACE", "value": COLLECTOR_NAMESPACE},
         ]
     else:
-        # naming gmp-collector: the profile's own collector, whose googlemanagedprometheus exporter writes the
-        # underscored names the dashboards and policies query.
         endpoint = gke.collector_endpoint
     env += [
         {"name": "OTEL_EXPORTER_OTLP_PROTOCOL", "value": "grpc"},
@@ -87,13 +84,11 @@ def patch(profile: GkeProfile, catalog: Catalog) -> dict[str, Any]:
 
 
 def kustomization(profile: GkeProfile) -> dict[str, Any]:
-    """A Kustomize Component: include it from the kustomization that already lists the workload."""
     resources = [INSTRUMENTATION_FILE] if profile.gke.instrumentation_resource else []
     return workloads.component(profile.workload, [workloads.ENV_PATCH_FILE], resources)
 
 
 def instrumentation(profile: GkeProfile) -> dict[str, Any]:
-    """The managed Instrumentation resource (Preview): selects every pod in the workload's namespace."""
     return {
         "apiVersion": INSTRUMENTATION_API,
         "kind": "Instrumentation",
