@@ -28,7 +28,6 @@ API_VERSION = "rlobs/v1alpha1"
 WorkloadKind = Literal["Deployment", "StatefulSet", "Job", "JobSet", "RayJob", "RayCluster", "RayService"]
 
 
-# Printed in a terminal table by `rlobs blueprints` (and --format json): one line, nothing a terminal acts on.
 Description = Annotated[str, AfterValidator(one_line("rlobs blueprints prints it in a terminal table", 200))]
 
 

@@ -47,7 +47,6 @@ class Located:
 
 
 def load_yaml(text: str) -> Any:
-    """Plain data from one YAML document (packaged data files, parse-back checks)."""
     return yaml.load(text, Loader=_Loader)
 
 
@@ -115,7 +114,6 @@ _TAB_HINT = "a tab character: YAML indents with spaces only (replace the tab wit
 
 
 def _syntax_error(text: str, exc: yaml.MarkedYAMLError) -> YamlSyntaxError:
-    """One line a person can act on, at file:line:col, for a YAML syntax error."""
     mark = exc.problem_mark or exc.context_mark
     raw = exc.problem or exc.context or "invalid YAML"
     if exc.context and exc.problem:
@@ -181,7 +179,7 @@ def _at(event: yaml.Event) -> Pos:
 
 
 def load_located(text: str) -> Located:
-    """Parse one YAML document; raise YamlSyntaxError with the position of the first syntax error."""
+    """One YAML document; YamlSyntaxError, with its position, for the first syntax error or limit passed."""
     located = Located(None)
     try:
         _limits(text)
@@ -243,5 +241,4 @@ def strings(data: Any, path: Path = (), *, keys: bool = False) -> Iterator[tuple
 
 
 def get_at(data: Any, path: Path) -> Any:
-    """The value at `path` in loaded YAML data, or None where there is none."""
     return value_at(data, path)[1]
