@@ -127,7 +127,6 @@ INVISIBLE = (
 
 
 def one_line(consumer: str, max_len: int) -> Callable[[str], str]:
-    """One line of printable text for `consumer` (who reads the value, said in the message)."""
     return matching(
         f"[^{INVISIBLE}]*",
         f"one line of at most {max_len} characters without control or invisible characters ({consumer})",

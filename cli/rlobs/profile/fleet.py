@@ -192,7 +192,6 @@ def _fixed_inside(key: str, value: Any, fixed: dict[Path, str]) -> bool:
 
 
 def _in_fleet(problem: Problem, paths: dict[str, Path], index: int, name: str) -> Problem:
-    """The problem under the fleet-file key path its value came from (or the cluster's, for a missing key)."""
     source = paths.get(problem.path)
     where = dotted(source) if source else f"clusters[{index}]({name}).{problem.path}"
     which = f" (in cluster {name})" if source and source[0] == "defaults" else ""
