@@ -199,9 +199,7 @@ def load_located(text: str) -> Located:
         pos = Pos(before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1)
         character = exc.character if isinstance(exc.character, int) else ord(exc.character)
         raise YamlSyntaxError(pos, f"invalid YAML: unacceptable character #x{character:04x}: {exc.reason}") from None
-    except yaml.YAMLError as exc:  # e.g. a second document in the stream
-        raise YamlSyntaxError(Pos(1, 1), f"invalid YAML: {' '.join(str(exc).split())}") from None
-    except (ValueError, RecursionError) as exc:  # a value PyYAML's constructors cannot build
+    except ValueError as exc:  # a value PyYAML's constructors cannot build, e.g. the date 2026-02-30
         raise YamlSyntaxError(Pos(1, 1), f"invalid YAML: {exc}") from None
     return located
 
