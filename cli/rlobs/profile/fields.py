@@ -47,7 +47,7 @@ def matching(pattern: str, expected: str, max_len: int | None = None) -> Callabl
 def with_json_pattern(
     check: Callable[[str], str], pattern: str, max_len: int | None = None, *, expected: str | None = None
 ) -> Callable[[str], str]:
-    """Mark `check` with its regex (ECMA-262 syntax too) for the editor schema; `expected` words it for a non-string."""
+    """Mark `check` with its regex (ECMA-262 syntax too) for the editor schema; `expected` is said to a non-string."""
     check.json_pattern = f"^(?:{pattern})$"  # type: ignore[attr-defined]
     check.json_max_length = max_len  # type: ignore[attr-defined]
     check.expected = expected  # type: ignore[attr-defined]
