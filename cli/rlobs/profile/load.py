@@ -132,9 +132,9 @@ def _root(data: Any, models: Models) -> type[ProfileBase]:
     return models[tag] if isinstance(tag, str) and tag in models else ProfileBase
 
 
-def secret_hint(model: Any, path: Path) -> str:
+def secret_hint(model: type[BaseModel] | None, path: Path) -> str:
     """Instead of an inline credential at `path`: the Secret-reference keys of its section, or that it takes none."""
-    fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
+    fields = model.model_fields if model is not None else {}
     refs = [(f.alias or name, f) for name, f in fields.items() if _is_secret_ref(f.alias or name, f.annotation)]
     if not refs:
         where = f"`{dotted(path[:-1])}:`" if len(path) > 1 else "a profile"
@@ -188,7 +188,9 @@ def _validate(located: Located, display: str, models: Models) -> tuple[ProfileBa
     return None, problems
 
 
-def _problems(err: Any, located: Located, display: str, root: Any, target: str, models: Models) -> list[Problem]:
+def _problems(
+    err: Any, located: Located, display: str, root: type[BaseModel], target: str, models: Models
+) -> list[Problem]:
     """The Problems one pydantic error stands for (a validator may report several at once)."""
     loc: Path = tuple(err["loc"])
     cause = (err.get("ctx") or {}).get("error")
@@ -227,7 +229,7 @@ def _section_problem(
     return None
 
 
-def _message(err: Any, loc: Path, located: Located, root: Any) -> str:
+def _message(err: Any, loc: Path, located: Located, root: type[BaseModel]) -> str:
     kind: str = err["type"]
     message: str = err["msg"]
     value = err["input"]
@@ -250,7 +252,7 @@ def _message(err: Any, loc: Path, located: Located, root: Any) -> str:
     return f"expected {_EXPECTED.get(kind) or _from_message(message, err)}, got {_got(value)}"
 
 
-def _not_text(root: Any, loc: Path, value: float, typed: str | None) -> str:
+def _not_text(root: type[BaseModel], loc: Path, value: float, typed: str | None) -> str:
     """A number or boolean where text belongs (`kubernetesVersion: 1.30` is 1.3, `namespace: yes` true in YAML 1.1)."""
     expected = _expected_text(root, loc) or "a string"
     what = ("true" if value else "false") if isinstance(value, bool) else f"the number {value!r}"
@@ -263,7 +265,7 @@ def _not_text(root: Any, loc: Path, value: float, typed: str | None) -> str:
     return f'expected {expected}, got {what} (an unquoted {typed} is {kind} in YAML: quote it, "{typed}")'
 
 
-def _expected_text(root: Any, loc: Path) -> str | None:
+def _expected_text(root: type[BaseModel], loc: Path) -> str | None:
     """What the string validator at `loc` expects, in words (fields.with_json_pattern), if it says."""
     field = _walk(root, loc)[1]
     todo: list[Any] = [*field.metadata, field.annotation] if field is not None else []
@@ -336,24 +338,18 @@ def _tuples(data: Any) -> Any:
     return data
 
 
-def _walk(root: Any, path: Path) -> tuple[Any, FieldInfo | None]:
+def _walk(root: type[BaseModel] | None, path: Path) -> tuple[type[BaseModel] | None, FieldInfo | None]:
     """The model class at `path` (None for no object) and the field holding it (None at the root), indexes skipped."""
     model, field = root, None
     for part in (p for p in path if not isinstance(p, int)):
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            return None, None
-        field = next((f for f in model.model_fields.values() if (f.alias or "") == part), None)
+        field = next((f for f in model.model_fields.values() if (f.alias or "") == part), None) if model else None
         if field is None:
             return None, None
         model = _model_of(field.annotation)
     return model, field
 
 
-def _model_of(annotation: Any) -> Any:
+def _model_of(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
-    for arg in get_args(annotation):
-        found = _model_of(arg)
-        if found is not None:
-            return found
-    return None
+    return next((model for model in map(_model_of, get_args(annotation)) if model is not None), None)

@@ -109,8 +109,8 @@ class Tracker(Model):
     def _fields_for_kind(self) -> Self:
         need = ("entity", "project") if self.kind == "wandb" else ("url", "experiment")
         other = ("experiment",) if self.kind == "wandb" else ("entity", "project")
-        problems = [ProblemAt((k,), f"expected {k}: for a {self.kind} tracker, got none") for k in need]
-        problems = [p for p, k in zip(problems, need, strict=True) if getattr(self, k) is None]
+        missing = [k for k in need if getattr(self, k) is None]
+        problems = [ProblemAt((k,), f"expected {k}: for a {self.kind} tracker, got none") for k in missing]
         problems += [
             ProblemAt((k,), f"expected no {k} for a {self.kind} tracker, got {getattr(self, k)!r}")
             for k in other

@@ -115,9 +115,7 @@ _TAB_HINT = "a tab character: YAML indents with spaces only (replace the tab wit
 
 def _syntax_error(text: str, exc: yaml.MarkedYAMLError) -> YamlSyntaxError:
     mark = exc.problem_mark or exc.context_mark
-    raw = exc.problem or exc.context or "invalid YAML"
-    if exc.context and exc.problem:
-        raw = f"{exc.context}, {exc.problem}"
+    raw = ", ".join(filter(None, (exc.context, exc.problem))) or "invalid YAML"
     if _char_at(text, mark) == "\t" or "tab character" in raw or "'\\t'" in raw:
         return YamlSyntaxError(_pos(mark), f"invalid YAML: {_TAB_HINT}")
     for pattern, hint, at_start in _SYNTAX_HINTS:
