@@ -62,7 +62,7 @@ def read_input(path: FsPath, noun: str) -> tuple[bytes, str]:
 def parse_profile(text: str, models: Models, display: str = "<profile>") -> ProfileBase:
     located = parse_located(text, display)
     if not isinstance(located.data, dict):
-        got = "an empty file" if located.data is None else f"{type(located.data).__name__}"
+        got = "an empty file" if located.data is None else type(located.data).__name__
         raise ProfileError(
             [Problem(display, 1, 1, "", f"expected a mapping with apiVersion: rlobs/v1alpha1, got {got}")]
         )
@@ -127,8 +127,8 @@ def _credentials(located: Located, display: str, models: Models) -> list[Problem
     return found
 
 
-def _root(data: Any, models: Models) -> type[ProfileBase]:
-    tag = data.get("target") if isinstance(data, dict) else None
+def _root(data: dict[str, Any], models: Models) -> type[ProfileBase]:
+    tag = data.get("target")
     return models[tag] if isinstance(tag, str) and tag in models else ProfileBase
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from itertools import accumulate
 from pathlib import Path as FsPath
 from typing import Annotated, Any, TypeVar
 
@@ -55,9 +56,7 @@ def placed(profile: M, key: tuple[str, ...], out: FsPath, text: str, display: st
         return profile
     top, derived = found
     *parents, name = key
-    chain: list[Any] = [profile]
-    for part in parents:
-        chain.append(getattr(chain[-1], part))
+    chain: list[Any] = list(accumulate(parents, getattr, initial=profile))
     stated = getattr(chain[-1], name)
     if derived == ".":
         fix = f"render into a folder of it, e.g. -o {os.path.relpath(top / stated)}"
