@@ -80,7 +80,7 @@ def _lenient(
     """The parts of a fleet that are valid on their own (its metadata, gitops and each cluster's entry)."""
     # An invalid metadata's problems are reported already.
     metadata = validated(Metadata, data.get("metadata"))[0] or Metadata.model_construct(name="fleet", description="")
-    gitops = validated(FleetGitOps, data["gitops"])[0] if data.get("gitops") is not None else None
+    gitops = validated(FleetGitOps, data.get("gitops"))[0]
     entries = []
     raw_clusters = data.get("clusters")
     for i, raw in enumerate(raw_clusters if isinstance(raw_clusters, list) else []):
