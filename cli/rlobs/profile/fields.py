@@ -45,7 +45,7 @@ def matching(pattern: str, expected: str, max_len: int | None = None) -> Callabl
 
 
 def with_json_pattern(
-    check: Callable[[str], str], pattern: str, max_len: int | None = None, *, expected: str | None = None
+    check: Callable[[str], str], pattern: str, max_len: int | None = None, *, expected: str
 ) -> Callable[[str], str]:
     """Mark `check` with its regex (ECMA-262 syntax too) for the editor schema; `expected` is said to a non-string."""
     check.json_pattern = f"^(?:{pattern})$"  # type: ignore[attr-defined]
