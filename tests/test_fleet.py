@@ -151,8 +151,8 @@ def test_fleet_rules(old: str, new: str, expected: str) -> None:
 
 def test_eks_clusters_need_the_gitops_section() -> None:
     text = re.sub(r"^gitops:.*\n(  .*\n)+", "", example_text(), flags=re.MULTILINE)
-    expected = "fleet.yaml:3:1: kind: the fleet has eks clusters, so expected a `gitops:` section"
-    assert any(expected in line for line in _problems(text)), _problems(text)
+    expected = "fleet.yaml:3:1: kind: the fleet has eks clusters, so expected a `gitops:` section, got nothing"
+    assert expected in _problems(text), _problems(text)
 
 
 def test_a_fleet_file_that_is_no_yaml_gets_the_located_syntax_error(tmp_path: Path) -> None:

@@ -242,7 +242,7 @@ def _spec_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetSpec], Fleet
         ]
         synced = sorted({c.target for c in self.clusters if parts[c.target].NEEDS_GITOPS}, key=list(parts).index)
         if self.gitops is None and synced:
-            message = f"the fleet has {_either(synced)} clusters, so expected a `gitops:` section"
+            message = f"the fleet has {_either(synced)} clusters, so expected a `gitops:` section, got nothing"
             problems.append(ProblemAt(("kind",), message))
         for t in parts.values():
             problems += t.spec_problems(self)
