@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from rlobs.errors import ProfileError
 from rlobs.fleet.commands import parse_fleet
+from rlobs.main import app
 from rlobs.targets import parse_profile
 from rlobs.targets.eks.profile import EksProfile
 from rlobs.targets.gke.profile import GkeProfile
@@ -149,6 +152,19 @@ def test_keys_the_fleet_sets_are_refused_in_defaults_and_overrides() -> None:
 def test_fleet_rules(old: str, new: str, expected: str) -> None:
     text = example_text().replace(old, new, 1)
     assert any(expected in line for line in _problems(text)), _problems(text)
+
+
+def test_eks_clusters_need_the_gitops_section() -> None:
+    text = re.sub(r"^gitops:.*\n(  .*\n)+", "", example_text(), flags=re.MULTILINE)
+    expected = "fleet.yaml:3:1: kind: the fleet has eks clusters, so expected a `gitops:` section, got nothing"
+    assert expected in _problems(text), _problems(text)
+
+
+def test_a_fleet_file_that_is_no_yaml_gets_the_located_syntax_error(tmp_path: Path) -> None:
+    path = tmp_path / "fleet.yaml"
+    path.write_text("kind: Fleet\nclusters: [\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2 and f"{path}:3:1: invalid YAML" in result.output, result.output
 
 
 def test_a_missing_required_key_names_the_cluster() -> None:

@@ -422,6 +422,7 @@ def test_an_unquoted_yes_is_named_as_yaml_reads_it() -> None:
         ("metadata:\n  - x\n  name: y\n", "p.yaml:3:3: invalid YAML: a key among list items"),
         ("metadata:\n  name: x\n  descr\n", "p.yaml:3:3: invalid YAML: expected `key: value`"),
         ('metadata:\n  name: "x\n', "p.yaml:2:9: invalid YAML: a quoted value without its closing quote"),
+        ("metadata:\n  name: 2026-02-30\n", "p.yaml:1:1: invalid YAML: day is out of range for month"),
     ],
 )
 def test_yaml_syntax_errors_get_a_hint_at_their_position(text: str, expected: str) -> None:

@@ -31,8 +31,7 @@ class Model(_BaseModel):
 
 @cache
 def compiled(pattern: str) -> re.Pattern[str]:
-    """`pattern` compiled on first use: a profile meets a few of the model's ~25 patterns, and compiling them all at
-    import was a tenth of building the model classes."""
+    """On first use: a profile meets few of the ~25 patterns; compiling all at import took a tenth of model building."""
     return re.compile(pattern)
 
 
@@ -46,10 +45,9 @@ def matching(pattern: str, expected: str, max_len: int | None = None) -> Callabl
 
 
 def with_json_pattern(
-    check: Callable[[str], str], pattern: str, max_len: int | None = None, *, expected: str | None = None
+    check: Callable[[str], str], pattern: str, max_len: int | None = None, *, expected: str
 ) -> Callable[[str], str]:
-    """Mark a string validator with the regex it enforces (in syntax ECMA-262 shares with Python), so the editor
-    schema carries the same rule (ProfileJsonSchema); `expected`, in words, is said for a value that is no string."""
+    """Mark `check` with its regex (ECMA-262 syntax too) for the editor schema; `expected` is said to a non-string."""
     check.json_pattern = f"^(?:{pattern})$"  # type: ignore[attr-defined]
     check.json_max_length = max_len  # type: ignore[attr-defined]
     check.expected = expected  # type: ignore[attr-defined]
@@ -57,8 +55,6 @@ def with_json_pattern(
 
 
 class ProfileJsonSchema(GenerateJsonSchema):
-    """The profile's JSON Schema with the patterns and lengths the validators enforce (one source for both)."""
-
     def function_after_schema(self, schema: core_schema.AfterValidatorFunctionSchema) -> JsonSchemaValue:
         out = super().function_after_schema(schema)
         check = schema["function"]["function"]
@@ -131,7 +127,6 @@ INVISIBLE = (
 
 
 def one_line(consumer: str, max_len: int) -> Callable[[str], str]:
-    """One line of printable text for `consumer` (who reads the value, said in the message)."""
     return matching(
         f"[^{INVISIBLE}]*",
         f"one line of at most {max_len} characters without control or invisible characters ({consumer})",

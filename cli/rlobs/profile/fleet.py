@@ -1,10 +1,4 @@
-"""A fleet file: profile defaults shared by many clusters, each cluster expanded into its effective profile.
-
-A cluster's effective profile is `defaults` deep-merged with its `overrides` as Helm merges values files (mappings
-key by key; lists and scalars replace; null removes a key), plus what the fleet sets from its entry (name, target,
-and its target's keys: region, project, the GitOps path). It is validated exactly as a profile file is, and every
-problem points at the fleet file's line the offending value came from.
-"""
+"""A fleet file: profile defaults shared by many clusters, each cluster expanded into its effective profile."""
 
 from __future__ import annotations
 
@@ -32,8 +26,6 @@ from rlobs.profile.yamlsource import Located, Path, plain, value_at
 
 
 class Targets(NamedTuple):
-    """What the fleet file is checked against: each target's part of the fleet model, and its profile class."""
-
     fleet: Mapping[str, FleetTarget]
     profiles: Mapping[str, type[ProfileBase]]
 
@@ -43,8 +35,7 @@ def load_fleet(path: FsPath, targets: Targets, out: FsPath | None = None) -> Fle
 
 
 def parse_fleet(text: str, targets: Targets, display: str = "<fleet>", out: FsPath | None = None) -> Fleet:
-    """The fleet, its clusters expanded; rendered into `out`, its GitOps path follows `out` as a profile's does
-    (profile.worktree), before the clusters' bundle paths are derived from it."""
+    """With `out`, the GitOps path follows `out` (profile.worktree) first: the clusters' bundle paths derive from it."""
     located = parse_located(text, display)
     if not isinstance(located.data, dict):
         raise ProfileError([Problem(display, 1, 1, "", "expected a mapping with kind: Fleet")])
@@ -74,8 +65,7 @@ def parse_fleet(text: str, targets: Targets, display: str = "<fleet>", out: FsPa
     return Fleet(spec, tuple(members))
 
 
-# Keys the fleet sets from each cluster's entry; a default or an override of them would be silently ignored. Each
-# target adds its own (FleetTarget.FIXED).
+# Keys the fleet sets from each cluster's entry (a default or override of them would be ignored); targets add FIXED.
 _FIXED: dict[Path, str] = {
     ("apiVersion",): "the fleet's apiVersion",
     ("kind",): "kind: Profile",
@@ -90,7 +80,7 @@ def _lenient(
     """The parts of a fleet that are valid on their own (its metadata, gitops and each cluster's entry)."""
     # An invalid metadata's problems are reported already.
     metadata = validated(Metadata, data.get("metadata"))[0] or Metadata.model_construct(name="fleet", description="")
-    gitops = validated(FleetGitOps, data["gitops"])[0] if data.get("gitops") is not None else None
+    gitops = validated(FleetGitOps, data.get("gitops"))[0]
     entries = []
     raw_clusters = data.get("clusters")
     for i, raw in enumerate(raw_clusters if isinstance(raw_clusters, list) else []):
@@ -125,7 +115,7 @@ def _fixed_key_problems(
 
 
 class _Merged:
-    """The effective profile's data, and for every path in it the fleet-file path its value came from."""
+    """The effective profile's data, merged as Helm merges values files, and each path's origin in the fleet file."""
 
     def __init__(self) -> None:
         self.data: dict[str, Any] = {}
@@ -165,7 +155,6 @@ def _member(
     spec: FleetSpec, i: int, c: FleetCluster, fleet: Located, display: str, targets: Targets, fixed: dict[Path, str]
 ) -> Member:
     merged = _Merged()
-    # What the fleet sets from the cluster's entry: (effective path, value, fleet path it comes from).
     at: Path = ("clusters", i)
     layer: Layer = [
         (("apiVersion",), API_VERSION, ("apiVersion",)),
@@ -203,7 +192,6 @@ def _fixed_inside(key: str, value: Any, fixed: dict[Path, str]) -> bool:
 
 
 def _in_fleet(problem: Problem, paths: dict[str, Path], index: int, name: str) -> Problem:
-    """The problem under the fleet-file key path its value came from (or the cluster's, for a missing key)."""
     source = paths.get(problem.path)
     where = dotted(source) if source else f"clusters[{index}]({name}).{problem.path}"
     which = f" (in cluster {name})" if source and source[0] == "defaults" else ""

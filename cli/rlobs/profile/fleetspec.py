@@ -1,7 +1,4 @@
-"""The keys of a fleet file itself (rlobs.profile.fleet expands its clusters): the keys every fleet has, and the model
-assembled from what each target it is given adds (cluster-entry keys, views, rules), so a cluster entry is one flat
-mapping whose `target` picks the rules, and `rlobs schema --fleet` lists every target's keys.
-"""
+"""The keys of a fleet file itself: those every fleet has, in a model assembled with what each target adds."""
 
 from __future__ import annotations
 
@@ -122,14 +119,12 @@ class Fleet:
 
 
 def bundle_path(spec: FleetSpec, cluster: str) -> str:
-    """Where a cluster's bundle lies in the GitOps repository."""
     assert spec.gitops is not None
     return f"{spec.gitops.path}/{CLUSTERS_DIR}/{cluster}"
 
 
 class FleetTarget(Protocol):
-    """What one target adds to the fleet file: its keys of a cluster entry and of `views:`, what the fleet sets in
-    its clusters' effective profiles, and its rules (rlobs.targets.Target.fleet_file gives it)."""
+    """What one target adds to the fleet file (rlobs.targets.Target.fleet_file gives it)."""
 
     NAME: str
     NOUN: str  # how the fleet's descriptions name its clusters, e.g. EKS
@@ -141,19 +136,15 @@ class FleetTarget(Protocol):
 
     def cluster_problems(self, cluster: FleetCluster) -> list[ProblemAt]:
         """Its rules for one of its clusters' entries (another target's keys are refused generically)."""
-        ...
 
     def spec_problems(self, spec: FleetSpec) -> list[ProblemAt]:
         """Its rules across the fleet's entries (e.g. which cluster is a hub)."""
-        ...
 
     def layer(self, spec: FleetSpec, index: int, cluster: FleetCluster, raw: list[Any]) -> Layer:
         """What the fleet sets in the effective profile of one of its clusters; `raw`: the entries as written."""
-        ...
 
     def fleet_problems(self, spec: FleetSpec, members: list[Member], located: Located, display: str) -> list[Problem]:
         """Its rules across its clusters' effective profiles (e.g. one Terraform root per project)."""
-        ...
 
 
 def _either(words: list[str], *, both: bool = False) -> str:
@@ -166,8 +157,6 @@ def _either(words: list[str], *, both: bool = False) -> str:
 
 @dataclass(frozen=True, slots=True)
 class FleetModel:
-    """The fleet file's model classes, assembled from the targets."""
-
     spec: type[FleetSpec]
     cluster: type[FleetCluster]
 
@@ -253,7 +242,7 @@ def _spec_rules(parts: Mapping[str, FleetTarget]) -> Callable[[FleetSpec], Fleet
         ]
         synced = sorted({c.target for c in self.clusters if parts[c.target].NEEDS_GITOPS}, key=list(parts).index)
         if self.gitops is None and synced:
-            message = f"the fleet has {_either(synced)} clusters, so expected a `gitops:` section"
+            message = f"the fleet has {_either(synced)} clusters, so expected a `gitops:` section, got nothing"
             problems.append(ProblemAt(("kind",), message))
         for t in parts.values():
             problems += t.spec_problems(self)

@@ -1,8 +1,6 @@
-"""Git repository fields: a repository URL, a pinned revision and a path inside it (a profile's GitOps source, a
-fleet's repository)."""
+"""Git repository fields: a repository URL, a pinned revision and a path inside it (a profile's or a fleet's)."""
 
-# No `from __future__ import annotations` here: pydantic would eval() each field's annotation string when it builds
-# the classes, which made building them about a tenth slower (a profile's classes are built on every cold start).
+# No `from __future__ import annotations`, as in rlobs.profile.model: pydantic would eval() each annotation.
 
 from typing import Annotated
 
@@ -12,9 +10,7 @@ from rlobs.profile.fields import compiled, matching, with_json_pattern
 
 
 def _git_url(value: str) -> str:
-    """Argo CD's repoURL: https, ssh or scp-like, with no credentials, query or fragment. Argo CD takes repository
-    credentials from repository Secrets (argo-cd.readthedocs.io, declarative setup: Repositories), and this URL
-    is copied into the bundle and into every alert's runbook_url, which Prometheus expands as a Go template."""
+    """Argo CD's repoURL; it takes credentials from repository Secrets (argo-cd.readthedocs.io: declarative setup)."""
     from rlobs.credentials import redact
 
     if len(value) > 2048:

@@ -1,6 +1,4 @@
-"""Web links into a Git repository from its clone URL (https, ssh:// or scp-like): the forges rlobs knows and how
-each links a file at a revision. The EKS plan links alerts to the runbook with it; profile.warnings names the URLs it
-cannot turn into a link."""
+"""Web links into a Git repository from its clone URL (https, ssh:// or scp-like), for the forges rlobs knows."""
 
 from __future__ import annotations
 
@@ -37,7 +35,6 @@ class WebRepo:
 
 
 def web_repo(repo_url: str) -> WebRepo | None:
-    """The repository's https web address and forge; None when the URL is not one rlobs can read."""
     found = _URL.fullmatch(repo_url)
     if found is None:
         return None
@@ -52,8 +49,7 @@ def forge(host: str) -> str | None:
 
 
 def file_link(repo_url: str, rev: str, path: str) -> str | None:
-    """The web link to `path` at `rev`; for an https URL of a host rlobs does not know, GitHub's form (most forges
-    take it, and it was rlobs' only form); None for an ssh URL of such a host (its web address is unknown)."""
+    """For a host rlobs does not know: GitHub's form over https (most forges take it), None over ssh (no web URL)."""
     repo = web_repo(repo_url)
     if repo is None or (repo.forge is None and not repo_url.startswith("https://")):
         return None
@@ -61,7 +57,6 @@ def file_link(repo_url: str, rev: str, path: str) -> str | None:
 
 
 def link_problem(repo_url: str) -> str | None:
-    """Why runbook links from this URL may not work, or None when rlobs knows its forge."""
     repo = web_repo(repo_url)
     if repo is not None and repo.forge is not None:
         return None

@@ -1,16 +1,13 @@
-"""Which kind of input file an argument is: a fleet (`kind: Fleet`) or a profile. Light on imports: a render of
-profiles asks this of every argument and never needs the fleet model (rlobs.profile.fleet)."""
+"""Which kind of input file an argument is, a fleet or a profile; light on imports, as a render asks of every one."""
 
 from __future__ import annotations
 
 FLEET_KIND = "Fleet"
-# The folder of a fleet bundle that holds each cluster's bundle, `clusters/<name>/` (here, light on imports: the
-# writer's path rule, rlobs.fleet.paths, reads it on every render).
+# A fleet bundle's folder of cluster bundles, `clusters/<name>/`: here, as rlobs.fleet.paths reads it on every render.
 CLUSTERS_DIR = "clusters"
 
 
 def is_fleet(text: str) -> bool:
-    """Whether a YAML file is a fleet (kind: Fleet) rather than a profile; unparseable text is left to the loader."""
     # Any YAML spelling of the value Fleet has the letters `Fleet` in it, or an escape (a backslash) in a
     # double-quoted string: text with neither is not a fleet, and is not parsed twice (the loader parses it).
     if FLEET_KIND not in text and "\\" not in text:

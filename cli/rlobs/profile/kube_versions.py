@@ -1,6 +1,4 @@
-"""Where a Kubernetes minor version stands on a given day on EKS or GKE: in standard support, in extended support
-(a warning, with the dates), or unsupported (refused). The windows are the providers' published calendars
-(data/kubernetes_versions.json, written by tools/kube_versions.py with its source commit)."""
+"""Where a Kubernetes minor version stands on a day on EKS or GKE, by their calendars (tools/kube_versions.py pins)."""
 
 from __future__ import annotations
 
@@ -48,7 +46,6 @@ def unsupported(provider: str, version: str, on: date) -> str | None:
 
 
 def past_standard(provider: str, version: str, on: date) -> str | None:
-    """The warning for a version past its end of standard support but still supported on `on`, or None."""
     window = pinned("kubernetes_versions.json")[provider]["versions"].get(version)
     if window is None or unsupported(provider, version, on) or date.fromisoformat(window["endOfStandardSupport"]) >= on:
         return None
@@ -62,7 +59,6 @@ def past_standard(provider: str, version: str, on: date) -> str | None:
 
 
 def _end(provider: str, window: dict[str, str]) -> date:
-    """The last day of any support: extended support's end, else standard support's (or none known)."""
     if window["endOfExtendedSupport"]:
         return date.fromisoformat(window["endOfExtendedSupport"])
     return date.max if _OPEN_ENDED[provider] else date.fromisoformat(window["endOfStandardSupport"])

@@ -1,7 +1,4 @@
-"""Load a profile file once, at the boundary: YAML -> validated, frozen profile, or every problem at once.
-
-The loader knows no target: it is given `models`, target name -> that target's profile class (rlobs.targets.PROFILES,
-which imports a class only when a profile of its target is met), and validates against the one `target:` names."""
+"""Load a profile file once, at the boundary: YAML -> validated, frozen profile, or every problem at once."""
 
 from __future__ import annotations
 
@@ -23,8 +20,8 @@ from rlobs.profile.yamlsource import Located, Path, YamlSyntaxError, load_locate
 from rlobs.profile.yamlsource import strings as yaml_strings
 
 M = TypeVar("M", bound=BaseModel)
-# target -> its profile class, imported when first looked up: building the other target's too would add ~9 ms to
-# a cold render of an eks profile and ~15 ms to a gke one (measured on a 2-core machine).
+# target -> its profile class (rlobs.targets.PROFILES), imported when first looked up: building the other target's
+# too would add ~9 ms to a cold render of an eks profile and ~15 ms to a gke one (measured on a 2-core machine).
 Models = Mapping[str, type[ProfileBase]]
 
 # The longest key or text a profile or fleet may hold (free-form Helm values included); each field's own, shorter
@@ -39,7 +36,6 @@ _SECRET_HINT = (
 
 
 def load_profile(path: FsPath, models: Models) -> ProfileBase:
-    """Read and validate `path`; raise ProfileError listing every problem (file:line:col)."""
     return load_source(path, models)[1]
 
 
@@ -50,7 +46,6 @@ def load_source(path: FsPath, models: Models) -> tuple[bytes, ProfileBase]:
 
 
 def read_input(path: FsPath, noun: str) -> tuple[bytes, str]:
-    """An input file's bytes and text (capped, a regular file only: rlobs.files), or one located problem."""
     display = str(path)
     try:
         data = read_source(path)
@@ -67,7 +62,7 @@ def read_input(path: FsPath, noun: str) -> tuple[bytes, str]:
 def parse_profile(text: str, models: Models, display: str = "<profile>") -> ProfileBase:
     located = parse_located(text, display)
     if not isinstance(located.data, dict):
-        got = "an empty file" if located.data is None else f"{type(located.data).__name__}"
+        got = "an empty file" if located.data is None else type(located.data).__name__
         raise ProfileError(
             [Problem(display, 1, 1, "", f"expected a mapping with apiVersion: rlobs/v1alpha1, got {got}")]
         )
@@ -75,8 +70,7 @@ def parse_profile(text: str, models: Models, display: str = "<profile>") -> Prof
 
 
 def parse_located(text: str, display: str) -> Located:
-    """The YAML document with its positions; a syntax error, or a key or text longer than any field takes, is a
-    ProfileError at its position. The length is checked before any pattern or scan looks at the text."""
+    """The YAML document with its positions; a text longer than any field takes is refused before a pattern reads it."""
     try:
         located = load_located(text)
     except YamlSyntaxError as exc:
@@ -92,7 +86,6 @@ def parse_located(text: str, display: str) -> Located:
 
 
 def located_problem(located: Located, display: str, path: Path, message: str, *, key: bool = True) -> Problem:
-    """A problem at `path`'s key (or its value) in the file, its path printed as problems print it."""
     pos = located.pos(path, key=key)
     return Problem(display, pos.line, pos.column, dotted(path), message)
 
@@ -105,7 +98,6 @@ def duplicates(located: Located, display: str) -> list[Problem]:
 
 
 def validate_located(located: Located, display: str, models: Models) -> ProfileBase:
-    """Validate data that is already parsed, with its positions (a fleet builds each cluster's this way)."""
     problems = duplicates(located, display)
     secrets = _credentials(located, display, models)
     profile, invalid = _validate(located, display, models)
@@ -119,7 +111,6 @@ def validate_located(located: Located, display: str, models: Models) -> ProfileB
 
 
 def _credentials(located: Located, display: str, models: Models) -> list[Problem]:
-    """Every key and string value that looks like a credential, wherever it is (free text included)."""
     strings = list(yaml_strings(located.data, keys=True))
     # First one scan of them all, joined by newlines: no credential shape spans a newline (rlobs.credentials), so
     # the joined text holds one exactly when a value does, and only then is each value scanned to say where. A
@@ -136,16 +127,14 @@ def _credentials(located: Located, display: str, models: Models) -> list[Problem
     return found
 
 
-def _root(data: Any, models: Models) -> type[ProfileBase]:
-    """The profile class a document's keys are checked against: its target's, else the keys every profile has."""
-    tag = data.get("target") if isinstance(data, dict) else None
+def _root(data: dict[str, Any], models: Models) -> type[ProfileBase]:
+    tag = data.get("target")
     return models[tag] if isinstance(tag, str) and tag in models else ProfileBase
 
 
-def secret_hint(model: Any, path: Path) -> str:
-    """What to write instead of an inline credential at `path`: the Secret-reference keys of the section it is in,
-    each with the form the model takes (a Secret's name, or `{name, key}`), or that the section takes none."""
-    fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
+def secret_hint(model: type[BaseModel] | None, path: Path) -> str:
+    """Instead of an inline credential at `path`: the Secret-reference keys of its section, or that it takes none."""
+    fields = model.model_fields if model is not None else {}
     refs = [(f.alias or name, f) for name, f in fields.items() if _is_secret_ref(f.alias or name, f.annotation)]
     if not refs:
         where = f"`{dotted(path[:-1])}:`" if len(path) > 1 else "a profile"
@@ -167,7 +156,6 @@ def _is_secret_ref(key: str, annotation: Any) -> bool:
 
 
 def validate_model(model: type[M], located: Located, display: str) -> M:
-    """Validate `located` against one model class (a fleet's own keys), every problem at file:line:col."""
     found, errors = validated(model, _tuples(located.data))
     if found is not None:
         return found
@@ -176,7 +164,6 @@ def validate_model(model: type[M], located: Located, display: str) -> M:
 
 
 def validated(model: type[M], data: Any) -> tuple[M | None, list[Any]]:
-    """The model validated from `data`, else None and pydantic's errors."""
     try:
         return model.model_validate(data), []
     except ValidationError as exc:
@@ -201,7 +188,9 @@ def _validate(located: Located, display: str, models: Models) -> tuple[ProfileBa
     return None, problems
 
 
-def _problems(err: Any, located: Located, display: str, root: Any, target: str, models: Models) -> list[Problem]:
+def _problems(
+    err: Any, located: Located, display: str, root: type[BaseModel], target: str, models: Models
+) -> list[Problem]:
     """The Problems one pydantic error stands for (a validator may report several at once)."""
     loc: Path = tuple(err["loc"])
     cause = (err.get("ctx") or {}).get("error")
@@ -240,7 +229,7 @@ def _section_problem(
     return None
 
 
-def _message(err: Any, loc: Path, located: Located, root: Any) -> str:
+def _message(err: Any, loc: Path, located: Located, root: type[BaseModel]) -> str:
     kind: str = err["type"]
     message: str = err["msg"]
     value = err["input"]
@@ -251,7 +240,6 @@ def _message(err: Any, loc: Path, located: Located, root: Any) -> str:
         model = _walk(root, loc[:-1])[0]
         if re.search(_SECRET_KEY, str(loc[-1])) and not isinstance(value, dict | tuple):
             return secret_hint(model, loc) + ", got a literal value"
-        # camelCase keys accepted there
         allowed = [f.alias or name for name, f in model.model_fields.items()] if model is not None else []
         hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
@@ -264,9 +252,8 @@ def _message(err: Any, loc: Path, located: Located, root: Any) -> str:
     return f"expected {_EXPECTED.get(kind) or _from_message(message, err)}, got {_got(value)}"
 
 
-def _not_text(root: Any, loc: Path, value: float, typed: str | None) -> str:
-    """A number or boolean where text belongs: what the key expects, what YAML made of what was typed, and to
-    quote it (`kubernetesVersion: 1.30` is the number 1.3; `namespace: yes` is true in YAML 1.1)."""
+def _not_text(root: type[BaseModel], loc: Path, value: float, typed: str | None) -> str:
+    """A number or boolean where text belongs (`kubernetesVersion: 1.30` is 1.3, `namespace: yes` true in YAML 1.1)."""
     expected = _expected_text(root, loc) or "a string"
     what = ("true" if value else "false") if isinstance(value, bool) else f"the number {value!r}"
     if typed is None:
@@ -278,7 +265,7 @@ def _not_text(root: Any, loc: Path, value: float, typed: str | None) -> str:
     return f'expected {expected}, got {what} (an unquoted {typed} is {kind} in YAML: quote it, "{typed}")'
 
 
-def _expected_text(root: Any, loc: Path) -> str | None:
+def _expected_text(root: type[BaseModel], loc: Path) -> str | None:
     """What the string validator at `loc` expects, in words (fields.with_json_pattern), if it says."""
     field = _walk(root, loc)[1]
     todo: list[Any] = [*field.metadata, field.annotation] if field is not None else []
@@ -351,25 +338,18 @@ def _tuples(data: Any) -> Any:
     return data
 
 
-def _walk(root: Any, path: Path) -> tuple[Any, FieldInfo | None]:
-    """The model class at `path` (None when the value there is not an object) and the field holding it (None at the
-    root), list indexes skipped."""
+def _walk(root: type[BaseModel] | None, path: Path) -> tuple[type[BaseModel] | None, FieldInfo | None]:
+    """The model class at `path` (None for no object) and the field holding it (None at the root), indexes skipped."""
     model, field = root, None
     for part in (p for p in path if not isinstance(p, int)):
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            return None, None
-        field = next((f for f in model.model_fields.values() if (f.alias or "") == part), None)
+        field = next((f for f in model.model_fields.values() if (f.alias or "") == part), None) if model else None
         if field is None:
             return None, None
         model = _model_of(field.annotation)
     return model, field
 
 
-def _model_of(annotation: Any) -> Any:
+def _model_of(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
-    for arg in get_args(annotation):
-        found = _model_of(arg)
-        if found is not None:
-            return found
-    return None
+    return next((model for model in map(_model_of, get_args(annotation)) if model is not None), None)

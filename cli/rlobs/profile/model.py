@@ -28,7 +28,6 @@ API_VERSION = "rlobs/v1alpha1"
 WorkloadKind = Literal["Deployment", "StatefulSet", "Job", "JobSet", "RayJob", "RayCluster", "RayService"]
 
 
-# Printed in a terminal table by `rlobs blueprints` (and --format json): one line, nothing a terminal acts on.
 Description = Annotated[str, AfterValidator(one_line("rlobs blueprints prints it in a terminal table", 200))]
 
 
@@ -110,8 +109,8 @@ class Tracker(Model):
     def _fields_for_kind(self) -> Self:
         need = ("entity", "project") if self.kind == "wandb" else ("url", "experiment")
         other = ("experiment",) if self.kind == "wandb" else ("entity", "project")
-        problems = [ProblemAt((k,), f"expected {k}: for a {self.kind} tracker, got none") for k in need]
-        problems = [p for p, k in zip(problems, need, strict=True) if getattr(self, k) is None]
+        missing = [k for k in need if getattr(self, k) is None]
+        problems = [ProblemAt((k,), f"expected {k}: for a {self.kind} tracker, got none") for k in missing]
         problems += [
             ProblemAt((k,), f"expected no {k} for a {self.kind} tracker, got {getattr(self, k)!r}")
             for k in other

@@ -71,7 +71,6 @@ class PlanSettings(Model):
 
 @cache
 def droppable_attributes() -> tuple[str, ...]:
-    """The catalog's attribute keys workload.dropAttributes accepts: no dashboard, rule or SLO reads them (read here,
-    not through rlobs.rl.catalog: the profile sits below the RL layer)."""
+    """Catalog attribute keys no dashboard, rule or SLO reads (not via rlobs.rl.catalog: the profile sits below it)."""
     raw = load_yaml(read_text("data", "signals.yaml"))
     return tuple(a["key"] for a in raw["attributes"] if a.get("droppable"))

@@ -27,14 +27,12 @@ class Problems(ValueError):
 
 
 def raise_all(problems: Iterable[ProblemAt]) -> None:
-    """Raise Problems when there are any."""
     found = tuple(problems)
     if found:
         raise Problems(found)
 
 
 def repeats(items: Iterable[T]) -> Iterator[tuple[int, T]]:
-    """(index, item) of each item that came before (a name or label given twice)."""
     seen: set[T] = set()
     for i, item in enumerate(items):
         if item in seen:

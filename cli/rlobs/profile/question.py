@@ -1,5 +1,4 @@
-"""A question interactive `init` asks (rlobs.questions asks them), and the ones every target asks about the workload:
-a target's package lists its own (rlobs.targets.Target.QUESTIONS) around these."""
+"""A question interactive `init` asks, and the workload ones every target asks besides its own (Target.QUESTIONS)."""
 
 from __future__ import annotations
 
@@ -27,8 +26,6 @@ class Question:
 WORKLOAD = (
     Question(("workload", "namespace"), "Namespace of the workload"),
     Question(("workload", "kind"), "Kind of the workload that runs the RL loop", choices=KINDS),
-    # A JobSet names the replicated jobs whose pods run the loop (profile.model.Workload); their containers default to
-    # workload.container.
     Question(
         ("workload", "replicatedJobs"),
         "Replicated jobs of the JobSet that run the RL loop (comma-separated)",

@@ -1,5 +1,4 @@
-"""Cloud locations checked against the pinned lists in cli/rlobs/data (each built by a tools/ script from the copy of
-its source kept in tests/upstream): a region that does not exist passes the pattern and fails only at apply time."""
+"""Cloud locations checked against the lists pinned in cli/rlobs/data: a made-up region fails only at apply time."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ def pinned(name: str) -> dict[str, Any]:
 
 
 def listed(value: str, names: Collection[str], expected: str, what: str, source: dict[str, str]) -> str:
-    """`value` if the list has it, else the error naming the nearest entry and where the list comes from."""
     if value in names:
         return value
     near = difflib.get_close_matches(value, list(names), n=1)

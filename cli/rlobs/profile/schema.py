@@ -1,7 +1,4 @@
-"""The cross-field rules of the profile's validators, as JSON Schema (if/then/else under each object's `allOf`), so an
-editor flags what `validate` refuses across keys too; each rule names the validator it mirrors, and
-tests/test_schema.py runs a corpus through both and requires the same verdict. The rules of the keys every profile
-has are here; each target adds its section's (rlobs.targets.Target.schema_rules)."""
+"""The profile validators' cross-field rules as JSON Schema for editors; tests/test_schema.py checks they agree."""
 
 from __future__ import annotations
 
@@ -57,8 +54,7 @@ _TRACKER: list[JsonSchema] = [
 
 
 def add_cross_field_rules(schema: JsonSchema, targets: Mapping[str, list[JsonSchema]]) -> JsonSchema:
-    """`schema` (pydantic's, with $defs per model) with each model's cross-field rules added to its allOf: those of
-    the keys every profile has, and `targets`' ($defs name -> rules)."""
+    """Pydantic's `schema` with these rules and `targets`' ($defs name -> rules) added to each model's allOf."""
     rules: dict[str, list[JsonSchema]] = {"Workload": _WORKLOAD, "Tracker": _TRACKER, **targets}
     defs = schema["$defs"]
     for name, extra in rules.items():
@@ -67,7 +63,6 @@ def add_cross_field_rules(schema: JsonSchema, targets: Mapping[str, list[JsonSch
 
 
 def document(schema: JsonSchema, name: str) -> str:
-    """The schema file's text: `schema` with its draft and its id (`name`: profile or fleet)."""
     draft = "https://json-schema.org/draft/2020-12/schema"
     full = {"$schema": draft, "$id": f"https://rlobs.dev/schema/rlobs.v1alpha1.{name}.json", **schema}
     return json.dumps(full, indent=2) + "\n"

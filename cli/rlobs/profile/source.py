@@ -1,5 +1,4 @@
-"""Reading a profile file: capped, a regular file only. Light on imports: the render key reads it before anything
-heavy is imported (rlobs.renderkey)."""
+"""Reading a profile file, capped and a regular file only; light on imports, as rlobs.renderkey reads it first."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ class NulByteError(ValueError):
 
 
 def read_source(path: Path) -> bytes:
-    """The file's bytes, read with a cap; only a regular file (a FIFO or /dev/zero would never end)."""
     data = read_capped(path, MAX_INPUT)
     nul = data.find(b"\0")
     if nul >= 0:

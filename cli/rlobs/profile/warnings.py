@@ -1,5 +1,4 @@
-"""Warnings, not errors: a shipped blueprint's placeholder left in a valid profile, or what its target warns about
-(alerts that notify nobody, say). Pure: parsed data in, located warnings out (the targets' parts are given)."""
+"""Warnings, not errors: a shipped blueprint's placeholder left in a valid profile, or what its target warns about."""
 
 from __future__ import annotations
 
@@ -11,21 +10,18 @@ from rlobs.errors import Problem
 from rlobs.profile.yamlsource import Located, Path, get_at, load_yaml, strings
 from rlobs.resources import package_dir
 
-# Keys whose blueprint value stands for the user's own -> what that is (the starter fleet's; each target adds its own,
-# Target.PLACEHOLDERS). The values are read from the blueprints, so changing an example changes what is warned about.
+# Keys whose blueprint value stands for the user's own -> what that is (each target adds its Target.PLACEHOLDERS).
 FLEET_PLACEHOLDERS: dict[Path, str] = {
     ("gitops", "repoUrl"): "your own GitOps repository (Argo CD syncs the bundle from it)",
 }
 # What a profile's target warns about besides placeholders: (key path, message) per warning, from the parsed data.
 TargetWarnings = Callable[[dict[str, Any]], Iterable[tuple[Path, str]]]
 
-# A repository URL's owner/name part (https://github.com/acme/gitops.git, git@github.com:acme/gitops.git): the
-# placeholder whatever form or host the URL is written in.
+# A repository URL's owner/name part: the placeholder whatever form or host the URL is written in.
 _REPO_PATH = re.compile(r"^(?:[a-z+]+://)?(?:[^@/]+@)?[^/:]+[:/](?P<path>.+?)(?:\.git)?/?$")
 
 
 def shipped_blueprints() -> list[str]:
-    """The text of every shipped blueprint, the starter fleet's included."""
     folder = package_dir("blueprints")
     entries = sorted([*folder.iterdir(), *(folder / "fleet").iterdir()], key=lambda e: e.name)
     return [e.read_text(encoding="utf-8") for e in entries if e.name.endswith(".yaml")]
@@ -49,8 +45,7 @@ def placeholders(keys: Mapping[Path, str], blueprints: Iterable[str]) -> dict[st
 def find(
     located: Located, display: str, known: Mapping[str, str], targets: Mapping[str, TargetWarnings]
 ) -> list[Problem]:
-    """Every warning for one parsed profile (or fleet file), in file order: `known` placeholders (placeholders()),
-    and what the profile's target warns about (`targets`: target name -> its warnings)."""
+    """Every warning for one parsed profile or fleet file, in file order (`targets`: target name -> its warnings)."""
     from rlobs.profile.load import located_problem
 
     found = [
@@ -67,8 +62,6 @@ def find(
 
 
 def _workload(data: Any) -> Iterator[tuple[Path, str]]:
-    """verl on Ray with only the head wired: its TaskRunner actor, which trains and writes the metrics file, may be
-    placed on a worker pod, where the env (and so the adapter) would be missing."""
     w = data.get("workload") if isinstance(data, dict) else None
     if not isinstance(w, dict) or not isinstance(w.get("run"), dict) or w["run"].get("system") != "verl":
         return
@@ -81,7 +74,6 @@ def _workload(data: Any) -> Iterator[tuple[Path, str]]:
 
 
 def _placeholders_in(data: Any, known: Mapping[str, str]) -> Iterator[tuple[Path, str, str]]:
-    """(path, placeholder, what to use instead) of every string value that is or contains a placeholder."""
     for path, value in strings(data):
         hit = next((p for p in sorted(known, key=len, reverse=True) if p in value), None)
         if hit is not None:

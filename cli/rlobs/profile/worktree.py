@@ -1,9 +1,9 @@
-"""Where a bundle sits in the Git repository Argo CD syncs it from: the render's output folder, when that folder is in
-a git work tree, is the one source of the profile's repository path (eks.gitops.path), so the two never disagree."""
+"""A bundle's place in its git work tree: the one source of its repository path (eks.gitops.path), so both agree."""
 
 from __future__ import annotations
 
 import os
+from itertools import accumulate
 from pathlib import Path as FsPath
 from typing import Annotated, Any, TypeVar
 
@@ -16,9 +16,7 @@ M = TypeVar("M")
 
 
 def place(folder: FsPath) -> tuple[FsPath, str] | None:
-    """The top of the git work tree holding `folder` (the nearest folder up with a `.git`, a folder or the file of a
-    worktree or submodule) and `folder`'s path in it; None outside one. Only the path is read: no git is run and no
-    `.git` is opened, so nothing in a repository can steer it."""
+    """(top, `folder`'s path there) by the nearest `.git` up; nothing is run or opened, so no repository steers it."""
     here = FsPath(os.path.abspath(folder))
     for top in (here, *here.parents):
         if os.path.lexists(top / ".git"):
@@ -27,7 +25,6 @@ def place(folder: FsPath) -> tuple[FsPath, str] | None:
 
 
 def where(folder: FsPath) -> str | None:
-    """`folder`'s path in its git work tree, None outside one (what a render key covers: rlobs.renderkey)."""
     found = place(folder)
     return None if found is None else found[1]
 
@@ -39,8 +36,7 @@ def from_here(path: str) -> str:
 
 
 def hook_args(profile: FsPath, folder: str) -> str | None:
-    """The pre-commit hook rlobs-check's args (run from the work tree's top) for this profile rendered into `folder`
-    from here; None outside a work tree."""
+    """The pre-commit hook rlobs-check's args (run from the work tree's top) for this profile rendered into `folder`."""
     found, bundle = place(profile), place(FsPath(folder))
     if found is None or bundle is None or found[0] != bundle[0]:
         return None
@@ -54,16 +50,13 @@ def proposed(path: str) -> str:
 
 
 def placed(profile: M, key: tuple[str, ...], out: FsPath, text: str, display: str) -> M:
-    """`profile` with its repository path at `key` (attribute names) derived from `out`'s place in its git work tree;
-    one located refusal when the profile states another path. Outside a work tree: the profile as it is."""
+    """`profile` with the repository path at `key` (attribute names) from `out`'s place; refused if it says another."""
     found = place(out)
     if found is None:
         return profile
     top, derived = found
     *parents, name = key
-    chain: list[Any] = [profile]
-    for part in parents:
-        chain.append(getattr(chain[-1], part))
+    chain: list[Any] = list(accumulate(parents, getattr, initial=profile))
     stated = getattr(chain[-1], name)
     if derived == ".":
         fix = f"render into a folder of it, e.g. -o {os.path.relpath(top / stated)}"

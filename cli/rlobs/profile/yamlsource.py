@@ -47,7 +47,6 @@ class Located:
 
 
 def load_yaml(text: str) -> Any:
-    """Plain data from one YAML document (packaged data files, parse-back checks)."""
     return yaml.load(text, Loader=_Loader)
 
 
@@ -115,11 +114,8 @@ _TAB_HINT = "a tab character: YAML indents with spaces only (replace the tab wit
 
 
 def _syntax_error(text: str, exc: yaml.MarkedYAMLError) -> YamlSyntaxError:
-    """One line a person can act on, at file:line:col, for a YAML syntax error."""
     mark = exc.problem_mark or exc.context_mark
-    raw = exc.problem or exc.context or "invalid YAML"
-    if exc.context and exc.problem:
-        raw = f"{exc.context}, {exc.problem}"
+    raw = ", ".join(filter(None, (exc.context, exc.problem))) or "invalid YAML"
     if _char_at(text, mark) == "\t" or "tab character" in raw or "'\\t'" in raw:
         return YamlSyntaxError(_pos(mark), f"invalid YAML: {_TAB_HINT}")
     for pattern, hint, at_start in _SYNTAX_HINTS:
@@ -181,7 +177,7 @@ def _at(event: yaml.Event) -> Pos:
 
 
 def load_located(text: str) -> Located:
-    """Parse one YAML document; raise YamlSyntaxError with the position of the first syntax error."""
+    """One YAML document; YamlSyntaxError, with its position, for the first syntax error or limit passed."""
     located = Located(None)
     try:
         _limits(text)
@@ -201,9 +197,7 @@ def load_located(text: str) -> Located:
         pos = Pos(before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1)
         character = exc.character if isinstance(exc.character, int) else ord(exc.character)
         raise YamlSyntaxError(pos, f"invalid YAML: unacceptable character #x{character:04x}: {exc.reason}") from None
-    except yaml.YAMLError as exc:  # e.g. a second document in the stream
-        raise YamlSyntaxError(Pos(1, 1), f"invalid YAML: {' '.join(str(exc).split())}") from None
-    except (ValueError, RecursionError) as exc:  # a value PyYAML's constructors cannot build
+    except ValueError as exc:  # a value PyYAML's constructors cannot build, e.g. the date 2026-02-30
         raise YamlSyntaxError(Pos(1, 1), f"invalid YAML: {exc}") from None
     return located
 
@@ -243,5 +237,4 @@ def strings(data: Any, path: Path = (), *, keys: bool = False) -> Iterator[tuple
 
 
 def get_at(data: Any, path: Path) -> Any:
-    """The value at `path` in loaded YAML data, or None where there is none."""
     return value_at(data, path)[1]
