@@ -1,5 +1,4 @@
-"""Progress of a render of many bundles, on stderr (stdout carries the results, and --format json is parsed):
-a rich progress bar on a terminal, a plain line per bundle when piped or NO_COLOR is set (a CI log)."""
+"""A render's progress on stderr (stdout carries the results): a rich bar on a terminal, else a line per bundle."""
 
 from __future__ import annotations
 

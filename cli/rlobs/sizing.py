@@ -1,5 +1,4 @@
-"""`rlobs plan`: a profile's (or a fleet's) volume with its levers and budgets, and the text that shows it. Pure:
-profiles in, data and text out (each target counts its own bundle: Target.volume)."""
+"""`rlobs plan`: a profile's or a fleet's volume with its levers and budgets, and the text that shows it."""
 
 from __future__ import annotations
 
@@ -23,13 +22,11 @@ class FleetVolume:
 
 
 def plan_profile(profile: ProfileBase, catalog: Catalog | None = None) -> Volume:
-    """The profile's volume, the effect of each lever it has, and the budget keys it is above."""
     return planned(profile, for_profile(catalog or load_catalog(), profile), TARGETS[profile.target].volume)
 
 
 def plan_fleet(name: str, budget: Budget, profiles: list[ProfileBase]) -> FleetVolume:
-    """Every cluster's plan, the fleet's totals against its budget, and each AMP workspace against its quota (the
-    clusters that remote-write to one URL share it)."""
+    """Each AMP workspace is checked against its quota once: the clusters that remote-write to one URL share it."""
     catalog = load_catalog()
     clusters = tuple(plan_profile(p, catalog) for p in profiles)
     totals = Totals(
@@ -59,7 +56,6 @@ def fleet_data(f: FleetVolume) -> dict[str, Any]:
 
 
 def text(v: Volume) -> str:
-    """The plan as a terminal report: families, backends, levers, budget."""
     t = v.totals
     lines = [f"{v.name}: {t.series:,} active series, {t.samples_per_second:,.1f} samples/s"]
     width = max(len(f.name) for f in v.families)
@@ -96,7 +92,7 @@ def _effect(before: Totals, after: Totals) -> str:
 
 
 def fleet_text(f: FleetVolume) -> str:
-    """One line per cluster (rlobs plan on its profile shows the families), the fleet's totals, budgets, quotas."""
+    """One line per cluster (`rlobs plan` on its profile shows its families), then the fleet's."""
     t = f.totals
     out = "".join(
         f"{v.name}: {v.totals.series:,} series, {v.totals.samples_per_second:,.1f} samples/s, "

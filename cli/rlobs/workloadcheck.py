@@ -1,11 +1,4 @@
-"""`rlobs check-workload`: does the bundle's workload patch reach the user's real manifests? Every patch target (the
-object, each of its pod groups and the RL container in each) is found in them or reported missing, one line each.
-
-The manifests are untrusted input: each file is read capped (rlobs.files), parsed with the safe loader, and only the
-known paths of workload objects are looked at; a kustomization is built by `kubectl kustomize`, which runs no plugin
-or Helm chart unless asked to (--enable-alpha-plugins, --enable-helm; only a remote base it names is fetched), and
-nothing else runs.
-"""
+"""`rlobs check-workload`: is each target of the bundle's workload patch in the user's manifests (untrusted input)?"""
 
 from __future__ import annotations
 
@@ -39,8 +32,7 @@ class Finding:
 
 
 def targets(source: Path) -> dict[str, Any]:
-    """The bundle's workload patch: read from a bundle folder (workload/otel-env-patch.yaml), or built from a profile
-    (the same kind, name, namespace, pod groups and containers)."""
+    """The bundle's workload patch, read from a bundle folder or built from a profile as its bundle has it."""
     if source.is_dir():
         patch_file = source / "workload" / workloads.ENV_PATCH_FILE
         doc = _yaml(_read(patch_file), patch_file)
@@ -59,8 +51,7 @@ def targets(source: Path) -> dict[str, Any]:
 
 
 def manifests(path: str) -> list[dict[str, Any]]:
-    """The objects in a file of YAML documents (`-`: stdin; `helm template` output), a folder of YAML files, or a
-    kustomization (built with `kubectl kustomize`); a `kind: List` is read as its items."""
+    """The objects in a YAML file (`-`: stdin), a folder of YAML files or a kustomization; a `kind: List`'s items."""
     if path == "-":
         data = sys.stdin.buffer.read(MAX_MANIFESTS + 1)
         if len(data) > MAX_MANIFESTS:
@@ -106,6 +97,8 @@ def _yaml(data: bytes, where: Path) -> list[Any]:
 
 
 def _kustomize(folder: Path) -> bytes:
+    # Untrusted input: kustomize runs no plugin or Helm chart unless asked (--enable-alpha-plugins, --enable-helm),
+    # and fetches only the remote bases the kustomization names.
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         raise RlobsError(f"{folder} is a kustomization: `kubectl kustomize` builds it, and kubectl is not on PATH")
