@@ -67,8 +67,7 @@ def render_one(job: Job, request: RenderRequest) -> Changes:
 
 
 def render_many(jobs: list[Job], request: RenderRequest, workers: int | None = None) -> list[Changes]:
-    """Each job's changes, in the jobs' order. Workers build; this process alone plans, stages and commits, and
-    commits nothing unless every bundle is planned and none refused."""
+    """Each job's changes, in the jobs' order; nothing is committed unless every bundle is planned and none refused."""
     from rlobs.bundle import interrupt, pool
     from rlobs.bundle.owner import refusal_error
     from rlobs.bundle.render import make_env

@@ -37,7 +37,6 @@ class RenderResult:
     warnings: tuple[Problem, ...] = ()  # the profile's (profile.warnings): printed, never a refusal
 
     def status(self, mode: Mode) -> str:
-        """changed (drift with --check), unchanged, or would_refuse: a render would refuse and write nothing."""
         if self.changes.refused:
             return "would_refuse"
         return ("drift" if Mode.CHECK in mode else "changed") if self.changes.changed else "unchanged"
@@ -76,7 +75,6 @@ class RenderResult:
 
 
 def init(blueprint: str | None, target: str | None, out: Path, *, force: bool, text: str | None = None) -> list[Path]:
-    """`text`: the blueprint with interactive init's answers, written in its place."""
     from rlobs.blueprints import default_blueprint, load_blueprints
 
     found = load_blueprints()
@@ -131,7 +129,6 @@ def schema_text() -> str:
 
 
 def fleet_file(paths: list[Path]) -> Path | None:
-    """The fleet file among the arguments (a fleet is rendered alone), or None when they are all profiles."""
     from rlobs.profile.kind import is_fleet
 
     fleets = [p for p in paths if is_fleet(_text(p))]
@@ -234,7 +231,6 @@ class Validated:
 
 
 def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[Validated]:
-    """Each profile (or the one fleet file) checked on its own, so every file gets its own verdict."""
     fleet = fleet_file(profiles)
     if fleet is not None:
         from rlobs.fleet import commands as fleets
@@ -344,7 +340,6 @@ def _rows(items: list[dict[str, Any]], *keys: str) -> tuple[tuple[str, ...], ...
 
 
 def framework_signals(name: str) -> SignalsReport:
-    """How one RL framework's logged keys map to the catalog: a row per catalog metric, and the keys left out."""
     from rlobs.rl.adapters import MAPPING_COLUMNS, ONE_LINE, mapping_rows
     from rlobs.rl.catalog import load_catalog
 

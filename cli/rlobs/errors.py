@@ -40,8 +40,6 @@ class Problem:
 
 
 class ProfileError(RlobsError):
-    """A profile failed to load; carries every problem found, not just the first."""
-
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__("\n".join(str(p) for p in problems))
         self.problems = problems
@@ -68,8 +66,6 @@ class OutputConflictError(RlobsError):
 
 
 class Interrupted(RlobsError):
-    """Ctrl-C or SIGTERM: what the interrupted render left (nothing, or its finished write)."""
-
     exit_code = EXIT_INTERRUPTED
 
 

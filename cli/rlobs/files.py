@@ -15,7 +15,6 @@ MAX_INPUT = MIB  # a profile or a fleet file: a few kilobytes
 
 
 def size(n: int) -> str:
-    """A byte count as people read it (1 MiB, 3.0 GiB, 512 bytes)."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1024)):
         if n >= scale:
             return f"{n // scale} {unit}" if n % scale == 0 else f"{n / scale:.1f} {unit}"

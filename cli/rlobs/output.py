@@ -62,7 +62,6 @@ def table(rows: list[list[str]], headers: list[str], keep: frozenset[int] = froz
     from rich.text import Text
 
     console = Console(file=stream, width=shutil.get_terminal_size().columns, highlight=False)
-    # Kept columns at full width, the widest other column at least 30 wide and the rest 10 (or their own width).
     loose = [i for i in range(len(widths)) if i not in keep]
     widest = max(loose, key=lambda i: widths[i], default=None)
     floor = {i: min(widths[i], 30 if i == widest else 10) for i in loose}
@@ -89,7 +88,6 @@ def table(rows: list[list[str]], headers: list[str], keep: frozenset[int] = froz
 
 
 def paragraph(text: str) -> None:
-    """A line of prose: wrapped to the terminal's width on a terminal, one line when piped."""
     if fancy(sys.stdout):
         import shutil
         import textwrap

@@ -24,7 +24,6 @@ def bundles(total: int, stream: TextIO | None = None) -> Iterator[Callable[[str]
         done = itertools.count(1)
         yield lambda name: print(f"rendered {next(done)}/{total}: {printable(name)}", file=stream, flush=True)
         return
-    # rich is imported only for a terminal (as in rlobs.output).
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

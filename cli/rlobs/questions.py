@@ -21,7 +21,6 @@ def asked(target: str) -> tuple[Question, ...]:
 
 
 def targets(found: dict[str, Blueprint]) -> tuple[str, ...]:
-    """The registered targets with a blueprint to start from, in the order they are numbered."""
     return tuple(name for name in TARGETS if any(bp.target == name for bp in found.values()))
 
 
@@ -116,7 +115,6 @@ def _yaml_value(value: Any) -> str:
 
 
 def _node(text: str, path: Path) -> tuple[yaml.Node | None, yaml.Node | None]:
-    """The mapping holding `path`'s key and the value node at `path` (None when absent)."""
     node: yaml.Node | None = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     parent = None
     for part in path:

@@ -92,7 +92,6 @@ def _effect(before: Totals, after: Totals) -> str:
 
 
 def fleet_text(f: FleetVolume) -> str:
-    """One line per cluster (`rlobs plan` on its profile shows its families), then the fleet's."""
     t = f.totals
     out = "".join(
         f"{v.name}: {v.totals.series:,} series, {v.totals.samples_per_second:,.1f} samples/s, "
