@@ -51,18 +51,14 @@ def _up_to_date(argv: list[str]) -> int | None:
     if parsed is None:
         return None
     from rlobs import commands
-    from rlobs.errors import RlobsError
 
     profiles, request = parsed
     try:
         results = commands.up_to_date(profiles, request.out)
-    except (RlobsError, KeyboardInterrupt, OSError, ValueError) as exc:
+    except KeyboardInterrupt as exc:  # its only exception: any error is a None, and the full render reports it
         from rlobs import boundary
 
-        code = boundary.exit_code(exc, as_json=request.as_json)
-        if code is None:
-            raise
-        return code
+        return boundary.exit_code(exc, as_json=request.as_json)
     if results is None:
         return None
     from rlobs import output
