@@ -42,8 +42,7 @@ _USERINFO = re.compile(_SCHEME + r"://([^/\s:@]+)@")
 
 def _entropy(text: str) -> float:
     """Shannon entropy in bits per character."""
-    counts = Counter(text)
-    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in Counter(text).values())
 
 
 def found_in(text: str) -> list[str]:

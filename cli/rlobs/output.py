@@ -147,15 +147,16 @@ def report_validate(results: list[Validated], warned: list[tuple[Problem, ...]],
     verdicts = list(zip(results, warned, strict=True))
     if as_json:
         print(json.dumps([_verdict(v, ws) for v, ws in verdicts], indent=2))
-    for v, ws in [] if as_json else verdicts:
-        report_warnings(list(ws))
-        if v.error is None:
-            say(f"{v.profile}: ok ({v.name})", style="green")
-            continue
-        lines = v.error.lines()
-        for line in lines:
-            error(line)
-        say(f"{v.profile}: invalid ({_count(len(lines), 'problem')})", style="red")
+    else:
+        for v, ws in verdicts:
+            report_warnings(list(ws))
+            if v.error is None:
+                say(f"{v.profile}: ok ({v.name})", style="green")
+                continue
+            lines = v.error.lines()
+            for line in lines:
+                error(line)
+            say(f"{v.profile}: invalid ({_count(len(lines), 'problem')})", style="red")
     return max((v.error.exit_code for v in results if v.error is not None), default=EXIT_OK)
 
 

@@ -35,7 +35,7 @@ def build_named(
     """build(), its refusals naming the profile file and bundle: with several profiles the user knows which one."""
     try:
         return build(profile, checker, env)
-    except (CheckError, RlobsError) as exc:
+    except RlobsError as exc:
         if type(exc) not in (CheckError, RlobsError):
             raise  # a profile or output error already says where it is
         raise type(exc)(f"{path} ({profile.metadata.name}): {exc}") from None

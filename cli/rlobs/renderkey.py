@@ -23,14 +23,14 @@ _LIBRARIES = {
 }
 
 
-def render_keys(profiles: list[bytes], package: Path | None = None, *, where: str | None = None) -> list[str]:
+def render_keys(profiles: list[bytes], package: Path = Path(__file__).parent, *, where: str | None = None) -> list[str]:
     """`where`: the output folder's path in its git work tree (rlobs.profile.worktree), None outside one."""
     # Rendering reads only the profile, the folder's place in its work tree, rlobs and these libraries (no environment
     # variable, clock or other file), so equal keys mean equal bundles. Hashing the package takes ~2 ms.
     h = hashlib.sha256(_SCHEME)
     for part in (__version__, sys.version, *_libraries(), f"in work tree: {where}"):
         h.update(part.encode() + b"\0")
-    h.update(package_digest(package or Path(__file__).parent).encode() + b"\0")
+    h.update(package_digest(package).encode() + b"\0")
     keys = []
     for profile in profiles:
         one = h.copy()

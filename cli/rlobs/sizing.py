@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,9 +36,9 @@ def plan_fleet(name: str, budget: Budget, profiles: list[ProfileBase]) -> FleetV
         sum(c.totals.usd_per_month for c in clusters),
     )
     over = over_budget(totals, budget)
-    workspaces: dict[str, float] = {}
+    workspaces: defaultdict[str, float] = defaultdict(float)
     for cost in (c for v in clusters for c in v.costs if c.backend == "amp"):
-        workspaces[cost.endpoint] = workspaces.get(cost.endpoint, 0.0) + cost.samples_per_second
+        workspaces[cost.endpoint] += cost.samples_per_second
     over += [(("clusters",), f"{url}: {m}") for url, rate in workspaces.items() for m in amp_quota(rate)]
     # Cloud Monitoring's limit is per monitored resource, so clusters do not add up: each is checked alone.
     over += [
@@ -70,8 +71,8 @@ def text(v: Volume) -> str:
     for c in v.costs:
         lines.append(f"  {c.title}: {c.usd_per_month:,.2f} USD ({c.source})")
         lines += [f"    {note}" for note in c.notes] + [f"    over quota: {q}" for q in c.quota]
-    for e in sorted({f.source: f.estimate for f in v.families if f.estimate}.items()):
-        lines.append(f"Estimate, {e[0]}: {e[1]}")
+    for source, estimate in sorted({f.source: f.estimate for f in v.families if f.estimate}.items()):
+        lines.append(f"Estimate, {source}: {estimate}")
     for lv in v.levers:
         mark = "set in the profile, against its default" if lv.set else "unset, tried"
         remote = ""

@@ -140,8 +140,8 @@ def check(patch: dict[str, Any], objects: list[dict[str, Any]]) -> list[Finding]
         ]
     unset = " (no namespace in the manifests: deploy it into that one)" if _meta(here, "namespace") is None else ""
     findings = [Finding(FOUND, f"{what}{unset}")]
-    theirs = workloads.pod_templates(here)
-    for group, template in workloads.pod_templates(patch).items():
+    ours, theirs = workloads.pod_templates(patch), workloads.pod_templates(here)
+    for group, template in ours.items():
         label = f"{what} {group or ('head group' if kind in workloads.RAY_KINDS else 'pod template')}"
         for container in _names(template):
             if group not in theirs:
@@ -157,14 +157,13 @@ def check(patch: dict[str, Any], objects: list[dict[str, Any]]) -> list[Finding]
                         "patch would add a container with no image, which the API server rejects",
                     )
                 )
-    if _adapter(patch) == "verl":
+    if _adapter(ours) == "verl":
         # verl's TaskRunner actor trains and writes the metrics file on whichever pod Ray places it.
-        for group in theirs.keys() - workloads.pod_templates(patch).keys():
-            findings.append(
-                Finding(
-                    MISSING, f"{what} {group}: gets no env, and verl may train there (add it to workload.workerGroups)"
-                )
-            )
+        unpatched = [group for group in theirs if group not in ours]  # in the manifest's order, not a set's
+        findings += [
+            Finding(MISSING, f"{what} {group}: gets no env, and verl may train there (add it to workload.workerGroups)")
+            for group in unpatched
+        ]
     return findings
 
 
@@ -173,8 +172,8 @@ def _meta(obj: dict[str, Any], key: str) -> Any:
     return meta.get(key) if isinstance(meta, dict) else None
 
 
-def _adapter(patch: dict[str, Any]) -> str | None:
-    for template in workloads.pod_templates(patch).values():
+def _adapter(templates: dict[str, Any]) -> str | None:
+    for template in templates.values():
         for c in (template.get("spec") or {}).get("containers") or []:
             for e in c.get("env") or []:
                 if e.get("name") == "RLOBS_ADAPTER":
