@@ -65,12 +65,10 @@ def ensure_new(path: Path, *, force: bool) -> None:
 def write_file(path: Path, text: str, *, force: bool) -> None:
     """A new file, or with `force` a replacement: never a folder, never half, never through a link (it is replaced)."""
     ensure_new(path, force=force)
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".rlobs-tmp", dir=path.parent)
-    except OSError as exc:
-        raise RlobsError(f"{path}: cannot write it: {exc.strerror or exc}") from None
-    try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             umask = os.umask(0o022)
@@ -80,5 +78,6 @@ def write_file(path: Path, text: str, *, force: bool) -> None:
     except OSError as exc:
         raise RlobsError(f"{path}: cannot write it: {exc.strerror or exc}") from None
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)

@@ -50,7 +50,7 @@ def error(message: str) -> None:
 def table(rows: list[list[str]], headers: list[str], keep: frozenset[int] = frozenset({0})) -> None:
     """The `keep` columns (names people copy) are never cut: a terminal too narrow for them gets a block per row."""
     stream = sys.stdout
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    widths = [max(map(len, column)) for column in zip(headers, *rows, strict=True)]
     if not fancy(stream):
         for row in [headers, *rows]:
             print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
