@@ -37,7 +37,7 @@ def ask(question: questions.Question, text: str, prompt: Prompt) -> str:
         print("  " + "  ".join(f"{i} {c}" for i, c in enumerate(question.choices, 1)))
     while True:
         suggested = questions.default(text, question)
-        raw: str = prompt(question.prompt, default=suggested) if suggested else prompt(question.prompt)
+        raw: str = prompt(question.prompt, default=suggested or None)  # typer.prompt's None: no default shown
         new, problems = questions.answer(text, question, raw)
         if not problems:
             return new

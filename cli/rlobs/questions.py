@@ -60,7 +60,8 @@ def answer(text: str, question: Question, raw: str) -> tuple[str, list[str]]:
     if question.path == ("workload", "kind") and value == "JobSet" and get_at(load_yaml(new), _JOBS) is None:
         # Asked next; until then the JobSet runs the loop in its workload.container's job.
         new = set_value(new, _JOBS, [get_at(load_yaml(new), ("workload", "container"))], after="kind")
-    return (new, []) if not (problems := problems_at(new, question.path)) else (text, problems)
+    problems = problems_at(new, question.path)
+    return (text, problems) if problems else (new, [])
 
 
 _JOBS = ("workload", "replicatedJobs")
