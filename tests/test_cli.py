@@ -270,6 +270,9 @@ def test_init_target_comes_from_the_blueprints(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "unknown target 'aks': expected one of eks, gke" in result.stderr
     assert not (tmp_path / "q.yaml").exists()
+    result = runner.invoke(app, ["init", "-b", "eks-jark", "-t", "gke", "-o", str(tmp_path / "q.yaml")])
+    assert result.exit_code == 2 and "blueprint eks-jark is for target eks, not gke" in result.stderr
+    assert not (tmp_path / "q.yaml").exists()
 
 
 def _gke(tmp_path: Path) -> Path:
@@ -381,6 +384,22 @@ def test_signals_on_an_80_column_terminal_never_cuts_a_name(monkeypatch: pytest.
     report = commands.signals()
     names = {row[i] for t in report.tables for row in t.rows for i in t.code_columns}
     assert names and sorted(n for n in names if n not in words) == []
+
+
+def test_signals_of_one_framework_map_every_catalog_metric() -> None:
+    from rlobs.rl.catalog import load_catalog
+
+    catalog = load_catalog()
+    result = runner.invoke(app, ["signals", "--framework", "verl", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["framework"] == "verl" and [r["metric"] for r in data["metrics"]] == [m.name for m in catalog.metrics]
+    table = runner.invoke(app, ["signals", "--framework", "verl", "--format", "markdown"]).stdout
+    assert "| metric | coverage | verl key | value, conversion | phase | note |" in table
+    assert "In the bundle (workload.run.system: verl): app/rlobs_adapter.py;" in table
+    result = runner.invoke(app, ["signals", "--framework", "nope"])
+    known = ", ".join(f.name for f in catalog.frameworks)
+    assert result.exit_code == 2 and result.stderr == f"error: unknown framework 'nope': expected one of {known}\n"
 
 
 @pytest.mark.parametrize("argv", [["signals", "--format", "yaml"], ["validate", "--format", "yaml", "p.yaml"]])

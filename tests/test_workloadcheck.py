@@ -221,6 +221,24 @@ def test_bad_manifests_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no such file" in result.stderr
 
 
+def test_a_folder_of_yaml_files_is_read_as_one_set_of_manifests(tmp_path: Path) -> None:
+    source, p = _profile("gke-managed-otel", tmp_path)
+    write_tree(
+        tmp_path / "manifests",
+        {
+            "svc.yml": "kind: Service\nmetadata: {name: x}\n",
+            "apps/trainer.yaml": yaml.safe_dump(sample(p.workload)),
+            "README.md": "kind: [\n",  # not YAML by its name: never read
+        },
+    )
+    code, lines = _check(source, tmp_path / "manifests", tmp_path)
+    assert code == 0 and lines[0] == "found    Deployment rl/grpo-trainer", lines
+    (tmp_path / "none").mkdir()
+    result = CliRunner().invoke(app, ["check-workload", str(source), "--workload", str(tmp_path / "none")])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {tmp_path / 'none'}: expected a folder of 1 to 2000 YAML files, got 0\n"
+
+
 def test_a_kustomization_without_kubectl_says_it_is_needed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source, _ = _profile("gke-managed-otel", tmp_path)
     write_tree(tmp_path / "app", {"kustomization.yaml": "resources: [deployment.yaml]\n"})

@@ -1,13 +1,4 @@
-"""Profiles rendered into bundles: one into its folder, or several, built in parallel, into a folder each.
-
-Every profile is loaded and validated before any bundle is built, so one bad profile writes nothing. Several are
-built by worker processes (rlobs.bundle.pool); this process alone plans and writes. It locks `out` (shared) and
-every `out/<metadata.name>` (exclusively, in path order, so two renders of overlapping sets never deadlock), then
-plans and stages each bundle as its files arrive, so only a few bundles' files are in memory at once. Only when
-every bundle is planned and none is refused is each one committed; anything going wrong before (a refusal, a failed
-check, a killed worker, Ctrl-C) discards every staging folder. The output is byte for byte what rendering the
-profiles one by one writes (tests/test_batch.py).
-"""
+"""Profiles rendered into bundles: one into its folder, or several, built in parallel, into a folder each."""
 
 from __future__ import annotations
 
@@ -36,8 +27,7 @@ class Job:
 
 
 def load(profiles: list[Path], out: Path) -> list[Job]:
-    """Every profile loaded and keyed before any is rendered into `out` (several: `out/<name>` each), so one bad
-    profile writes nothing at all. A profile's path in the Git repository follows its folder (profile.worktree)."""
+    """Every profile loaded and keyed before any is rendered, so one bad profile writes nothing at all."""
     from rlobs.errors import ProfileError
     from rlobs.profile.problems import repeats
     from rlobs.profile.worktree import placed, where
@@ -66,7 +56,6 @@ def load(profiles: list[Path], out: Path) -> list[Job]:
 
 
 def render_one(job: Job, request: RenderRequest) -> Changes:
-    """One profile's bundle into the request's folder (RenderRequest.render_into)."""
     from rlobs.bundle.cache import known_digests
     from rlobs.bundle.check import Checker
     from rlobs.fleet.paths import producible
@@ -78,8 +67,7 @@ def render_one(job: Job, request: RenderRequest) -> Changes:
 
 
 def render_many(jobs: list[Job], request: RenderRequest, workers: int | None = None) -> list[Changes]:
-    """Each job's changes, in the jobs' order, its bundle in `out/<name>` (module docstring). When `out` is a bundle
-    itself every member is refused, and opened read-only so no folder is created."""
+    """Each job's changes, in the jobs' order; nothing is committed unless every bundle is planned and none refused."""
     from rlobs.bundle import interrupt, pool
     from rlobs.bundle.owner import refusal_error
     from rlobs.bundle.render import make_env
@@ -99,10 +87,11 @@ def render_many(jobs: list[Job], request: RenderRequest, workers: int | None = N
     bundles: dict[Path, Bundle] = {}
     with ExitStack() as stack:
         built = stack.enter_context(pool.run(build, len(jobs), workers))
+        # Read-only, so no folder is made for it: a bundle at `out` itself refuses every member.
         parent = stack.enter_context(open_bundle(out, producible, write=False))
         write_dirs = write and parent.owner() is None
         try:
-            for out_dir in sorted(dirs):
+            for out_dir in sorted(dirs):  # locked in path order: renders of overlapping sets never deadlock
                 bundles[out_dir] = stack.enter_context(open_bundle(out_dir, producible, write=write_dirs))
             advance = stack.enter_context(show(len(jobs))) if show else lambda _name: None
             refused = False

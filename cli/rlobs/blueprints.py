@@ -1,5 +1,4 @@
-"""The starter profiles: the shipped ones, read from package data, and those a target provides itself
-(rlobs.targets.Target.BLUEPRINTS), in one explicit name -> Blueprint registry."""
+"""The starter profiles, shipped ones and each target's own (Target.BLUEPRINTS), in one name -> Blueprint registry."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The error boundary: an exception a command raised -> the lines the user sees and the exit code.
-
-The Typer app (main.py) and the console script's up-to-date answer (entry.py) both end here, so a render started
-either way prints the same `error: ...` lines and exits with the same code."""
+"""The error boundary of main.py and entry.py: an exception a command raised -> what the user sees, the exit code."""
 
 from __future__ import annotations
 
@@ -10,9 +7,7 @@ from rlobs.errors import Interrupted, RlobsError
 
 
 def exit_code(exc: BaseException, *, as_json: bool) -> int | None:
-    """Print what went wrong and return the exit code; None for an exception that is not the user's to fix (the
-    caller re-raises it: a bug shows its traceback). One channel per format: `error: ...` lines on stderr, or with
-    --format json only the problems as JSON on stdout."""
+    """Print the error and return its exit code; None for a bug, which the caller re-raises so its traceback shows."""
     if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or SIGTERM (rlobs.bundle.interrupt)
         from rlobs.bundle.interrupt import message
 

@@ -37,13 +37,11 @@ class RenderResult:
     warnings: tuple[Problem, ...] = ()  # the profile's (profile.warnings): printed, never a refusal
 
     def status(self, mode: Mode) -> str:
-        """changed (drift with --check), unchanged, or would_refuse: a render would refuse and write nothing."""
         if self.changes.refused:
             return "would_refuse"
         return ("drift" if Mode.CHECK in mode else "changed") if self.changes.changed else "unchanged"
 
     def files(self, mode: Mode) -> list[dict[str, str]]:
-        """One entry per file the render looks at: its action and status, and why a render would refuse it."""
         c = self.changes
         refused = {r.path: r.reason for r in c.refused if r.path}
         actions = {p: action for field, action in _ACTIONS for p in getattr(c, field)}
@@ -77,8 +75,6 @@ class RenderResult:
 
 
 def init(blueprint: str | None, target: str | None, out: Path, *, force: bool, text: str | None = None) -> list[Path]:
-    """Write the blueprint (or the target's default one, or `text`: it with interactive init's answers) as a new
-    profile, and the schema beside it."""
     from rlobs.blueprints import default_blueprint, load_blueprints
 
     found = load_blueprints()
@@ -93,8 +89,7 @@ def init(blueprint: str | None, target: str | None, out: Path, *, force: bool, t
 
 
 def render_folder(profile: Path) -> str:
-    """What `render -o` takes from the current folder for the starter profile or fleet at `profile`: its bundle's path
-    in the Git repository (rlobs.profile.worktree), or the Quick start's folder for a target synced from none."""
+    """The `render -o` folder, from here, putting the starter's bundle at its Git repository path (or Quick start's)."""
     from rlobs.profile.worktree import DEFAULT_FOLDER, from_here
     from rlobs.profile.yamlsource import get_at, load_yaml
     from rlobs.targets import TARGETS
@@ -106,7 +101,6 @@ def render_folder(profile: Path) -> str:
 
 
 def init_fleet(out: Path, *, force: bool) -> list[Path]:
-    """Write the example fleet (3 EKS and 2 GKE clusters), and the fleet's JSON Schema beside it."""
     from rlobs.fleet import commands as fleets
     from rlobs.resources import package_dir
 
@@ -115,8 +109,7 @@ def init_fleet(out: Path, *, force: bool) -> list[Path]:
 
 
 def _write_starter(out: Path, text: str, schema: str, schema_text: Callable[[], str], *, force: bool) -> list[Path]:
-    """A new starter file pointing editors at its schema, and the schema beside it: rlobs's own output, refreshed
-    when absent or with `force`."""
+    """The starter file pointing editors at its schema, and the schema beside it unless one is there (or `force`)."""
     write_file(out, f"# yaml-language-server: $schema=./{schema}\n{text}", force=force)
     if os.path.lexists(out.parent / schema) and not force:
         return [out]
@@ -136,7 +129,6 @@ def schema_text() -> str:
 
 
 def fleet_file(paths: list[Path]) -> Path | None:
-    """The fleet file among the arguments (a fleet is rendered alone), or None when they are all profiles."""
     from rlobs.profile.kind import is_fleet
 
     fleets = [p for p in paths if is_fleet(_text(p))]
@@ -146,8 +138,7 @@ def fleet_file(paths: list[Path]) -> Path | None:
 
 
 def _text(path: Path) -> str:
-    """The file's text for the sniff, read as the loader reads it (capped, a regular file only); "" when that
-    fails: the loader then reports why."""
+    """The file's text as the loader reads it, for the sniff; "" when that fails (the loader then says why)."""
     from rlobs.profile.source import read_source
 
     try:
@@ -157,7 +148,6 @@ def _text(path: Path) -> str:
 
 
 def warnings(profiles: list[Path]) -> list[tuple[Problem, ...]]:
-    """Each profile's warnings (a blueprint placeholder left in, alerts that notify nobody), in argument order."""
     from rlobs.targets import load_warnings
 
     return [tuple(load_warnings(p)) for p in profiles]
@@ -181,8 +171,7 @@ def plan(path: Path) -> tuple[dict[str, Any], str, bool]:
 
 
 def render(profiles: list[Path], request: RenderRequest) -> list[RenderResult]:
-    """What rendering does (or would do) to each bundle. Up-to-date bundles are answered from their render keys
-    without reading YAML (their warnings were given when they were rendered); others are rendered (rlobs.batch)."""
+    """Up-to-date bundles are answered from their render keys, without warnings (given when they were rendered)."""
     answered = up_to_date(profiles, request.out)
     if answered is not None:
         return answered
@@ -204,9 +193,7 @@ def render(profiles: list[Path], request: RenderRequest) -> list[RenderResult]:
 
 
 def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
-    """The results when every bundle is already exactly what its profile renders, found from the render keys this
-    machine recorded (rlobs.renderkey, rlobs.bundle.cache) without importing the rendering stack; None when anything
-    may differ."""
+    """The results when the render keys this machine recorded show every bundle is current; None when any may differ."""
     from rlobs.bundle.cache import recalled
     from rlobs.bundle.manifest import fresh, holds_bundle
     from rlobs.profile.source import read_source
@@ -238,15 +225,12 @@ def up_to_date(profiles: list[Path], out: Path) -> list[RenderResult] | None:
 
 @dataclass(frozen=True, slots=True)
 class Validated:
-    """One file's verdict: its bundle's name when it is valid, else the error with every problem found."""
-
     profile: Path
     name: str | None
     error: RlobsError | None = None
 
 
 def validate(profiles: list[Path], cluster_secrets: Path | None = None) -> list[Validated]:
-    """Each profile (or the one fleet file) checked on its own, so every file gets its own verdict."""
     fleet = fleet_file(profiles)
     if fleet is not None:
         from rlobs.fleet import commands as fleets
@@ -294,7 +278,6 @@ class SignalsReport:
 
 
 def signals() -> SignalsReport:
-    """The signal catalog as tables (metrics, attributes, spans, series per pipeline) and as data."""
     from rlobs.bundle.filters import number
     from rlobs.rl import naming
     from rlobs.rl.catalog import load_catalog
@@ -353,12 +336,10 @@ def signals() -> SignalsReport:
 
 
 def _rows(items: list[dict[str, Any]], *keys: str) -> tuple[tuple[str, ...], ...]:
-    """A table's rows: the `keys` and the description of each item."""
     return tuple((*(item[k] for k in keys), item["description"]) for item in items)
 
 
 def framework_signals(name: str) -> SignalsReport:
-    """How one RL framework's logged keys map to the catalog: a row per catalog metric, and the keys left out."""
     from rlobs.rl.adapters import MAPPING_COLUMNS, ONE_LINE, mapping_rows
     from rlobs.rl.catalog import load_catalog
 

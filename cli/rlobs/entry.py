@@ -1,10 +1,4 @@
-"""The console script (`rlobs`, and `python -m rlobs`).
-
-An up-to-date `render PROFILE... [-o DIR] [--check] [--format text|json]` is answered here from the profiles and
-this machine's record of each bundle (rlobs.commands.up_to_date), before Typer is imported: 0.17 s instead of
-0.40 s for the EKS blueprint. It is reported as Typer's `render` reports (rlobs.output.report_render,
-rlobs.boundary). Every other command line goes to the Typer app (rlobs.main).
-"""
+"""The console script: an up-to-date render is answered before Typer is imported (0.17 s, not 0.40 s, for EKS)."""
 
 from __future__ import annotations
 
@@ -21,8 +15,7 @@ if TYPE_CHECKING:
 
 
 def _parse(argv: list[str]) -> tuple[list[Path], RenderRequest] | None:
-    """A plain render in the forms Typer reads the same way: profiles, `-o DIR` / `--output[=]DIR`, `--check` and
-    `--format[=]text|json`, each at most once; None for anything else (the Typer app reads it)."""
+    """`render PROFILE... [-o DIR] [--check] [--format text|json]`, each option once; else None (Typer reads it)."""
     if not argv or argv[0] != "render":
         return None
     options: dict[str, str] = {}
@@ -54,23 +47,18 @@ def _parse(argv: list[str]) -> tuple[list[Path], RenderRequest] | None:
 
 
 def _up_to_date(argv: list[str]) -> int | None:
-    """The exit code of a render whose bundles are all up to date, after printing its report; else None."""
     parsed = _parse(argv)
     if parsed is None:
         return None
     from rlobs import commands
-    from rlobs.errors import RlobsError
 
     profiles, request = parsed
     try:
         results = commands.up_to_date(profiles, request.out)
-    except (RlobsError, KeyboardInterrupt, OSError, ValueError) as exc:
+    except KeyboardInterrupt as exc:  # its only exception: any error is a None, and the full render reports it
         from rlobs import boundary
 
-        code = boundary.exit_code(exc, as_json=request.as_json)
-        if code is None:
-            raise
-        return code
+        return boundary.exit_code(exc, as_json=request.as_json)
     if results is None:
         return None
     from rlobs import output
@@ -79,8 +67,7 @@ def _up_to_date(argv: list[str]) -> int | None:
 
 
 def _closed_pipe() -> None:
-    """As click ends a command whose output pipe was closed (`rlobs ... | head`): quietly, exit status 1. What is
-    still buffered goes nowhere, so the interpreter's last flush cannot fail again."""
+    """Exit 1 quietly, as click does for `rlobs ... | head`; stdout goes nowhere, so the last flush cannot fail."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     sys.exit(1)

@@ -1,4 +1,4 @@
-"""The user-facing error types; main.py alone maps them to exit codes."""
+"""The user-facing error types and their exit codes (rlobs.boundary prints them)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,6 @@ class RlobsError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One problem in one input file, reported as `file:line:col: path: expected X, got Y`."""
-
     file: str
     line: int
     column: int
@@ -42,8 +40,6 @@ class Problem:
 
 
 class ProfileError(RlobsError):
-    """A profile failed to load; carries every problem found, not just the first."""
-
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__("\n".join(str(p) for p in problems))
         self.problems = problems
@@ -56,8 +52,7 @@ class ProfileError(RlobsError):
 
 
 class OutputConflictError(RlobsError):
-    """The writer refuses to touch a file it did not generate, or a folder another bundle owns; `details` holds one
-    entry per problem (its one-line `message`, and `reason`, `output`, `path` for machines)."""
+    """A file rlobs did not generate, or a folder another bundle owns; `details`: one entry per problem, for JSON."""
 
     def __init__(self, message: str, details: Sequence[Mapping[str, object]] = ()) -> None:
         super().__init__(message)
@@ -71,8 +66,6 @@ class OutputConflictError(RlobsError):
 
 
 class Interrupted(RlobsError):
-    """Ctrl-C or SIGTERM: what the interrupted render left (nothing, or its finished write)."""
-
     exit_code = EXIT_INTERRUPTED
 
 

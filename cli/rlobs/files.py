@@ -1,12 +1,4 @@
-"""The one way rlobs reads a file it is given or reads back from a bundle, and the one way it writes a file the user
-named. Light on imports: the render key reads profiles before anything heavy is imported (rlobs.renderkey).
-
-Reading: a regular file only (a FIFO, socket or device is refused without waiting: O_NONBLOCK), with a size cap
-checked on the open file before any byte is read, and at most the cap plus one byte read, so a 3 GiB or endless file
-costs nothing. Writing: a temporary file from mkstemp(3) beside the target, renamed over it; an existing name
-(a link included, lexists) is replaced only with --force and is never opened, so a link planted at the name is
-replaced, not followed.
-"""
+"""How rlobs reads the files it is given and writes the ones the user names; light on imports (rlobs.renderkey)."""
 
 from __future__ import annotations
 
@@ -23,7 +15,6 @@ MAX_INPUT = MIB  # a profile or a fleet file: a few kilobytes
 
 
 def size(n: int) -> str:
-    """A byte count as people read it (1 MiB, 3.0 GiB, 512 bytes)."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1024)):
         if n >= scale:
             return f"{n // scale} {unit}" if n % scale == 0 else f"{n / scale:.1f} {unit}"
@@ -31,9 +22,8 @@ def size(n: int) -> str:
 
 
 def read_capped(path: str | Path, cap: int, *, dir_fd: int | None = None, follow: bool = True) -> bytes:
-    """The bytes of the regular file at `path` (relative to `dir_fd` when given; a link refused unless `follow`):
-    OSError when it cannot be opened, ValueError (its message says what was found) when it is no regular file or
-    holds more than `cap` bytes."""
+    """OSError when `path` cannot be opened; ValueError (saying what it is) for no regular file or over `cap` bytes."""
+    # O_NONBLOCK: a FIFO is refused without waiting for a writer; a 3 GiB or endless file costs at most cap + 1 bytes.
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     fd = os.open(path, flags, dir_fd=dir_fd)
     try:
@@ -73,15 +63,12 @@ def ensure_new(path: Path, *, force: bool) -> None:
 
 
 def write_file(path: Path, text: str, *, force: bool) -> None:
-    """Write one file the user named: a new one, or with `force` a replacement (never a folder, never half, never
-    through a link: a link at the name is itself replaced)."""
+    """A new file, or with `force` a replacement: never a folder, never half, never through a link (it is replaced)."""
     ensure_new(path, force=force)
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".rlobs-tmp", dir=path.parent)
-    except OSError as exc:
-        raise RlobsError(f"{path}: cannot write it: {exc.strerror or exc}") from None
-    try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             umask = os.umask(0o022)
@@ -91,5 +78,6 @@ def write_file(path: Path, text: str, *, force: bool) -> None:
     except OSError as exc:
         raise RlobsError(f"{path}: cannot write it: {exc.strerror or exc}") from None
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)

@@ -1,4 +1,4 @@
-"""The command line: thin Typer commands over the domain functions, and the one error boundary."""
+"""The command line: thin Typer commands over rlobs.commands; their docstrings are the --help text."""
 
 from __future__ import annotations
 
@@ -42,8 +42,7 @@ class SignalsFmt(StrEnum):
 
 
 def _one_of(choices: type[Choice]) -> Callable[[str], Choice]:
-    """A choice option's parser: `'yaml' is not one of 'text', 'json'.` on every typer version (0.29 puts pydantic's
-    `Value error, ` in front of its own)."""
+    """One error text on every typer version: 0.29 puts pydantic's `Value error, ` in front of its own."""
 
     def parse(value: str) -> Choice:
         try:
@@ -56,8 +55,6 @@ def _one_of(choices: type[Choice]) -> Callable[[str], Choice]:
 
 
 def _completer(names: Callable[[], Iterable[str]]) -> Callable[[str], list[str]]:
-    """Shell completion of a choice option's values (`rlobs --install-completion` sets the shell up)."""
-
     def complete(incomplete: str) -> list[str]:
         return sorted(n for n in names() if n.startswith(incomplete))
 
@@ -84,7 +81,6 @@ def _framework_names() -> Iterable[str]:
 
 @contextmanager
 def _errors(fmt: Fmt = Fmt.text) -> Iterator[None]:
-    """The error boundary (rlobs.boundary): a user error exits with its code, no traceback."""
     from rlobs import boundary
 
     try:
@@ -430,7 +426,6 @@ def check_workload(
 
 
 def run() -> None:
-    """The Typer app: every command line but an up-to-date render (rlobs.entry)."""
     try:
         app()
     except SystemExit as exc:

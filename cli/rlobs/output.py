@@ -25,8 +25,7 @@ _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if c != 0x0A} | {0x9B
 
 
 def printable(text: str) -> str:
-    """`text` with every control character but newline escaped: nothing from a profile or a path can move the
-    cursor, recolour a terminal or a CI log, or forge a line (ECMA-48 C0 controls, DEL and the C1 CSI)."""
+    """`text` with ECMA-48 C0 controls but newline, DEL and CSI escaped: nothing can move the cursor or forge a line."""
     return text.translate(_CONTROL)
 
 
@@ -49,11 +48,9 @@ def error(message: str) -> None:
 
 
 def table(rows: list[list[str]], headers: list[str], keep: frozenset[int] = frozenset({0})) -> None:
-    """A table; the `keep` columns (names people copy) are never cut. On a terminal the other columns wrap to its
-    width, and when even the kept columns do not fit side by side each row is printed as a block of `header: value`
-    lines instead. Piped, the rows are plain lines that are never wrapped."""
+    """The `keep` columns (names people copy) are never cut: a terminal too narrow for them gets a block per row."""
     stream = sys.stdout
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    widths = [max(map(len, column)) for column in zip(headers, *rows, strict=True)]
     if not fancy(stream):
         for row in [headers, *rows]:
             print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
@@ -65,7 +62,6 @@ def table(rows: list[list[str]], headers: list[str], keep: frozenset[int] = froz
     from rich.text import Text
 
     console = Console(file=stream, width=shutil.get_terminal_size().columns, highlight=False)
-    # Kept columns at full width, the widest other column at least 30 wide and the rest 10 (or their own width).
     loose = [i for i in range(len(widths)) if i not in keep]
     widest = max(loose, key=lambda i: widths[i], default=None)
     floor = {i: min(widths[i], 30 if i == widest else 10) for i in loose}
@@ -92,7 +88,6 @@ def table(rows: list[list[str]], headers: list[str], keep: frozenset[int] = froz
 
 
 def paragraph(text: str) -> None:
-    """A line of prose: wrapped to the terminal's width on a terminal, one line when piped."""
     if fancy(sys.stdout):
         import shutil
         import textwrap
@@ -106,7 +101,6 @@ def as_json(data: Any) -> None:
 
 
 def markdown_tables(tables: Iterable[Table], notes: Iterable[str]) -> None:
-    """GitHub Markdown tables (their code columns shown as code), then the notes."""
     for i, t in enumerate(tables):
         print(("\n" if i else "") + "| " + " | ".join(t.headers) + " |\n" + "|---" * len(t.headers) + "|")
         for row in t.rows:
@@ -115,8 +109,7 @@ def markdown_tables(tables: Iterable[Table], notes: Iterable[str]) -> None:
 
 
 def report_render(results: list[RenderResult], request: RenderRequest) -> int:
-    """Print what `render` did (or would do); the exit code. A render that refuses raises before it gets here, so
-    a refusal here is a preview's: it exits as the render would (2). Otherwise --check exits 1 on drift, else 0."""
+    """Print what `render` did or would do; exit 2 for a preview's refusal (a render raised it), 1 for --check drift."""
     if request.as_json:
         as_json([r.as_dict(request.mode) for r in results])
     else:
@@ -150,21 +143,20 @@ def _report_text(r: RenderResult, request: RenderRequest) -> None:
 
 
 def report_validate(results: list[Validated], warned: list[tuple[Problem, ...]], *, as_json: bool) -> int:
-    """One verdict per file: its warnings and `PATH: ok (name)`, or its problems (stderr) and `PATH: N problems`;
-    or one JSON result per file. The exit code is the worst error's (2 for bad input), 0 when every file is valid
-    (warnings never fail)."""
+    """One verdict per file; the worst error's exit code, 0 when every file is valid (warnings never fail)."""
     verdicts = list(zip(results, warned, strict=True))
     if as_json:
         print(json.dumps([_verdict(v, ws) for v, ws in verdicts], indent=2))
-    for v, ws in [] if as_json else verdicts:
-        report_warnings(list(ws))
-        if v.error is None:
-            say(f"{v.profile}: ok ({v.name})", style="green")
-            continue
-        lines = v.error.lines()
-        for line in lines:
-            error(line)
-        say(f"{v.profile}: invalid ({_count(len(lines), 'problem')})", style="red")
+    else:
+        for v, ws in verdicts:
+            report_warnings(list(ws))
+            if v.error is None:
+                say(f"{v.profile}: ok ({v.name})", style="green")
+                continue
+            lines = v.error.lines()
+            for line in lines:
+                error(line)
+            say(f"{v.profile}: invalid ({_count(len(lines), 'problem')})", style="red")
     return max((v.error.exit_code for v in results if v.error is not None), default=EXIT_OK)
 
 
@@ -183,7 +175,6 @@ def _count(n: int, noun: str) -> str:
 
 
 def report_warnings(warnings: list[Problem]) -> None:
-    """Text output's warnings, on stderr: `file:line:col: warning: key.path: ...` (JSON carries them as data)."""
     for w in warnings:
         where = f"{w.file}:{w.line}:{w.column}: warning: "
         say(where + (f"{w.path}: {w.message}" if w.path else w.message), err=True, style="yellow")

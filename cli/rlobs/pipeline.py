@@ -23,8 +23,7 @@ def plan_bundle(profile: Profile) -> Plan:
 
 
 def build(profile: Profile, checker: Checker, env: jinja2.Environment | None = None) -> tuple[Rendered, ...]:
-    """The checked files of one profile's bundle; `env`: a Jinja environment shared by many bundles, so each
-    template is loaded once (rlobs.batch), else one of its own."""
+    """`env`: a Jinja environment shared by many bundles, so each template is loaded once (rlobs.batch)."""
     rendered = render(plan_bundle(profile), env)
     checker.check(rendered)
     return rendered
@@ -33,11 +32,10 @@ def build(profile: Profile, checker: Checker, env: jinja2.Environment | None = N
 def build_named(
     path: Path, profile: Profile, checker: Checker, env: jinja2.Environment | None = None
 ) -> tuple[Rendered, ...]:
-    """build(), with a refusal of what the profile renders (a parse-back failure, a credential shape) naming the
-    profile file and bundle: with several profiles the user knows which one to look at."""
+    """build(), its refusals naming the profile file and bundle: with several profiles the user knows which one."""
     try:
         return build(profile, checker, env)
-    except (CheckError, RlobsError) as exc:
+    except RlobsError as exc:
         if type(exc) not in (CheckError, RlobsError):
             raise  # a profile or output error already says where it is
         raise type(exc)(f"{path} ({profile.metadata.name}): {exc}") from None

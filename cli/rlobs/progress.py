@@ -1,5 +1,4 @@
-"""Progress of a render of many bundles, on stderr (stdout carries the results, and --format json is parsed):
-a rich progress bar on a terminal, a plain line per bundle when piped or NO_COLOR is set (a CI log)."""
+"""A render's progress on stderr (stdout carries the results): a rich bar on a terminal, else a line per bundle."""
 
 from __future__ import annotations
 
@@ -25,7 +24,6 @@ def bundles(total: int, stream: TextIO | None = None) -> Iterator[Callable[[str]
         done = itertools.count(1)
         yield lambda name: print(f"rendered {next(done)}/{total}: {printable(name)}", file=stream, flush=True)
         return
-    # rich is imported only for a terminal (as in rlobs.output).
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

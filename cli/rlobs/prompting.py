@@ -1,5 +1,4 @@
-"""`rlobs init` on a terminal: the target and each question of rlobs.questions asked until the loader accepts the
-answer (the questions and how an answer enters the profile text are rlobs.questions'; this module only prompts)."""
+"""`rlobs init` on a terminal: the target and each of rlobs.questions' questions asked until the loader accepts."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ Prompt = Callable[..., str]  # typer.prompt: rlobs.main owns the Typer side
 
 
 def ask_profile(*, interactive: bool, prompt: Prompt) -> tuple[str, str]:
-    """The target and the profile text with the answers to its questions (rlobs.questions) in it."""
     from rlobs.blueprints import load_blueprints
 
     found = load_blueprints()
@@ -35,12 +33,11 @@ def ask_profile(*, interactive: bool, prompt: Prompt) -> tuple[str, str]:
 
 
 def ask(question: questions.Question, text: str, prompt: Prompt) -> str:
-    """The profile text with the answer to `question` in it, asked until the loader accepts it."""
     if question.choices:
         print("  " + "  ".join(f"{i} {c}" for i, c in enumerate(question.choices, 1)))
     while True:
         suggested = questions.default(text, question)
-        raw: str = prompt(question.prompt, default=suggested) if suggested else prompt(question.prompt)
+        raw: str = prompt(question.prompt, default=suggested or None)  # typer.prompt's None: no default shown
         new, problems = questions.answer(text, question, raw)
         if not problems:
             return new

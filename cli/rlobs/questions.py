@@ -1,6 +1,4 @@
-"""The questions interactive `init` asks, and how each answer lands in the starter profile: the answer is written
-into the blueprint's own text (its comments kept) and that text is checked by the real loader, so `init` accepts
-exactly what `validate` accepts, and says why not in the same words."""
+"""The questions `init` asks: each answer goes into the blueprint's text, checked by the loader `validate` uses."""
 
 from __future__ import annotations
 
@@ -12,20 +10,17 @@ import yaml
 from rlobs.blueprints import Blueprint, default_blueprint
 from rlobs.errors import ProfileError
 from rlobs.profile.load import dotted
-from rlobs.profile.question import Question as Question  # the type main.py asks with
+from rlobs.profile.question import Question as Question  # the type rlobs.prompting asks with
 from rlobs.profile.worktree import proposed
 from rlobs.profile.yamlsource import Path, get_at, load_yaml
 from rlobs.targets import TARGETS, parse_profile, placeholders
 
 
 def asked(target: str) -> tuple[Question, ...]:
-    """What a user must answer for a profile of `target` (its Target.QUESTIONS); everything else keeps the
-    blueprint's value (edit the file afterwards)."""
     return TARGETS[target].QUESTIONS
 
 
 def targets(found: dict[str, Blueprint]) -> tuple[str, ...]:
-    """The targets to choose from (the registered ones with a blueprint to start from), numbered in this order."""
     return tuple(name for name in TARGETS if any(bp.target == name for bp in found.values()))
 
 
@@ -38,13 +33,11 @@ def choose(raw: str, choices: tuple[str, ...]) -> str | None:
 
 
 def start(found: dict[str, Blueprint], target: str) -> str:
-    """The profile text the answers go into: the target's default blueprint."""
     return found[default_blueprint(found, target)].text
 
 
 def default(text: str, question: Question) -> str | None:
-    """The blueprint's value as the suggested answer, except a placeholder (the user must give their own); a folder
-    as its path in the git work tree init runs in (rendering from here into the blueprint's folder gives that)."""
+    """The blueprint's value as the suggested answer: none for a placeholder, a folder as seen from this work tree."""
     value = get_at(load_yaml(text), question.path)
     if question.many and isinstance(value, list):
         return ", ".join(str(v) for v in value)
@@ -67,14 +60,14 @@ def answer(text: str, question: Question, raw: str) -> tuple[str, list[str]]:
     if question.path == ("workload", "kind") and value == "JobSet" and get_at(load_yaml(new), _JOBS) is None:
         # Asked next; until then the JobSet runs the loop in its workload.container's job.
         new = set_value(new, _JOBS, [get_at(load_yaml(new), ("workload", "container"))], after="kind")
-    return (new, []) if not (problems := problems_at(new, question.path)) else (text, problems)
+    problems = problems_at(new, question.path)
+    return (text, problems) if problems else (new, [])
 
 
 _JOBS = ("workload", "replicatedJobs")
 
 
 def problems_at(text: str, path: Path) -> list[str]:
-    """The loader's problems at `path` or below it, as `key.path: message` lines."""
     try:
         parse_profile(text, "profile")
     except ProfileError as exc:
@@ -86,8 +79,7 @@ def problems_at(text: str, path: Path) -> list[str]:
 
 
 def set_value(text: str, path: Path, value: Any, *, after: str | None = None) -> str:
-    """`text` with the value at `path` replaced (or added after the sibling key `after`), everything else, comments
-    included, as it was."""
+    """`text` with the value at `path` replaced (or added after the sibling key `after`), its comments kept."""
     lines = text.split("\n")
     parent, node = _node(text, path)
     rendered = _yaml_value(value)
@@ -124,7 +116,6 @@ def _yaml_value(value: Any) -> str:
 
 
 def _node(text: str, path: Path) -> tuple[yaml.Node | None, yaml.Node | None]:
-    """The mapping holding `path`'s key and the value node at `path` (None when absent)."""
     node: yaml.Node | None = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     parent = None
     for part in path:

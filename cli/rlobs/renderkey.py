@@ -1,13 +1,4 @@
-"""The render key: one digest of everything a bundle's bytes depend on, so an up-to-date bundle is recognised
-without importing the rendering stack (pydantic, Jinja, python-hcl2).
-
-A bundle is a pure function of the profile's bytes, of where its folder sits in a git work tree (that path is the
-bundle's path in the Git repository: rlobs.profile.worktree) and of what renders it, and the key covers them: the
-profile's bytes as read; the output folder's path in its work tree; rlobs's version and every file of the installed
-package (bytecode caches excluded); the Python version and the distributions of the libraries that serialise or check
-the output. Rendering reads nothing else (no environment variable, clock or other file), so equal keys mean equal
-bundles. Hashing the package takes ~2 ms.
-"""
+"""The render key: a digest of all a bundle's bytes depend on, computed without importing pydantic, Jinja or hcl2."""
 
 from __future__ import annotations
 
@@ -32,13 +23,14 @@ _LIBRARIES = {
 }
 
 
-def render_keys(profiles: list[bytes], package: Path | None = None, *, where: str | None = None) -> list[str]:
-    """The key of the bundle each profile renders into an output folder at `where` in its git work tree (None: in
-    none) with the rlobs installed at `package` (default: this one); the installation is hashed once for all."""
+def render_keys(profiles: list[bytes], package: Path = Path(__file__).parent, *, where: str | None = None) -> list[str]:
+    """`where`: the output folder's path in its git work tree (rlobs.profile.worktree), None outside one."""
+    # Rendering reads only the profile, the folder's place in its work tree, rlobs and these libraries (no environment
+    # variable, clock or other file), so equal keys mean equal bundles. Hashing the package takes ~2 ms.
     h = hashlib.sha256(_SCHEME)
     for part in (__version__, sys.version, *_libraries(), f"in work tree: {where}"):
         h.update(part.encode() + b"\0")
-    h.update(package_digest(package or Path(__file__).parent).encode() + b"\0")
+    h.update(package_digest(package).encode() + b"\0")
     keys = []
     for profile in profiles:
         one = h.copy()
@@ -48,7 +40,6 @@ def render_keys(profiles: list[bytes], package: Path | None = None, *, where: st
 
 
 def package_digest(root: Path) -> str:
-    """Every file below `root` (names and bytes, in sorted order), without bytecode caches."""
     h = hashlib.sha256()
 
     def walk(folder: str, rel: str) -> None:
@@ -77,9 +68,7 @@ def _libraries() -> list[str]:
     listings: dict[str, list[str]] = {}
     for module, dist in _LIBRARIES.items():
         spec = find_spec(module)
-        if spec is None or spec.origin is None:
-            found.append(f"{dist}: absent")
-            continue
+        assert spec is not None and spec.origin is not None  # a dependency rlobs declares, and a regular package
         site = str(Path(spec.origin).parent.parent)
         if site not in listings:
             listings[site] = sorted(os.listdir(site))

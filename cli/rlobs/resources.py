@@ -9,7 +9,6 @@ from rlobs.errors import RlobsError
 
 
 def package_dir(name: str) -> Traversable:
-    """`templates`, `blueprints` or `data` inside the installed package."""
     folder = files("rlobs").joinpath(name)
     if not folder.is_dir():
         # Editable installs cannot map the top-level templates/ and blueprints/ into the package.

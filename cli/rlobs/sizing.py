@@ -1,8 +1,8 @@
-"""`rlobs plan`: a profile's (or a fleet's) volume with its levers and budgets, and the text that shows it. Pure:
-profiles in, data and text out (each target counts its own bundle: Target.volume)."""
+"""`rlobs plan`: a profile's or a fleet's volume with its levers and budgets, and the text that shows it."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,13 +23,11 @@ class FleetVolume:
 
 
 def plan_profile(profile: ProfileBase, catalog: Catalog | None = None) -> Volume:
-    """The profile's volume, the effect of each lever it has, and the budget keys it is above."""
     return planned(profile, for_profile(catalog or load_catalog(), profile), TARGETS[profile.target].volume)
 
 
 def plan_fleet(name: str, budget: Budget, profiles: list[ProfileBase]) -> FleetVolume:
-    """Every cluster's plan, the fleet's totals against its budget, and each AMP workspace against its quota (the
-    clusters that remote-write to one URL share it)."""
+    """Each AMP workspace is checked against its quota once: the clusters that remote-write to one URL share it."""
     catalog = load_catalog()
     clusters = tuple(plan_profile(p, catalog) for p in profiles)
     totals = Totals(
@@ -38,9 +36,9 @@ def plan_fleet(name: str, budget: Budget, profiles: list[ProfileBase]) -> FleetV
         sum(c.totals.usd_per_month for c in clusters),
     )
     over = over_budget(totals, budget)
-    workspaces: dict[str, float] = {}
+    workspaces: defaultdict[str, float] = defaultdict(float)
     for cost in (c for v in clusters for c in v.costs if c.backend == "amp"):
-        workspaces[cost.endpoint] = workspaces.get(cost.endpoint, 0.0) + cost.samples_per_second
+        workspaces[cost.endpoint] += cost.samples_per_second
     over += [(("clusters",), f"{url}: {m}") for url, rate in workspaces.items() for m in amp_quota(rate)]
     # Cloud Monitoring's limit is per monitored resource, so clusters do not add up: each is checked alone.
     over += [
@@ -59,7 +57,6 @@ def fleet_data(f: FleetVolume) -> dict[str, Any]:
 
 
 def text(v: Volume) -> str:
-    """The plan as a terminal report: families, backends, levers, budget."""
     t = v.totals
     lines = [f"{v.name}: {t.series:,} active series, {t.samples_per_second:,.1f} samples/s"]
     width = max(len(f.name) for f in v.families)
@@ -74,8 +71,8 @@ def text(v: Volume) -> str:
     for c in v.costs:
         lines.append(f"  {c.title}: {c.usd_per_month:,.2f} USD ({c.source})")
         lines += [f"    {note}" for note in c.notes] + [f"    over quota: {q}" for q in c.quota]
-    for e in sorted({f.source: f.estimate for f in v.families if f.estimate}.items()):
-        lines.append(f"Estimate, {e[0]}: {e[1]}")
+    for source, estimate in sorted({f.source: f.estimate for f in v.families if f.estimate}.items()):
+        lines.append(f"Estimate, {source}: {estimate}")
     for lv in v.levers:
         mark = "set in the profile, against its default" if lv.set else "unset, tried"
         remote = ""
@@ -96,7 +93,6 @@ def _effect(before: Totals, after: Totals) -> str:
 
 
 def fleet_text(f: FleetVolume) -> str:
-    """One line per cluster (rlobs plan on its profile shows the families), the fleet's totals, budgets, quotas."""
     t = f.totals
     out = "".join(
         f"{v.name}: {v.totals.series:,} series, {v.totals.samples_per_second:,.1f} samples/s, "

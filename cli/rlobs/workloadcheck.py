@@ -1,11 +1,4 @@
-"""`rlobs check-workload`: does the bundle's workload patch reach the user's real manifests? Every patch target (the
-object, each of its pod groups and the RL container in each) is found in them or reported missing, one line each.
-
-The manifests are untrusted input: each file is read capped (rlobs.files), parsed with the safe loader, and only the
-known paths of workload objects are looked at; a kustomization is built by `kubectl kustomize`, which runs no plugin
-or Helm chart unless asked to (--enable-alpha-plugins, --enable-helm; only a remote base it names is fetched), and
-nothing else runs.
-"""
+"""`rlobs check-workload`: is each target of the bundle's workload patch in the user's manifests (untrusted input)?"""
 
 from __future__ import annotations
 
@@ -39,8 +32,7 @@ class Finding:
 
 
 def targets(source: Path) -> dict[str, Any]:
-    """The bundle's workload patch: read from a bundle folder (workload/otel-env-patch.yaml), or built from a profile
-    (the same kind, name, namespace, pod groups and containers)."""
+    """The bundle's workload patch, read from a bundle folder or built from a profile as its bundle has it."""
     if source.is_dir():
         patch_file = source / "workload" / workloads.ENV_PATCH_FILE
         doc = _yaml(_read(patch_file), patch_file)
@@ -59,8 +51,7 @@ def targets(source: Path) -> dict[str, Any]:
 
 
 def manifests(path: str) -> list[dict[str, Any]]:
-    """The objects in a file of YAML documents (`-`: stdin; `helm template` output), a folder of YAML files, or a
-    kustomization (built with `kubectl kustomize`); a `kind: List` is read as its items."""
+    """The objects in a YAML file (`-`: stdin), a folder of YAML files or a kustomization; a `kind: List`'s items."""
     if path == "-":
         data = sys.stdin.buffer.read(MAX_MANIFESTS + 1)
         if len(data) > MAX_MANIFESTS:
@@ -106,6 +97,8 @@ def _yaml(data: bytes, where: Path) -> list[Any]:
 
 
 def _kustomize(folder: Path) -> bytes:
+    # Untrusted input: kustomize runs no plugin or Helm chart unless asked (--enable-alpha-plugins, --enable-helm),
+    # and fetches only the remote bases the kustomization names.
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         raise RlobsError(f"{folder} is a kustomization: `kubectl kustomize` builds it, and kubectl is not on PATH")
@@ -147,8 +140,8 @@ def check(patch: dict[str, Any], objects: list[dict[str, Any]]) -> list[Finding]
         ]
     unset = " (no namespace in the manifests: deploy it into that one)" if _meta(here, "namespace") is None else ""
     findings = [Finding(FOUND, f"{what}{unset}")]
-    theirs = workloads.pod_templates(here)
-    for group, template in workloads.pod_templates(patch).items():
+    ours, theirs = workloads.pod_templates(patch), workloads.pod_templates(here)
+    for group, template in ours.items():
         label = f"{what} {group or ('head group' if kind in workloads.RAY_KINDS else 'pod template')}"
         for container in _names(template):
             if group not in theirs:
@@ -164,14 +157,13 @@ def check(patch: dict[str, Any], objects: list[dict[str, Any]]) -> list[Finding]
                         "patch would add a container with no image, which the API server rejects",
                     )
                 )
-    if _adapter(patch) == "verl":
+    if _adapter(ours) == "verl":
         # verl's TaskRunner actor trains and writes the metrics file on whichever pod Ray places it.
-        for group in theirs.keys() - workloads.pod_templates(patch).keys():
-            findings.append(
-                Finding(
-                    MISSING, f"{what} {group}: gets no env, and verl may train there (add it to workload.workerGroups)"
-                )
-            )
+        unpatched = [group for group in theirs if group not in ours]  # in the manifest's order, not a set's
+        findings += [
+            Finding(MISSING, f"{what} {group}: gets no env, and verl may train there (add it to workload.workerGroups)")
+            for group in unpatched
+        ]
     return findings
 
 
@@ -180,8 +172,8 @@ def _meta(obj: dict[str, Any], key: str) -> Any:
     return meta.get(key) if isinstance(meta, dict) else None
 
 
-def _adapter(patch: dict[str, Any]) -> str | None:
-    for template in workloads.pod_templates(patch).values():
+def _adapter(templates: dict[str, Any]) -> str | None:
+    for template in templates.values():
         for c in (template.get("spec") or {}).get("containers") or []:
             for e in c.get("env") or []:
                 if e.get("name") == "RLOBS_ADAPTER":
