@@ -18,8 +18,7 @@ SITECUSTOMIZE_FILE = "app/sitecustomize.py"
 SIGNALS_DOC = "docs/signals.md"
 # The env var that starts a no-code adapter from app/sitecustomize.py.
 ADAPTER_ENV = "RLOBS_ADAPTER"
-# Where verl's `file` backend writes, in the RL container (verl reads VERL_FILE_LOGGER_PATH itself).
-# verl opens VERL_FILE_LOGGER_PATH without creating its folder (verl/utils/tracking.py:424-431), so it sits in /tmp.
+# verl's `file` backend opens VERL_FILE_LOGGER_PATH without making its folder (verl/utils/tracking.py:424-431): so /tmp.
 VERL_LOG_PATH = "/tmp/rlobs-verl-metrics.jsonl"
 
 # Standard-library modules each adapter uses beyond the common part (kept sorted in the file for ruff's isort).
@@ -102,7 +101,6 @@ def _tuple(items: tuple[str, ...]) -> str:
 
 
 def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...]:
-    """app/rlobs_adapter.py for a framework the catalog maps (none otherwise), and for verl the start-up hook."""
     framework = catalog.framework(profile.workload.run.system)
     if framework is None:
         return ()
@@ -131,8 +129,6 @@ def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...
 
 
 def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
-    """The env the profile's adapter needs in the RL container (verl: where its file backend writes, and the switch
-    that starts the tailer; OpenRLHF: the switch that wraps its trainer)."""
     framework = catalog.framework(profile.workload.run.system)
     if framework is None or framework.name not in IMPORT_HOOKS:
         return []
@@ -141,7 +137,7 @@ def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
 
 
 def readme(profile: ProfileBase, catalog: Catalog) -> dict[str, str] | None:
-    """The bundle README's adapter step: the framework and the one line to add, or None without an adapter."""
+    """The bundle README's adapter step (None without an adapter)."""
     framework = catalog.framework(profile.workload.run.system)
     if framework is None:
         return None
@@ -161,7 +157,6 @@ MAPPING_COLUMNS = ("metric", "coverage", "source", "how", "phase", "note")
 
 
 def mapping_rows(framework: Framework, catalog: Catalog) -> list[dict[str, str]]:
-    """One row per catalog metric: how the framework supplies it (mapped key, derivation, or not available)."""
     rows = []
     for m in catalog.metrics:
         key = next((k for k in framework.keys if k.metric == m.key), None)
@@ -195,9 +190,7 @@ RECORD_LINES = {
 
 
 def alert_coverage(rl: RlFacts) -> dict[str, Any] | None:
-    """The bundle README's list of the alerts the framework feeds and of those left out, with the line of code that
-    would record each missing signal; None without an adapter (the training code records every signal itself) or
-    without alerts."""
+    """The README's alerts the adapter feeds and leaves out, with the code that would record each missing signal."""
     framework = rl.catalog.framework(rl.profile.workload.run.system)
     if framework is None or not rl.profile.alerts.enabled:
         return None

@@ -143,7 +143,6 @@ class Catalog:
 
     @property
     def identity(self) -> tuple[Attribute, ...]:
-        """The attributes on every metric point and span."""
         return tuple(a for a in self.attributes if a.scope == "identity")
 
 
@@ -182,8 +181,7 @@ def parse_catalog(raw: dict[str, Any]) -> Catalog:
 
 
 def parse_frameworks(raw: dict[str, Any], catalog: Catalog) -> tuple[Framework, ...]:
-    """The framework mappings, checked against the catalog: a mapping that could record seconds into a millisecond
-    histogram, or add a running total to a counter as if it were a count, is refused here, not in the app."""
+    """The framework mappings; one that could feed seconds into ms or a running total into a counter is refused here."""
     phases = tuple(raw["phases"])
     out = []
     for f in raw["frameworks"]:
@@ -227,8 +225,7 @@ def _check_key(framework: str, k: KeyMapping, metric: Metric) -> None:
 
 
 def for_profile(catalog: Catalog, profile: ProfileBase) -> Catalog:
-    """The catalog a profile's bundle records: workload.histogramBuckets replaces every duration histogram's, and
-    the attributes workload.dropAttributes names are on no metric point."""
+    """The catalog a profile's bundle records: its workload.histogramBuckets and dropAttributes applied."""
     bounds, w = profile.workload.histogram_buckets, profile.workload
     dropped = {catalog.attribute(k).name for k in w.drop_attributes}
     if bounds is None and not dropped:
