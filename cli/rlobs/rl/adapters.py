@@ -137,7 +137,6 @@ def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
 
 
 def readme(profile: ProfileBase, catalog: Catalog) -> dict[str, str] | None:
-    """The bundle README's adapter step (None without an adapter)."""
     framework = catalog.framework(profile.workload.run.system)
     if framework is None:
         return None
@@ -190,7 +189,6 @@ RECORD_LINES = {
 
 
 def alert_coverage(rl: RlFacts) -> dict[str, Any] | None:
-    """The README's alerts the adapter feeds and leaves out, with the code that would record each missing signal."""
     framework = rl.catalog.framework(rl.profile.workload.run.system)
     if framework is None or not rl.profile.alerts.enabled:
         return None

@@ -159,7 +159,6 @@ def container_env(profile: ProfileBase, catalog: Catalog, otel: list[dict[str, A
 
 
 def readme_context(facts: RlFacts, count: Count, env: list[dict[str, Any]]) -> dict[str, Any]:
-    """The bundle README's sections every target writes alike."""
     profile, catalog = facts.profile, facts.catalog
     return {
         "adapter": adapters.readme(profile, catalog),

@@ -225,7 +225,6 @@ def _check_key(framework: str, k: KeyMapping, metric: Metric) -> None:
 
 
 def for_profile(catalog: Catalog, profile: ProfileBase) -> Catalog:
-    """The catalog a profile's bundle records: its workload.histogramBuckets and dropAttributes applied."""
     bounds, w = profile.workload.histogram_buckets, profile.workload
     dropped = {catalog.attribute(k).name for k in w.drop_attributes}
     if bounds is None and not dropped:

@@ -58,7 +58,6 @@ def timeseries(
     *,
     stacked: bool = False,
 ) -> dict[str, Any]:
-    """A half-width panel at `at` (x, y), one query per (expr, legend); `links` are data links on its series."""
     panel: dict[str, Any] = {"id": panel_id, "type": "timeseries", "title": title}
     if description:
         panel["description"] = description

@@ -50,7 +50,6 @@ def _label(name: str, label: str) -> dict[str, Any]:
 
 
 def rl_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, Any]]:
-    """The RL_* env of the identity the profile sets, and the owner uid and restart count from the pod's labels."""
     values = identity_values(profile, catalog)
     env: list[dict[str, Any]] = [
         {"name": identity_env(a.key), "value": value} for a in catalog.identity if (value := values[a.name]) is not None
@@ -73,7 +72,6 @@ def identity_rows(profile: ProfileBase, catalog: Catalog) -> list[dict[str, Any]
 
 
 def export_interval_env(workload: Workload) -> dict[str, str]:
-    """OTEL_METRIC_EXPORT_INTERVAL (ms), the SDK's periodic reader interval."""
     return {"name": "OTEL_METRIC_EXPORT_INTERVAL", "value": str(workload.export_interval_ms)}
 
 

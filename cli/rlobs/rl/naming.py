@@ -143,5 +143,4 @@ def label_token(attribute: str, pipeline: Pipeline) -> str:
 
 
 def monitoring_type(metric: Metric, pipeline: Pipeline) -> str:
-    """Cloud Monitoring metric type of the series a GKE pipeline writes (prometheus_target resource)."""
     return f"prometheus.googleapis.com/{family(metric, pipeline)}/{metric.kind}"

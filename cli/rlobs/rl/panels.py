@@ -63,7 +63,6 @@ def down(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str, keep:
 
 
 def two_per_row(index: int, top: int, width: int, height: int) -> tuple[int, int]:
-    """(x, y) of the index-th panel of a section laid out two per row from `top` on (Grafana and Cloud Monitoring)."""
     return width * (index % 2), top + height * (index // 2)
 
 

@@ -118,7 +118,6 @@ def _filled(facts: RlFacts, slo: Slo, window: str) -> str:
 
 
 def _pairs(slo: Slo, severity: str, ratio_over: Callable[[str], str], filled: Callable[[str], str]) -> str:
-    """The workbook's window pairs of `severity`; `filled` of the window that must hold enough judged time."""
     return " or ".join(
         f"({ratio_over(long)} >= {t} and {ratio_over(short)} >= {t}{filled(long if sev == PAGE else short)})"
         for sev, long, short, b in BURNS
@@ -187,7 +186,6 @@ def rule_group(facts: RlFacts) -> dict[str, Any] | None:
 
 
 def runbook_sections(facts: RlFacts) -> list[dict[str, Any]]:
-    """docs/runbook.md's section of each SLO alert."""
     period = f"{facts.profile.slos.window_days}d" if facts.profile.slos else ""
     chosen = objectives(facts)
     return [
@@ -229,7 +227,6 @@ def cases(facts: RlFacts, chosen: tuple[Slo, ...]) -> list[tuple[Slo, bool, int,
 
 
 def rule_tests(facts: RlFacts) -> list[dict[str, Any]]:
-    """promtool tests: per SLO, a budget-burning workload fires both alerts; a healthy one neither, with its budget."""
     if rule_group(facts) is None:
         return []
     tests = []

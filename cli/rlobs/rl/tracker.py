@@ -70,7 +70,6 @@ def go_template_literal(text: str) -> str:
 
 
 def policy_links(profile: ProfileBase) -> list[dict[str, str]]:
-    """Cloud Monitoring documentation.links: the run's (when the profile names it) and the project's or experiment's."""
     found = links(profile.workload.tracker)
     if found is None:
         return []

@@ -160,7 +160,6 @@ def cloud_monitoring_quota(series_per_resource: int) -> list[str]:
 
 
 def in_cluster(series: int, samples_per_second: float, retention_s: float, volume_gib: float) -> Cost:
-    """The in-cluster Prometheus: head memory and retention disk as notes, and the cost of the gp3 volume requested."""
     entry = prices()["backends"]["prometheus"]
     gib = 2.0**30
     memory = series * float(entry["bytes_per_series"]) / gib
@@ -264,7 +263,6 @@ def totals_data(t: Totals) -> dict[str, Any]:
 
 
 def as_data(v: Volume) -> dict[str, Any]:
-    """The plan as JSON data (rlobs plan --format json), stable keys and rounding."""
     return {
         "name": v.name,
         "totals": totals_data(v.totals),

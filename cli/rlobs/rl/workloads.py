@@ -117,7 +117,6 @@ def pod_templates(obj: Any) -> dict[str, Any]:
 
 
 def _objects(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:
-    """A schema of nested objects with `leaf` at `path`."""
     for key in reversed(path):
         leaf = {"type": "object", "properties": {key: leaf}}
     return leaf
@@ -133,7 +132,6 @@ def _merged_list(key: str, items: dict[str, Any]) -> dict[str, Any]:
 
 
 def openapi(kind: str) -> dict[str, Any] | None:
-    """The custom OpenAPI schema that gives Kustomize the merge keys inside a CRD kind (None for built-in kinds)."""
     if kind not in CRD_KINDS:
         return None
     template = {"$ref": f"#/definitions/{POD_TEMPLATE_SPEC}"}
@@ -165,7 +163,6 @@ def openapi(kind: str) -> dict[str, Any] | None:
 
 
 def component(workload: Workload, patches: list[str], resources: list[str]) -> dict[str, Any]:
-    """kustomization.yaml of a Kustomize Component that applies `patches` to the workload (and adds `resources`)."""
     out: dict[str, Any] = {"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component"}
     if workload.kind in CRD_KINDS:
         # Only CRDs need it; Kustomize keeps its built-in definitions beside a custom schema, so built-in kinds in
@@ -203,7 +200,6 @@ def configmap_name(workload: Workload) -> str:
 def beside_patch(
     workload: Workload, env: list[dict[str, Any]], labels: dict[str, str], folder: str, schema_what: str
 ) -> list[DataFile]:
-    """The files beside the Component's patch: a CRD kind's merge-key schema, the env's ConfigMap and Helm routes."""
     schema = openapi(workload.kind)
     files = [] if schema is None else [DataFile(f"{folder}/{OPENAPI_FILE}", "json", schema, schema_what)]
     data, kept = env_config(env)
@@ -243,7 +239,6 @@ def beside_patch(
 
 
 def routes_readme(workload: Workload, env: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the bundle README's wiring step says about the ConfigMap and Helm routes (common/workload_routes.md.j2)."""
     return {
         "configmap": configmap_name(workload),
         "configmap_file": ENV_CONFIGMAP_FILE,
