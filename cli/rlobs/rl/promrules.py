@@ -42,7 +42,7 @@ def _labels(facts: RlFacts, alert: Alert) -> dict[str, str]:
 
 
 def firing_labels(facts: RlFacts, alert: Alert, run: str) -> dict[str, str]:
-    """The labels of the alert's firing `ALERTS` series for run `run`: promtool tests compare these, not the values."""
+    """The labels of the alert's firing `ALERTS` series for run `run`: what promtool tests compare (values vary)."""
     run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
     return {"alertname": alert.name, "alertstate": "firing", **_labels(facts, alert), run_label: run}
 

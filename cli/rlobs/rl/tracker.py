@@ -41,7 +41,7 @@ def links(tracker: Tracker | None) -> Links | None:
 
 
 def tracker_env(profile: ProfileBase) -> list[dict[str, str]]:
-    """W&B: the catalog's run id, resumed across pod restarts; MLflow: the tracking URI and experiment (its own ids)."""
+    """W&B: the catalog's run id, resumed across restarts; MLflow: the tracking URI and experiment (it picks ids)."""
     tracker = profile.workload.tracker
     if tracker is None:
         return []
