@@ -161,7 +161,7 @@ def mapping_rows(framework: Framework, catalog: Catalog) -> list[dict[str, str]]
         key = next((k for k in framework.keys if k.metric == m.key), None)
         derived = next((d for d in framework.derived if d.metric == m.key), None)
         if key is not None:
-            how = f"{key.value}" + (f", {key.unit} to {m.unit}" if key.unit else "")
+            how = key.value + (f", {key.unit} to {m.unit}" if key.unit else "")
             source, phase, note = key.key, key.phase, key.note
         elif derived is not None:
             rate = f"increase of {derived.sources[0]} per second"

@@ -187,12 +187,13 @@ def parse_frameworks(raw: dict[str, Any], catalog: Catalog) -> tuple[Framework, 
     for f in raw["frameworks"]:
         keys = tuple(KeyMapping(**k) for k in f["keys"])
         derived = tuple(Derived(d["metric"], d["phase"], d["op"], tuple(d["from"])) for d in f.get("derived", ()))
-        for metric, phase in [(k.metric, k.phase) for k in keys] + [(d.metric, d.phase) for d in derived]:
-            if phase not in phases:
-                raise ValueError(f"{f['name']}: {metric}: unknown phase {phase!r}")
+        sources: tuple[KeyMapping | Derived, ...] = (*keys, *derived)
+        for source in sources:
+            if source.phase not in phases:
+                raise ValueError(f"{f['name']}: {source.metric}: unknown phase {source.phase!r}")
         for k in keys:
             _check_key(f["name"], k, catalog.metric(k.metric))
-        metrics = [k.metric for k in keys] + [d.metric for d in derived]
+        metrics = [source.metric for source in sources]
         if len(set(metrics)) != len(metrics):
             raise ValueError(f"{f['name']}: expected one source per catalog metric")
         for d in derived:

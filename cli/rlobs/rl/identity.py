@@ -18,7 +18,7 @@ def identity_values(profile: ProfileBase, catalog: Catalog) -> dict[str, str | N
         "system": run.system,
         "system_version": run.system_version,
         # Only a run id the profile names: the workload name would be one id for every run of the workload.
-        "run_id": profile.workload.run.id,
+        "run_id": run.id,
         "algorithm": run.algorithm,
         "environment": run.environment,
         "model": run.model,

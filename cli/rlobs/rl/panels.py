@@ -96,7 +96,7 @@ def panels(
         return Panel(section, title, grafana_unit, "1", (Query(gauge(key), "{run}"),), catalog.metric(key).description)
 
     def share(buckets: Sequence[str]) -> str:
-        return f"{by('sum', f'rate({bucket_selector(catalog, pipeline, sel, buckets)}[{window}])')}"
+        return by("sum", f"rate({bucket_selector(catalog, pipeline, sel, buckets)}[{window}])")
 
     def since_start(buckets: Sequence[str]) -> str:
         total = by("sum", sel("run_time", ""))

@@ -95,8 +95,7 @@ class _Q:
         return naming.selector(m, self.facts.pipeline, "", self.facts.scope, raw=raw)
 
 
-def windows(facts: RlFacts) -> tuple[str, ...]:
-    period = f"{facts.profile.slos.window_days}d" if facts.profile.slos else ""
+def windows(period: str) -> tuple[str, ...]:
     found = {w for _, long, short, _ in BURNS for w in (long, short)} | {period}
     return tuple(sorted(found, key=duration_seconds))
 
@@ -163,7 +162,7 @@ def rule_group(facts: RlFacts) -> dict[str, Any] | None:
         if slo.bad:
             record(BAD, slo.bad, slo)
     for slo in chosen:
-        for w in windows(facts):
+        for w in windows(period):
             record(ERRORS + w, _errors(facts, slo, w), slo)
         record(BUDGET, f"1 - {ERRORS}{period}{_series(facts, '', slo)} / {number(round(1 - slo.objective, 6))}", slo)
     for slo in chosen:

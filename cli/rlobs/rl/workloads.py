@@ -66,11 +66,10 @@ _REF = re.compile(r"\$\((\w+)\)")  # Kubernetes expands $(VAR) in env values fro
 POD_TEMPLATE_SPEC = "io.k8s.api.core.v1.PodTemplateSpec"
 
 
-def _nest(path: tuple[str, ...], leaf: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {path[-1]: leaf}
-    for key in reversed(path[:-1]):
-        out = {key: out}
-    return out
+def _nest(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:
+    for key in reversed(path):
+        leaf = {key: leaf}
+    return leaf
 
 
 # A pod-template fragment (metadata and/or spec) for the RL container of the given name.
@@ -122,15 +121,6 @@ def _objects(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:
     return leaf
 
 
-def _merged_list(key: str, items: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "array",
-        "x-kubernetes-patch-merge-key": key,
-        "x-kubernetes-patch-strategy": "merge",
-        "items": items,
-    }
-
-
 def openapi(kind: str) -> dict[str, Any] | None:
     if kind not in CRD_KINDS:
         return None
@@ -140,7 +130,12 @@ def openapi(kind: str) -> dict[str, Any] | None:
     parent = reduce(
         lambda node, k: node["properties"].setdefault(k, {"type": "object", "properties": {}}), path[:-1], root
     )
-    parent["properties"][path[-1]] = _merged_list(key, _objects(item, template))
+    parent["properties"][path[-1]] = {
+        "type": "array",
+        "x-kubernetes-patch-merge-key": key,
+        "x-kubernetes-patch-strategy": "merge",
+        "items": _objects(item, template),
+    }
     group, _, version = API_VERSIONS[kind].partition("/")
     definition = {
         "type": "object",
