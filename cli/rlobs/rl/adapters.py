@@ -160,21 +160,19 @@ def mapping_rows(framework: Framework, catalog: Catalog) -> list[dict[str, str]]
     for m in catalog.metrics:
         key = next((k for k in framework.keys if k.metric == m.key), None)
         derived = next((d for d in framework.derived if d.metric == m.key), None)
+        coverage = framework.coverage(m.key)
+        source, how, phase, note = "", "", "", ""
         if key is not None:
             how = key.value + (f", {key.unit} to {m.unit}" if key.unit else "")
             source, phase, note = key.key, key.phase, key.note
         elif derived is not None:
             rate = f"increase of {derived.sources[0]} per second"
             source = " / ".join(derived.sources) if derived.op == "divide" else rate
-            how, phase, note = derived.op, derived.phase, ""
-        elif framework.coverage(m.key) == "derived":
-            source, how, phase, note = "", "by rlobs_telemetry", "", _MODULE_NOTES.get(m.key, "")
-            if m.key == "run_time":
-                note = time_buckets(framework, catalog)
-        else:
-            source, how, phase, note = "", "", "", ""
-        row = (m.name, framework.coverage(m.key), source, how, phase, note)
-        rows.append(dict(zip(MAPPING_COLUMNS, row, strict=True)))
+            how, phase = derived.op, derived.phase
+        elif coverage == "derived":
+            how = "by rlobs_telemetry"
+            note = time_buckets(framework, catalog) if m.key == "run_time" else _MODULE_NOTES[m.key]
+        rows.append(dict(zip(MAPPING_COLUMNS, (m.name, coverage, source, how, phase, note), strict=True)))
     return rows
 
 

@@ -78,14 +78,13 @@ def _telemetry_context(profile: ProfileBase, catalog: Catalog) -> dict[str, Any]
     }
 
 
+_COLLECTOR_NAMES = "underscores names and adds unit suffixes, `_total` on counters and `_ratio` on unit-1 gauges."
 _PIPELINE_NOTES: dict[Pipeline, str] = {
     "gke-telemetry-api": "Managed OpenTelemetry keeps the dots: PromQL quotes names and labels, "
     'e.g. `{"name", "label"="value"}`; Cloud Monitoring metric types are '
     "`prometheus.googleapis.com/<name>/<histogram|counter|gauge>`.",
-    "gke-gmp-collector": "The googlemanagedprometheus exporter underscores names and adds unit suffixes, "
-    "`_total` on counters and `_ratio` on unit-1 gauges.",
-    "otel-collector": "The collector's Prometheus translation underscores names and adds unit suffixes, "
-    "`_total` on counters and `_ratio` on unit-1 gauges.",
+    "gke-gmp-collector": f"The googlemanagedprometheus exporter {_COLLECTOR_NAMES}",
+    "otel-collector": f"The collector's Prometheus translation {_COLLECTOR_NAMES}",
     "python-prometheus": "The OpenTelemetry Python Prometheus exporter underscores names and adds unit suffixes and "
     "`_total` on counters, but no `_ratio` (it maps unit `1` to nothing).",
 }
