@@ -152,6 +152,12 @@ def test_prometheus_expands_the_tracker_annotation(spec: dict[str, Any], tmp_pat
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+def test_a_self_hosted_wandb_sdk_is_pointed_at_its_api_host() -> None:
+    env = tracker.tracker_env(_with_tracker("eks-jark", {**WANDB, "url": "https://app.wandb.example.com/"}))
+    assert {"name": "WANDB_BASE_URL", "value": "https://api.wandb.example.com/"} in env
+    assert "WANDB_BASE_URL" not in {e["name"] for e in tracker.tracker_env(_with_tracker("eks-jark", WANDB))}
+
+
 def test_go_template_literal_keeps_braces_literal() -> None:
     assert tracker.go_template_literal("https://x/{{ y }}") == 'https://x/{{ "{{" }} y }}'
     assert tracker.go_template_literal("https://wandb.ai/a/b") == "https://wandb.ai/a/b"

@@ -8,7 +8,17 @@ from pathlib import Path
 import pytest
 
 from rlobs.rl.catalog import load_catalog
-from rlobs.rl.volume import Totals, amp_quota, as_data, cloud_monitoring_quota, over_budget, prices, rl_families, tiered
+from rlobs.rl.volume import (
+    Totals,
+    amp_quota,
+    as_data,
+    cloud_monitoring_quota,
+    in_cluster,
+    over_budget,
+    prices,
+    rl_families,
+    tiered,
+)
 from rlobs.sizing import plan_profile, text
 from rlobs.targets import parse_profile
 from testing.eks import remote_writing
@@ -42,6 +52,14 @@ def test_tiered_prices_charge_each_tier_at_its_own_price() -> None:
     assert tiered("gmp", 1e6) == pytest.approx(gmp["tiers"][0][1])
     above = tiered("gmp", first + 1e6)
     assert above == pytest.approx(first / 1e6 * gmp["tiers"][0][1] + gmp["tiers"][1][1])
+
+
+def test_the_in_cluster_prometheus_warns_when_the_retention_outgrows_its_volume() -> None:
+    fits = in_cluster(1000, 10.0, 86400.0, 50.0)
+    assert not any("eks.prometheus.storageSize" in n for n in fits.notes)
+    over = in_cluster(1000, 1e5, 30 * 86400.0, 50.0)
+    assert over.notes[-1] == "more than the 50 GiB volume eks.prometheus.storageSize requests"
+    assert over.usd_per_month == fits.usd_per_month  # the volume is billed by its size, not what fills it
 
 
 def test_the_eks_bundle_estimates_what_it_scrapes_from_the_profile_counts() -> None:

@@ -18,8 +18,7 @@ SITECUSTOMIZE_FILE = "app/sitecustomize.py"
 SIGNALS_DOC = "docs/signals.md"
 # The env var that starts a no-code adapter from app/sitecustomize.py.
 ADAPTER_ENV = "RLOBS_ADAPTER"
-# Where verl's `file` backend writes, in the RL container (verl reads VERL_FILE_LOGGER_PATH itself).
-# verl opens VERL_FILE_LOGGER_PATH without creating its folder (verl/utils/tracking.py:424-431), so it sits in /tmp.
+# verl's `file` backend opens VERL_FILE_LOGGER_PATH without making its folder (verl/utils/tracking.py:424-431): so /tmp.
 VERL_LOG_PATH = "/tmp/rlobs-verl-metrics.jsonl"
 
 # Standard-library modules each adapter uses beyond the common part (kept sorted in the file for ruff's isort).
@@ -102,7 +101,6 @@ def _tuple(items: tuple[str, ...]) -> str:
 
 
 def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...]:
-    """app/rlobs_adapter.py for a framework the catalog maps (none otherwise), and for verl the start-up hook."""
     framework = catalog.framework(profile.workload.run.system)
     if framework is None:
         return ()
@@ -131,8 +129,6 @@ def adapter_files(profile: ProfileBase, catalog: Catalog) -> tuple[FileSpec, ...
 
 
 def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
-    """The env the profile's adapter needs in the RL container (verl: where its file backend writes, and the switch
-    that starts the tailer; OpenRLHF: the switch that wraps its trainer)."""
     framework = catalog.framework(profile.workload.run.system)
     if framework is None or framework.name not in IMPORT_HOOKS:
         return []
@@ -141,7 +137,6 @@ def adapter_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, str]]:
 
 
 def readme(profile: ProfileBase, catalog: Catalog) -> dict[str, str] | None:
-    """The bundle README's adapter step: the framework and the one line to add, or None without an adapter."""
     framework = catalog.framework(profile.workload.run.system)
     if framework is None:
         return None
@@ -161,26 +156,23 @@ MAPPING_COLUMNS = ("metric", "coverage", "source", "how", "phase", "note")
 
 
 def mapping_rows(framework: Framework, catalog: Catalog) -> list[dict[str, str]]:
-    """One row per catalog metric: how the framework supplies it (mapped key, derivation, or not available)."""
     rows = []
     for m in catalog.metrics:
         key = next((k for k in framework.keys if k.metric == m.key), None)
         derived = next((d for d in framework.derived if d.metric == m.key), None)
+        coverage = framework.coverage(m.key)
+        source, how, phase, note = "", "", "", ""
         if key is not None:
-            how = f"{key.value}" + (f", {key.unit} to {m.unit}" if key.unit else "")
+            how = key.value + (f", {key.unit} to {m.unit}" if key.unit else "")
             source, phase, note = key.key, key.phase, key.note
         elif derived is not None:
             rate = f"increase of {derived.sources[0]} per second"
             source = " / ".join(derived.sources) if derived.op == "divide" else rate
-            how, phase, note = derived.op, derived.phase, ""
-        elif framework.coverage(m.key) == "derived":
-            source, how, phase, note = "", "by rlobs_telemetry", "", _MODULE_NOTES.get(m.key, "")
-            if m.key == "run_time":
-                note = time_buckets(framework, catalog)
-        else:
-            source, how, phase, note = "", "", "", ""
-        row = (m.name, framework.coverage(m.key), source, how, phase, note)
-        rows.append(dict(zip(MAPPING_COLUMNS, row, strict=True)))
+            how, phase = derived.op, derived.phase
+        elif coverage == "derived":
+            how = "by rlobs_telemetry"
+            note = time_buckets(framework, catalog) if m.key == "run_time" else _MODULE_NOTES[m.key]
+        rows.append(dict(zip(MAPPING_COLUMNS, (m.name, coverage, source, how, phase, note), strict=True)))
     return rows
 
 
@@ -195,9 +187,6 @@ RECORD_LINES = {
 
 
 def alert_coverage(rl: RlFacts) -> dict[str, Any] | None:
-    """The bundle README's list of the alerts the framework feeds and of those left out, with the line of code that
-    would record each missing signal; None without an adapter (the training code records every signal itself) or
-    without alerts."""
     framework = rl.catalog.framework(rl.profile.workload.run.system)
     if framework is None or not rl.profile.alerts.enabled:
         return None

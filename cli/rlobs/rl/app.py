@@ -78,14 +78,13 @@ def _telemetry_context(profile: ProfileBase, catalog: Catalog) -> dict[str, Any]
     }
 
 
+_COLLECTOR_NAMES = "underscores names and adds unit suffixes, `_total` on counters and `_ratio` on unit-1 gauges."
 _PIPELINE_NOTES: dict[Pipeline, str] = {
     "gke-telemetry-api": "Managed OpenTelemetry keeps the dots: PromQL quotes names and labels, "
     'e.g. `{"name", "label"="value"}`; Cloud Monitoring metric types are '
     "`prometheus.googleapis.com/<name>/<histogram|counter|gauge>`.",
-    "gke-gmp-collector": "The googlemanagedprometheus exporter underscores names and adds unit suffixes, "
-    "`_total` on counters and `_ratio` on unit-1 gauges.",
-    "otel-collector": "The collector's Prometheus translation underscores names and adds unit suffixes, "
-    "`_total` on counters and `_ratio` on unit-1 gauges.",
+    "gke-gmp-collector": f"The googlemanagedprometheus exporter {_COLLECTOR_NAMES}",
+    "otel-collector": f"The collector's Prometheus translation {_COLLECTOR_NAMES}",
     "python-prometheus": "The OpenTelemetry Python Prometheus exporter underscores names and adds unit suffixes and "
     "`_total` on counters, but no `_ratio` (it maps unit `1` to nothing).",
 }
@@ -153,14 +152,12 @@ def _docs_context(facts: RlFacts) -> dict[str, Any]:
 
 
 def container_env(profile: ProfileBase, catalog: Catalog, otel: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The RL container's env: POD_NAME first (a $(VAR) expands only variables defined above it), the target's OTel
-    SDK env, then the RL_* run identity the app module reads, the adapter's and the tracker's env."""
+    """The RL container's env, POD_NAME first: a $(VAR) expands only the variables defined above it."""
     pod_name = {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
     return [pod_name, *otel, *rl_env(profile, catalog), *adapter_env(profile, catalog), *tracker_env(profile)]
 
 
 def readme_context(facts: RlFacts, count: Count, env: list[dict[str, Any]]) -> dict[str, Any]:
-    """The bundle README's sections every target writes alike; `count` is the target's volume, `env` its RL env."""
     profile, catalog = facts.profile, facts.catalog
     return {
         "adapter": adapters.readme(profile, catalog),
@@ -174,7 +171,6 @@ def readme_context(facts: RlFacts, count: Count, env: list[dict[str, Any]]) -> d
 
 
 def app_files(facts: RlFacts) -> tuple[FileSpec, ...]:
-    """The app module, its requirements and example, the runbook and signal docs, and promtool rule tests."""
     docs = _docs_context(facts)
     files: list[FileSpec] = [
         TemplateFile(

@@ -143,7 +143,6 @@ class Catalog:
 
     @property
     def identity(self) -> tuple[Attribute, ...]:
-        """The attributes on every metric point and span."""
         return tuple(a for a in self.attributes if a.scope == "identity")
 
 
@@ -182,19 +181,19 @@ def parse_catalog(raw: dict[str, Any]) -> Catalog:
 
 
 def parse_frameworks(raw: dict[str, Any], catalog: Catalog) -> tuple[Framework, ...]:
-    """The framework mappings, checked against the catalog: a mapping that could record seconds into a millisecond
-    histogram, or add a running total to a counter as if it were a count, is refused here, not in the app."""
+    """The framework mappings; one that could feed seconds into ms or a running total into a counter is refused here."""
     phases = tuple(raw["phases"])
     out = []
     for f in raw["frameworks"]:
         keys = tuple(KeyMapping(**k) for k in f["keys"])
         derived = tuple(Derived(d["metric"], d["phase"], d["op"], tuple(d["from"])) for d in f.get("derived", ()))
-        for metric, phase in [(k.metric, k.phase) for k in keys] + [(d.metric, d.phase) for d in derived]:
-            if phase not in phases:
-                raise ValueError(f"{f['name']}: {metric}: unknown phase {phase!r}")
+        sources: tuple[KeyMapping | Derived, ...] = (*keys, *derived)
+        for source in sources:
+            if source.phase not in phases:
+                raise ValueError(f"{f['name']}: {source.metric}: unknown phase {source.phase!r}")
         for k in keys:
             _check_key(f["name"], k, catalog.metric(k.metric))
-        metrics = [k.metric for k in keys] + [d.metric for d in derived]
+        metrics = [source.metric for source in sources]
         if len(set(metrics)) != len(metrics):
             raise ValueError(f"{f['name']}: expected one source per catalog metric")
         for d in derived:
@@ -227,8 +226,6 @@ def _check_key(framework: str, k: KeyMapping, metric: Metric) -> None:
 
 
 def for_profile(catalog: Catalog, profile: ProfileBase) -> Catalog:
-    """The catalog a profile's bundle records: workload.histogramBuckets replaces every duration histogram's, and
-    the attributes workload.dropAttributes names are on no metric point."""
     bounds, w = profile.workload.histogram_buckets, profile.workload
     dropped = {catalog.attribute(k).name for k in w.drop_attributes}
     if bounds is None and not dropped:

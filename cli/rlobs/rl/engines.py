@@ -1,5 +1,4 @@
-"""Rollout-engine metric names per engine and per path they arrive by (data/engines.yaml): the one place a
-`vllm:*`, `ray_vllm_*` or `sglang:*` name is written."""
+"""Rollout-engine metric names per engine and path (data/engines.yaml): the one place a `vllm:*` name is written."""
 
 from __future__ import annotations
 
@@ -52,13 +51,11 @@ class Engines:
         raise KeyError(f"no rollout engine {key!r} in data/engines.yaml")
 
     def name(self, metric: EngineMetric, path: str) -> str:
-        """The metric's name as it arrives by `path` (engine or ray)."""
         if path == "ray":
             return self.ray_prefix + _RAY_UNSAFE.sub("_", metric.name)
         return metric.name
 
     def names(self, key: str, path: str) -> frozenset[str]:
-        """Every metric name of one engine on one path (what a dashboard may query)."""
         return frozenset(self.name(m, path) for m in self.engine(key).roles)
 
 

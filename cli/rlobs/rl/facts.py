@@ -67,16 +67,12 @@ def rl_facts(
 
 
 def workload_job(profile: ProfileBase) -> str:
-    """The `job` label of the workload's series: service.namespace/service.name, as the OpenTelemetry Prometheus
-    translation forms it (collector prometheusexporter, open-telemetry/opentelemetry-collector-contrib#9115) and as
-    Cloud Monitoring's prometheus_target does; the scraped PodMonitor relabels to the same value."""
+    """The series' `job`, as OTel's Prometheus translation forms it (opentelemetry-collector-contrib#9115)."""
     return f"{profile.workload.namespace}/{profile.workload.otel_service_name}"
 
 
 def run_series(rl: RlFacts, key: str) -> str:
-    """The series of catalog metric `key` of the profile's run, or of every run of the workload when the run id is
-    picked at run time. The verify scripts count the run-state gauge, which the module sets for every framework:
-    pushed OTLP metrics have no `up` series (only scraped targets do), so the check asks for the run's own."""
+    """Metric `key`'s series of the profile's run, or of every run of the workload when its id is picked at run time."""
     run_id = rl.profile.workload.run.id
     run = {rl.catalog.attribute("run_id").name: run_id} if run_id else {}
     return naming.selector(rl.catalog.metric(key), rl.pipeline, "", {**rl.scope, **run})

@@ -1,5 +1,4 @@
-"""Grafana dashboards: the RL golden signals from the catalog through naming, and what every rlobs dashboard shares
-(datasource, schema version, uid rule, layout)."""
+"""Grafana dashboards: the RL golden signals, and what every rlobs dashboard shares (datasource, uid rule, layout)."""
 
 from __future__ import annotations
 
@@ -38,7 +37,6 @@ def dashboard_uid(name: str, suffix: str) -> str:
 
 
 def row(panel_id: int, title: str, y: int) -> dict[str, Any]:
-    """A section header row spanning the grid."""
     return {
         "id": panel_id,
         "type": "row",
@@ -60,8 +58,6 @@ def timeseries(
     *,
     stacked: bool = False,
 ) -> dict[str, Any]:
-    """A half-width time-series panel at `at` (x, y): one query per (expr, legend), on the Prometheus datasource;
-    `links` are data links on its series."""
     panel: dict[str, Any] = {"id": panel_id, "type": "timeseries", "title": title}
     if description:
         panel["description"] = description
@@ -84,8 +80,7 @@ def timeseries(
 
 
 def cluster_variable() -> dict[str, Any]:
-    """A datasource variable over the Prometheus datasources, defaulting to the cluster's own. Its value is the
-    datasource uid (Grafana 10.3 changed datasource variables from names to uids: grafana/grafana#78949)."""
+    """Its value is a datasource uid, not a name, since Grafana 10.3 (grafana/grafana#78949)."""
     return {
         "name": CLUSTER_VARIABLE,
         "label": "Cluster",
@@ -124,12 +119,11 @@ def _variable(facts: RlFacts, name: str, key: str) -> dict[str, Any]:
 
 
 def _tracker_links(facts: RlFacts, run_label: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(data links on per-run series, dashboard links) to the run in the tracker (MLflow: the experiment). The series'
-    run label is read with Grafana's data-link variable; a dotted label needs the bracket form (Grafana data-link
-    variables docs)."""
+    """(data links on per-run series, dashboard links) to the tracker's run; MLflow: to the experiment."""
     found = tracker.links(facts.profile.workload.tracker)
     if found is None:
         return [], []
+    # A dotted label needs the bracket form of Grafana's data-link variable (Grafana data-link variables docs).
     label = f'["{run_label}"]' if naming.dotted(facts.pipeline) else f".{run_label}"
     return [_data_link(*found.run("${__field.labels" + label + "}"))], [_board_link(*found.home)]
 
@@ -144,8 +138,7 @@ def _board_link(title: str, url: str) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class BoardLinks:
-    """Tracker links for a dashboard whose series carry no run label (Ray, GPU, rollout-engine metrics): the run is
-    chosen with a `run` variable that lists the bundle's runs from its RL metrics, and the links use that variable."""
+    """Tracker links for a board whose series carry no run label (Ray, GPU, engines): a `run` variable picks the run."""
 
     variables: tuple[dict[str, Any], ...]
     data: tuple[dict[str, Any], ...]  # on every time-series panel
@@ -173,7 +166,6 @@ def board_links(facts: RlFacts) -> BoardLinks:
 
 
 def rl_dashboard(facts: RlFacts) -> dict[str, Any]:
-    """The RL golden-signals dashboard (Grafana JSON model), on the datasource its `cluster` variable picks."""
     catalog, pipeline = facts.catalog, facts.pipeline
     regex = {catalog.attribute(key).name: f"${name}" for name, key in VARIABLES}
 

@@ -9,18 +9,16 @@ from rlobs.rl.catalog import Catalog
 
 
 def identity_env(key: str) -> str:
-    """The environment variable that overrides an identity attribute in the app (run_id -> RL_RUN_ID)."""
     return "RL_" + key.upper()
 
 
 def identity_values(profile: ProfileBase, catalog: Catalog) -> dict[str, str | None]:
-    """Identity attribute name -> the profile's value (None where the profile leaves it unset)."""
     run = profile.workload.run
     by_key: dict[str, str | None] = {
         "system": run.system,
         "system_version": run.system_version,
         # Only a run id the profile names: the workload name would be one id for every run of the workload.
-        "run_id": profile.workload.run.id,
+        "run_id": run.id,
         "algorithm": run.algorithm,
         "environment": run.environment,
         "model": run.model,
@@ -52,8 +50,6 @@ def _label(name: str, label: str) -> dict[str, Any]:
 
 
 def rl_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, Any]]:
-    """The RL container's RL_* env: the run identity the app module reads, for the attributes the profile sets; the
-    owner uid and restart count from the pod's labels where the workload kind has them."""
     values = identity_values(profile, catalog)
     env: list[dict[str, Any]] = [
         {"name": identity_env(a.key), "value": value} for a in catalog.identity if (value := values[a.name]) is not None
@@ -64,21 +60,18 @@ def rl_env(profile: ProfileBase, catalog: Catalog) -> list[dict[str, Any]]:
 
 
 def run_id_ref(profile: ProfileBase) -> str | None:
-    """$(VAR) of the env that holds the run id in the container, for a tracker that should use the same id (defined
-    earlier in the env by rl_env), or None when the app module chooses the id itself."""
+    """$(VAR) of the container's run id (rl_env defines it earlier), or None when the app module picks the id itself."""
     if profile.workload.run.id is not None:
         return f"$({identity_env('run_id')})"
     return f"$({OWNER_ENV})" if profile.workload.kind in OWNER_LABELS else None
 
 
 def identity_rows(profile: ProfileBase, catalog: Catalog) -> list[dict[str, Any]]:
-    """attribute name, its RL_* variable and the profile's default, for the app module and the docs."""
     values = identity_values(profile, catalog)
     return [{"name": a.name, "env": identity_env(a.key), "default": values[a.name]} for a in catalog.identity]
 
 
 def export_interval_env(workload: Workload) -> dict[str, str]:
-    """OTEL_METRIC_EXPORT_INTERVAL (ms), the SDK's periodic reader interval."""
     return {"name": "OTEL_METRIC_EXPORT_INTERVAL", "value": str(workload.export_interval_ms)}
 
 

@@ -14,5 +14,4 @@ def bundle_labels(name: str) -> dict[str, str]:
 
 
 def bundle_metadata(name: str, namespace: str, bundle: str) -> dict[str, Any]:
-    """An object's metadata: its name and namespace, and the labels of bundle `bundle`."""
     return {"name": name, "namespace": namespace, "labels": bundle_labels(bundle)}

@@ -57,12 +57,10 @@ _PROM_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 
 
 def dotted(pipeline: Pipeline) -> bool:
-    """True where names and labels keep their dots (and PromQL must quote them)."""
     return pipeline == "gke-telemetry-api"
 
 
 def unit_suffix(unit: str, kind: str, pipeline: Pipeline) -> str:
-    """The words a Prometheus translation appends for a unit ("" when none)."""
     unit = _ANNOTATION.sub("", unit)
     if unit == "1":
         # Collectors name unit-1 gauges *_ratio; the Python exporter maps "1" to "" (its TODO on spec #4058).
@@ -92,7 +90,6 @@ def family(metric: Metric, pipeline: Pipeline) -> str:
 
 
 def series(metric: Metric, pipeline: Pipeline, part: Part = "") -> str:
-    """The stored series name; histograms need a part (bucket, sum or count), other kinds none."""
     if metric.kind == "histogram" and not part:
         raise ValueError(f"{metric.name} is a histogram: expected a part (bucket, sum or count)")
     if metric.kind != "histogram" and part:
@@ -102,7 +99,6 @@ def series(metric: Metric, pipeline: Pipeline, part: Part = "") -> str:
 
 
 def label(attribute: str, pipeline: Pipeline) -> str:
-    """The label name an attribute (e.g. rl.run.id) is stored under."""
     if dotted(pipeline):
         return attribute
     key = "_" + attribute[1:] if attribute[:1].isdigit() else attribute
@@ -110,7 +106,6 @@ def label(attribute: str, pipeline: Pipeline) -> str:
 
 
 def quote(value: str) -> str:
-    """A PromQL double-quoted string literal."""
     escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'"{escaped}"'
 
@@ -133,12 +128,7 @@ def selector(
     regex: Mapping[str, str] | None = None,
     raw: Iterable[str] = (),
 ) -> str:
-    """A PromQL instant-vector selector for the metric.
-
-    matchers: `attribute -> value` equality; regex: `attribute -> regex` (=~); raw: matcher text inserted verbatim
-    (Cloud Monitoring `${Var}` template variables). Attribute names are the catalog's (rl.run.id), mapped through
-    `label`. Dotted names use the UTF-8 form `{"<name>_bucket", "<label>"="r1"}`.
-    """
+    """Matcher keys are catalog attribute names (rl.run.id); `raw` is matcher text inserted verbatim (`${Var}`)."""
     name = series(metric, pipeline, part)
     parts = [f"{_name_token(label(k, pipeline))}={quote(v)}" for k, v in sorted((matchers or {}).items())]
     parts += [f"{_name_token(label(k, pipeline))}=~{quote(v)}" for k, v in sorted((regex or {}).items())]
@@ -149,10 +139,8 @@ def selector(
 
 
 def label_token(attribute: str, pipeline: Pipeline) -> str:
-    """The label as written inside PromQL `by (...)` clauses and matchers (quoted when dotted)."""
     return _name_token(label(attribute, pipeline))
 
 
 def monitoring_type(metric: Metric, pipeline: Pipeline) -> str:
-    """Cloud Monitoring metric type of the series a GKE pipeline writes (prometheus_target resource)."""
     return f"prometheus.googleapis.com/{family(metric, pipeline)}/{metric.kind}"

@@ -47,7 +47,6 @@ def goodput(catalog: Catalog) -> dict[str, str]:
 
 
 def bucket_selector(catalog: Catalog, pipeline: Pipeline, sel: Selector, buckets: Sequence[str]) -> str:
-    """The time-accounting counter of these buckets only."""
     bucket = naming.label_token(catalog.attribute("time_bucket").name, pipeline)
     matcher = f"{bucket}=~{naming.quote('|'.join(buckets))}"
     found = sel("run_time", "")
@@ -55,9 +54,7 @@ def bucket_selector(catalog: Catalog, pipeline: Pipeline, sel: Selector, buckets
 
 
 def down(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str, keep: Sequence[str] = ()) -> str:
-    """Seconds of the last `window` a live run had no process (between a failure and its restart): its wall time in
-    the window (since its first process began, at most the window) minus what its processes accounted. The gap is
-    known once a process of the run reports again, so a run that is down now, or ended, shows none."""
+    """Seconds of the last `window` a live run had no process: known once it reports again, none while down or ended."""
     by = f"({', '.join([naming.label_token(catalog.attribute('run_id').name, pipeline), *keep])})"
     start = f"min by {by} (min_over_time({sel('state_since', '')}[{window}]))"
     live = f"sum by {by} (increase({sel('run_time', '')}[{window}]))"
@@ -66,12 +63,10 @@ def down(catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str, keep:
 
 
 def two_per_row(index: int, top: int, width: int, height: int) -> tuple[int, int]:
-    """(x, y) of the index-th panel of a section laid out two per row from `top` on (Grafana and Cloud Monitoring)."""
     return width * (index % 2), top + height * (index // 2)
 
 
 def rows_height(count: int, height: int) -> int:
-    """The height `count` panels take laid out two per row."""
     return height * ((count + 1) // 2)
 
 
@@ -81,8 +76,7 @@ QUANTILES = (0.5, 0.95, 0.99)
 def panels(
     catalog: Catalog, pipeline: Pipeline, sel: Selector, window: str, keep: Sequence[str] = ()
 ) -> tuple[Panel, ...]:
-    """Every panel; `window` is the rate() range (Grafana `$__rate_interval`, a fixed range elsewhere). `keep`: label
-    tokens every aggregation keeps beside the run's, so a dashboard filter on them still finds them in the result."""
+    """`keep`: label tokens every aggregation keeps beside the run's, so a dashboard filter on them still matches."""
     run = naming.label_token(catalog.attribute("run_id").name, pipeline)
 
     def by(agg: str, inner: str, *extra: str) -> str:
@@ -99,11 +93,10 @@ def panels(
         return by("avg", sel(key, ""))
 
     def single(section: str, title: str, key: str, grafana_unit: str = "none") -> Panel:
-        """One per-run series of a unit-1 metric (its mean), described as the catalog describes it."""
         return Panel(section, title, grafana_unit, "1", (Query(gauge(key), "{run}"),), catalog.metric(key).description)
 
     def share(buckets: Sequence[str]) -> str:
-        return f"{by('sum', f'rate({bucket_selector(catalog, pipeline, sel, buckets)}[{window}])')}"
+        return by("sum", f"rate({bucket_selector(catalog, pipeline, sel, buckets)}[{window}])")
 
     def since_start(buckets: Sequence[str]) -> str:
         total = by("sum", sel("run_time", ""))

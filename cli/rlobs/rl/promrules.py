@@ -14,7 +14,6 @@ RULE_FILE = "rl-alerts.rules.yaml"  # the rules a test file loads, beside it (pr
 
 
 def run_template(catalog: Catalog, pipeline: Pipeline) -> str:
-    """A Prometheus alert template expression printing the run id label."""
     run_label = naming.label(catalog.attribute("run_id").name, pipeline)
     if naming.dotted(pipeline):
         return "{{ index $labels " + naming.quote(run_label) + " }}"
@@ -43,8 +42,7 @@ def _labels(facts: RlFacts, alert: Alert) -> dict[str, str]:
 
 
 def firing_labels(facts: RlFacts, alert: Alert, run: str) -> dict[str, str]:
-    """The labels of the alert's firing `ALERTS` series for run id `run` (what promtool tests compare: the
-    descriptions carry the measured value, which a test cannot know in advance)."""
+    """The labels of the alert's firing `ALERTS` series for run `run`: what promtool tests compare (values vary)."""
     run_label = naming.label(facts.catalog.attribute("run_id").name, facts.pipeline)
     return {"alertname": alert.name, "alertstate": "firing", **_labels(facts, alert), run_label: run}
 
@@ -57,7 +55,6 @@ def _rule(facts: RlFacts, alert: Alert, run: str) -> dict[str, Any]:
 
 
 def rule_groups(facts: RlFacts) -> list[dict[str, Any]]:
-    """The `spec.groups` of the RL PrometheusRule: the alerts (none when disabled), then the SLOs (when given)."""
     slo = slos.rule_group(facts)
     return [*_alert_groups(facts), *([slo] if slo else [])]
 

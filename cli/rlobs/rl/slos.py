@@ -1,5 +1,4 @@
-"""The profile's RL-run SLOs (`slos:`) as Prometheus rules: error ratios over each window, the error budget left, and
-multi-window multi-burn-rate alerts, with promtool tests that burn a budget and keep one whole."""
+"""The profile's RL-run SLOs (`slos:`) as Prometheus rules and multi-window burn-rate alerts, with promtool tests."""
 
 from __future__ import annotations
 
@@ -44,7 +43,6 @@ class Slo:
 
 
 def objectives(facts: RlFacts) -> tuple[Slo, ...]:
-    """The SLOs the profile asks for, in profile order (none without `slos:`)."""
     s = facts.profile.slos
     if s is None:
         return ()
@@ -97,9 +95,7 @@ class _Q:
         return naming.selector(m, self.facts.pipeline, "", self.facts.scope, raw=raw)
 
 
-def windows(facts: RlFacts) -> tuple[str, ...]:
-    """Every window a rule reads: the burn windows and the SLO period."""
-    period = f"{facts.profile.slos.window_days}d" if facts.profile.slos else ""
+def windows(period: str) -> tuple[str, ...]:
     found = {w for _, long, short, _ in BURNS for w in (long, short)} | {period}
     return tuple(sorted(found, key=duration_seconds))
 
@@ -116,15 +112,11 @@ def _errors(facts: RlFacts, slo: Slo, window: str) -> str:
 
 
 def _filled(facts: RlFacts, slo: Slo, window: str) -> str:
-    """Goodput burns only over a window holding a run's worth of judged time (90% of it; the long window of a page,
-    the 6h one of the ticket): a workload's first minutes, a first rollout with no train phase yet, are no window to
-    judge by (the time-based SLIs skip them already)."""
+    """Goodput burns only over a window 90% full of judged time: a workload's first minutes are no window to judge."""
     return "" if slo.bad else f" and on () sum(rate({_Q(facts).judged()}[{window}])) >= 0.9"
 
 
 def _pairs(slo: Slo, severity: str, ratio_over: Callable[[str], str], filled: Callable[[str], str]) -> str:
-    """The workbook's window pairs of `severity`: both windows' error ratios at the pair's threshold, and `filled`
-    of the window that must hold enough judged time."""
     return " or ".join(
         f"({ratio_over(long)} >= {t} and {ratio_over(short)} >= {t}{filled(long if sev == PAGE else short)})"
         for sev, long, short, b in BURNS
@@ -139,14 +131,12 @@ def _burning(facts: RlFacts, slo: Slo, severity: str) -> str:
 
 
 def inline_burn(slo: Slo, severity: str) -> str:
-    """A time-based SLO's burn for a backend that records no rules (Cloud Monitoring's PromQL policies): each
-    window's error ratio as a subquery over the per-minute bad indicator, at most 360 points a window (1m up to 6h:
-    the recorded rules' resolution; every 12m over 3d, which estimates the same share of bad minutes)."""
+    """A time-based SLO's burn without recording rules (Cloud Monitoring's PromQL policies), as subqueries."""
     return _pairs(slo, severity, lambda w: ratio(slo, w), lambda _: "")
 
 
 def ratio(slo: Slo, window: str) -> str:
-    """The share of bad minutes of a time-based SLO over `window`, without recording rules."""
+    # At most 360 points a window: 1m up to 6h, the recorded rules' resolution; every 12m over 3d estimates the same.
     return f"avg_over_time(({slo.bad})[{window}:{max(1, duration_seconds(window) // 21600)}m])"
 
 
@@ -159,7 +149,6 @@ def _alert_labels(facts: RlFacts, severity: str) -> dict[str, str]:
 
 
 def rule_group(facts: RlFacts) -> dict[str, Any] | None:
-    """The SLO rule group (Prometheus pipelines only; None without `slos:`)."""
     chosen = objectives(facts)
     if not chosen or facts.pipeline not in RECORDED or facts.profile.slos is None:
         return None
@@ -173,7 +162,7 @@ def rule_group(facts: RlFacts) -> dict[str, Any] | None:
         if slo.bad:
             record(BAD, slo.bad, slo)
     for slo in chosen:
-        for w in windows(facts):
+        for w in windows(period):
             record(ERRORS + w, _errors(facts, slo, w), slo)
         record(BUDGET, f"1 - {ERRORS}{period}{_series(facts, '', slo)} / {number(round(1 - slo.objective, 6))}", slo)
     for slo in chosen:
@@ -196,8 +185,6 @@ def rule_group(facts: RlFacts) -> dict[str, Any] | None:
 
 
 def runbook_sections(facts: RlFacts) -> list[dict[str, Any]]:
-    """docs/runbook.md's section of each SLO alert: its burn windows, objective and the query naming the runs that
-    spent the budget."""
     period = f"{facts.profile.slos.window_days}d" if facts.profile.slos else ""
     chosen = objectives(facts)
     return [
@@ -228,8 +215,7 @@ def budget_query(facts: RlFacts) -> str:
 
 
 def cases(facts: RlFacts, chosen: tuple[Slo, ...]) -> list[tuple[Slo, bool, int, list[tuple[str, str]]]]:
-    """Per SLO a workload that spends its whole budget and a healthy one: (slo, burning, the minute to judge at,
-    input series as (series, promtool values))."""
+    """Per SLO a budget-burning and a healthy workload: (slo, burning, minute to judge at, [(series, values)])."""
     found = []
     for slo in chosen:
         for burning in (True, False):
@@ -240,8 +226,6 @@ def cases(facts: RlFacts, chosen: tuple[Slo, ...]) -> list[tuple[Slo, bool, int,
 
 
 def rule_tests(facts: RlFacts) -> list[dict[str, Any]]:
-    """promtool tests: per SLO, a workload that spends its whole budget fires both alerts; a healthy one neither,
-    and keeps its budget whole."""
     if rule_group(facts) is None:
         return []
     tests = []

@@ -1,5 +1,4 @@
-"""Links from panels and alerts to the run in the experiment tracker (W&B or MLflow), and the env that makes the
-tracker's run id the catalog's run id."""
+"""Links to the run in the experiment tracker (W&B or MLflow), and the env that gives it the catalog's run id."""
 
 from __future__ import annotations
 
@@ -42,9 +41,7 @@ def links(tracker: Tracker | None) -> Links | None:
 
 
 def tracker_env(profile: ProfileBase) -> list[dict[str, str]]:
-    """W&B: the run id is rl.run.id ($(RL_RUN_ID), defined before it in the container env), resumed across pod
-    restarts; entity and project for frameworks that read them from the env. MLflow: the tracking URI and experiment
-    (the run id is MLflow's own)."""
+    """W&B: the catalog's run id, resumed across restarts; MLflow: the tracking URI and experiment (it picks ids)."""
     tracker = profile.workload.tracker
     if tracker is None:
         return []
@@ -68,18 +65,15 @@ def tracker_env(profile: ProfileBase) -> list[dict[str, str]]:
 
 
 def go_template_literal(text: str) -> str:
-    """Text Prometheus prints as is when it expands an annotation as a Go template: `{{` starts an action, so it is
-    written as the action that prints it."""
+    """`text` as a Go template (a Prometheus annotation) that prints it as is: `{{` would start an action."""
     return text.replace("{{", '{{ "{{" }}')
 
 
 def policy_links(profile: ProfileBase) -> list[dict[str, str]]:
-    """Cloud Monitoring documentation.links: the run when the profile names it (Cloud Monitoring cannot template a
-    dotted PromQL label, so a run id picked at run time cannot be linked) and the project or experiment; at most
-    MAX_POLICY_LINKS, each within the API's limits."""
     found = links(profile.workload.tracker)
     if found is None:
         return []
+    # Cloud Monitoring cannot template a dotted PromQL label: a run id picked at run time cannot be linked.
     run_id = profile.workload.run.id
     pairs = dict([*([found.run(run_id)] if run_id else []), found.home])
     out = [{"displayName": title[:MAX_LINK_NAME], "url": url} for title, url in pairs.items()]

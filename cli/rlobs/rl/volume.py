@@ -1,7 +1,4 @@
-"""What a bundle will ingest before it is deployed: active series and samples per second per metric family (the RL
-catalog's, and estimates for the third-party exporters a bundle scrapes), and money per month per backend at the
-list prices in data/volume.yaml. Pure: counts in, figures out (each target says what its bundle scrapes, how often
-and where it goes: rlobs.targets.<target>.volume)."""
+"""What a bundle will ingest and cost before it is deployed: series, samples/s and USD a month (data/volume.yaml)."""
 
 from __future__ import annotations
 
@@ -101,8 +98,7 @@ def month_samples(samples_per_second: float) -> float:
 
 
 def rl_series(metric: Metric, values: Mapping[str, int]) -> int:
-    """Series of one catalog metric for one reporting process: a histogram's buckets (+Inf too), _sum and _count,
-    times the values each metric-scope attribute can take (`values`: attribute name -> count)."""
+    """Series of a metric for one process: a histogram's buckets, +Inf, _sum and _count; `values`: attribute -> n."""
     per = len(metric.buckets) + 3 if metric.kind == "histogram" else 1
     return per * math.prod(values.get(name, 1) for name in metric.attributes)
 
@@ -114,8 +110,7 @@ def rl_families(catalog: Catalog, pipeline: naming.Pipeline, runs: int, interval
 
 
 def third_party(counts: Mapping[str, int], interval_s: float) -> list[Family]:
-    """Estimated families of the third-party exporters: `counts` is exporter -> how many of what it is per (a GPU,
-    a node, a pod, an engine)."""
+    """Estimated families of the third-party exporters; `counts`: exporter -> how many of what it is per (GPU, node)."""
     known = prices()["third_party"]
     return [
         Family(name, name, int(e["series"]) * count, interval_s, f"{e['series']}/{e['per']}: {e['basis']}")
@@ -165,8 +160,6 @@ def cloud_monitoring_quota(series_per_resource: int) -> list[str]:
 
 
 def in_cluster(series: int, samples_per_second: float, retention_s: float, volume_gib: float) -> Cost:
-    """The in-cluster Prometheus: the head's memory for the active series, the disk the retention fills, and what
-    the gp3 volume the bundle requests costs."""
     entry = prices()["backends"]["prometheus"]
     gib = 2.0**30
     memory = series * float(entry["bytes_per_series"]) / gib
@@ -179,7 +172,6 @@ def in_cluster(series: int, samples_per_second: float, retention_s: float, volum
 
 
 def over_budget(totals: Totals, budget: Budget) -> list[tuple[Path, str]]:
-    """(budget key, what exceeds it) for each limit the totals are above."""
     checks = (
         ("series", totals.series, budget.series, "{:,.0f} active series"),
         ("samplesPerSecond", totals.samples_per_second, budget.samples_per_second, "{:,.1f} samples/s"),
@@ -196,8 +188,7 @@ def over_budget(totals: Totals, budget: Budget) -> list[tuple[Path, str]]:
 
 
 def planned(profile: ProfileBase, catalog: Catalog, count: Count) -> Volume:
-    """The target's count of the profile's bundle (`catalog`: the profile's, catalog.for_profile), with the effect of
-    each lever and the budget keys it is above."""
+    """The target's count (`catalog`: catalog.for_profile's), with each lever's effect and the budget keys exceeded."""
     volume = count(profile, catalog)
     return replace(
         volume,
@@ -207,8 +198,7 @@ def planned(profile: ProfileBase, catalog: Catalog, count: Count) -> Volume:
 
 
 def _levers(profile: ProfileBase, catalog: Catalog, count: Count, volume: Volume) -> Iterator[Lever]:
-    """Each lever the profile sets, against its default (what it saves), and the export interval and buckets where
-    unset, tried once (what they would save); shown only where they change the figures."""
+    """Each lever the profile sets against its default, and each unset one tried once; those that change the figures."""
     w = profile.workload
     seconds = duration_seconds(w.export_interval)
     bounds = next((m.buckets for m in catalog.metrics if m.kind == "histogram"), ())
@@ -273,7 +263,6 @@ def totals_data(t: Totals) -> dict[str, Any]:
 
 
 def as_data(v: Volume) -> dict[str, Any]:
-    """The plan as JSON data (rlobs plan --format json), stable keys and rounding."""
     return {
         "name": v.name,
         "totals": totals_data(v.totals),

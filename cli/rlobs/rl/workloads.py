@@ -66,11 +66,10 @@ _REF = re.compile(r"\$\((\w+)\)")  # Kubernetes expands $(VAR) in env values fro
 POD_TEMPLATE_SPEC = "io.k8s.api.core.v1.PodTemplateSpec"
 
 
-def _nest(path: tuple[str, ...], leaf: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {path[-1]: leaf}
-    for key in reversed(path[:-1]):
-        out = {key: out}
-    return out
+def _nest(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:
+    for key in reversed(path):
+        leaf = {key: leaf}
+    return leaf
 
 
 # A pod-template fragment (metadata and/or spec) for the RL container of the given name.
@@ -78,9 +77,7 @@ Fragment = Callable[[str], dict[str, Any]]
 
 
 def patch(workload: Workload, fragment: Fragment) -> dict[str, Any]:
-    """A strategic-merge patch that puts `fragment(container)` where the workload's kind keeps the RL pod template;
-    for a JobSet, into each of workload.replicated_jobs (merged by name), each with its own container: one
-    container name for every job would add an image-less container to the jobs that name theirs differently."""
+    """A strategic-merge patch of `fragment(container)` into each RL pod template, with that template's container."""
     kind = workload.kind
     out: dict[str, Any] = {
         "apiVersion": API_VERSIONS[kind],
@@ -92,6 +89,7 @@ def patch(workload: Workload, fragment: Fragment) -> dict[str, Any]:
     groups = workload.jobs if kind == "JobSet" else workload.workers
     if groups:
         path, key, template, _ = GROUPS[kind]
+        # One container name for every job would add an image-less container to the jobs that name theirs differently.
         items = [{key: name, **_nest(template, fragment(container))} for name, container in groups]
         # A JobSet's list has no pod template above it to make its parents.
         reduce(lambda node, k: node.setdefault(k, {}), path[:-1], out)[path[-1]] = items
@@ -105,9 +103,7 @@ def _at(obj: Any, path: tuple[str, ...]) -> Any:
 
 
 def pod_templates(obj: Any) -> dict[str, Any]:
-    """The pod templates a workload object (a patch, or a manifest read as untrusted input) holds where the patch
-    puts the env, by group: "" for the one template (a Ray kind's head), "job NAME" for a JobSet's replicated jobs,
-    "worker group NAME" for a Ray kind's worker groups. Values are whatever the object holds there."""
+    """The templates the patch puts the env in, by group ("", "job NAME", "worker group NAME"); `obj` is untrusted."""
     kind = _at(obj, ("kind",))
     out = {"": _at(obj, POD_TEMPLATE[kind])} if kind in POD_TEMPLATE else {}
     if kind in GROUPS:
@@ -120,26 +116,12 @@ def pod_templates(obj: Any) -> dict[str, Any]:
 
 
 def _objects(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:
-    """A schema of nested objects with `leaf` at `path`."""
     for key in reversed(path):
         leaf = {"type": "object", "properties": {key: leaf}}
     return leaf
 
 
-def _merged_list(key: str, items: dict[str, Any]) -> dict[str, Any]:
-    """A list schema whose items a strategic-merge patch merges by `key`."""
-    return {
-        "type": "array",
-        "x-kubernetes-patch-merge-key": key,
-        "x-kubernetes-patch-strategy": "merge",
-        "items": items,
-    }
-
-
 def openapi(kind: str) -> dict[str, Any] | None:
-    """The custom OpenAPI schema that gives Kustomize the merge keys inside a CRD kind (None for built-in kinds):
-    the pod template is the built-in PodTemplateSpec (containers, env, ports, volumeMounts, volumes merge by name),
-    and a JobSet's replicatedJobs merge by name too."""
     if kind not in CRD_KINDS:
         return None
     template = {"$ref": f"#/definitions/{POD_TEMPLATE_SPEC}"}
@@ -148,7 +130,12 @@ def openapi(kind: str) -> dict[str, Any] | None:
     parent = reduce(
         lambda node, k: node["properties"].setdefault(k, {"type": "object", "properties": {}}), path[:-1], root
     )
-    parent["properties"][path[-1]] = _merged_list(key, _objects(item, template))
+    parent["properties"][path[-1]] = {
+        "type": "array",
+        "x-kubernetes-patch-merge-key": key,
+        "x-kubernetes-patch-strategy": "merge",
+        "items": _objects(item, template),
+    }
     group, _, version = API_VERSIONS[kind].partition("/")
     definition = {
         "type": "object",
@@ -171,7 +158,6 @@ def openapi(kind: str) -> dict[str, Any] | None:
 
 
 def component(workload: Workload, patches: list[str], resources: list[str]) -> dict[str, Any]:
-    """kustomization.yaml of a Kustomize Component that applies `patches` to the workload (and adds `resources`)."""
     out: dict[str, Any] = {"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component"}
     if workload.kind in CRD_KINDS:
         # Only CRDs need it; Kustomize keeps its built-in definitions beside a custom schema, so built-in kinds in
@@ -185,9 +171,7 @@ def component(workload: Workload, patches: list[str], resources: list[str]) -> d
 
 
 def env_config(env: list[dict[str, Any]]) -> tuple[dict[str, str], list[dict[str, Any]]]:
-    """The container env split into what a ConfigMap can hold (literal values; a $(VAR) of an earlier literal one
-    resolved, as Kubernetes would, since values from envFrom are not expanded) and the entries only `env` can hold
-    (the downward API, Secrets, and values that name them), in order."""
+    """The env split into ConfigMap literals ($(VAR)s resolved: envFrom values are not expanded) and the rest."""
     data: dict[str, str] = {}
     kept: list[dict[str, Any]] = []
     for entry in env:
@@ -200,7 +184,6 @@ def env_config(env: list[dict[str, Any]]) -> tuple[dict[str, str], list[dict[str
 
 
 def configmap(name: str, namespace: str, labels: dict[str, str], data: dict[str, str]) -> dict[str, Any]:
-    """A bundle's ConfigMap: the env for envFrom, the Ray log sidecar's config, a dashboard for Grafana's sidecar."""
     metadata = {"name": name, "namespace": namespace, "labels": labels}
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data}
 
@@ -212,8 +195,6 @@ def configmap_name(workload: Workload) -> str:
 def beside_patch(
     workload: Workload, env: list[dict[str, Any]], labels: dict[str, str], folder: str, schema_what: str
 ) -> list[DataFile]:
-    """The files beside the Component's patch: the merge-key schema a CRD kind needs (`schema_what`: what it is, in
-    the target's words), the ConfigMap (envFrom) and Helm values routes of the env for deployments without Kustomize."""
     schema = openapi(workload.kind)
     files = [] if schema is None else [DataFile(f"{folder}/{OPENAPI_FILE}", "json", schema, schema_what)]
     data, kept = env_config(env)
@@ -253,7 +234,6 @@ def beside_patch(
 
 
 def routes_readme(workload: Workload, env: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the bundle README's wiring step says about the ConfigMap and Helm routes (common/workload_routes.md.j2)."""
     return {
         "configmap": configmap_name(workload),
         "configmap_file": ENV_CONFIGMAP_FILE,
