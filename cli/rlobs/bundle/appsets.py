@@ -1,7 +1,4 @@
-"""Argo CD ApplicationSets and the cluster Secrets they select, as data and target-neutral: the labels and
-annotations a cluster Secret carries for rlobs (SecretMetadata), which keys a template reads, and the referential
-check that every such key exists with a valid value, in the fleet's contract or in the live Secrets. A target that
-delivers its fleet clusters by ApplicationSets (rlobs.targets.eks.contract) builds its contract with these."""
+"""Argo CD ApplicationSets and the cluster Secrets they select, target-neutral, and the check of the keys they read."""
 
 from __future__ import annotations
 

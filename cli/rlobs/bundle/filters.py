@@ -35,7 +35,6 @@ _BlockDumper.add_representer(str, _str_representer)
 
 
 def to_yaml(data: Any) -> str:
-    """Block style, insertion order, multi-line strings as `|` blocks, no aliases."""
     # width: never fold long lines (PromQL, URLs); folding makes diffs noisy.
     return yaml.dump(
         data,
@@ -64,12 +63,10 @@ def number(value: float) -> str:
 
 
 def to_json(data: Any) -> str:
-    """Two-space indented JSON, non-ASCII as is, and a final newline."""
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def sh_quote(value: object) -> str:
-    """A single shell word, whatever the value holds."""
     return shlex.quote(str(value))
 
 

@@ -53,8 +53,7 @@ class Plan:
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
-    """One file's final text, as the check and write stages see it. `serialised`: written by a serialiser from a
-    DataFile's data rather than by a template (check.py checks what each could get wrong)."""
+    """One file's final text; `serialised`: written by a serialiser from a DataFile's data, not by a template."""
 
     path: str
     text: str
@@ -64,5 +63,4 @@ class Rendered:
 
 
 def file_table(files: tuple[FileSpec, ...] | list[FileSpec]) -> list[tuple[str, str]]:
-    """(path, description) of each file, sorted by path: the bundle README's file table."""
     return [(f.path, f.description) for f in sorted(files, key=lambda f: f.path)]
