@@ -1,5 +1,4 @@
-"""RLTelemetryTargetDown: a live run's scrape target fails its scrapes; a platform warning, not the RL page (the
-stall page holds meanwhile: the data says nothing about the run)."""
+"""RLTelemetryTargetDown: a live run's scrape target fails scrapes; a platform warning while the stall page holds."""
 
 from __future__ import annotations
 
@@ -37,7 +36,6 @@ def rule(t: TargetDownAlert, q: Query) -> Alert | None:
 
 
 def case(_t: TargetDownAlert, _alert: Alert, b: CaseBuilder) -> Case:
-    """Two trainers; the target of one fails from minute 10 (the collector's exporter, or its own /metrics)."""
     end = 30
     for run, up in (("unscraped", f"1+0x10 0+0x{end - 10}"), ("scraped", f"1+0x{end}")):
         scope = {**b.scope, "instance": run}
