@@ -1,10 +1,4 @@
-"""Expand every ApplicationSet for every cluster it selects, offline, the way the controller does.
-
-The controller renders a goTemplate template per field: every string key and value is one Go text/template, run
-with the cluster generator's parameters and the Sprig functions (Argo CD docs, ApplicationSet "Go Template": "Go
-templates are applied on a per-field basis"). Helm's engine is text/template with Sprig, so each field is rendered
-by `helm template` of a throwaway chart (one named template per field), all pairs in one helm run.
-"""
+"""Expand every ApplicationSet for every cluster it selects, offline, the way the controller does."""
 
 from __future__ import annotations
 
@@ -55,7 +49,9 @@ def _rebuild(node: Any, rendered: Iterator[str]) -> Any:
 
 
 def expand(pairs: list[Pair]) -> list[dict[str, Any]]:
-    """The Application each (ApplicationSet, cluster) pair makes, in order."""
+    """The Application each (ApplicationSet, cluster) pair makes. The controller runs every string key and value as
+    its own Go text/template with Sprig (Argo CD docs, ApplicationSet "Go Template": "Go templates are applied on a
+    per-field basis"); helm's engine is the same, so one `helm template` of a throwaway chart renders every field."""
     helm = shutil.which("helm") or shutil.which("helm", path=str(Path(sys.executable).parent))
     if not helm:
         raise RlobsError("the preview runs Go templates with helm's engine: expected helm on PATH, got none")
