@@ -44,7 +44,6 @@ def workers_for(count: int) -> int:
 
 
 def checker() -> Checker:
-    """This process's checker, for tasks that parse-check what they build (it remembers the text it checked)."""
     from rlobs.bundle.check import Checker
 
     pid = os.getpid()

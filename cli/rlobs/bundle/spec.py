@@ -32,11 +32,9 @@ class DataFile:
 
 @dataclass(frozen=True, slots=True)
 class TemplateFile:
-    """A text output: a Jinja template under templates/ rendered with `context`."""
-
     path: str
     fmt: Format
-    template: str
+    template: str  # relative to templates/
     description: str
     context: Mapping[str, Any] = field(default_factory=dict)
     executable: bool = False

@@ -37,8 +37,6 @@ _Op = tuple[str, str | None, bytes | None]  # a replay's step: path, staged name
 
 @dataclass(frozen=True, slots=True)
 class Changes:
-    """What a render does (or, with --check/--dry-run, would do) to the output directory."""
-
     created: tuple[str, ...] = ()
     updated: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()

@@ -39,7 +39,6 @@ def alerts(
 def cases(
     settings: Alerts, built: tuple[Alert, ...], catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str]
 ) -> tuple[tuple[Alert, Case], ...]:
-    """Each alert `alerts()` built, with the promtool case that proves it."""
     query = Query(catalog, pipeline, scope, settings)
     defs = {a.key: d for d in REGISTRY if (a := d.build(settings, query)) is not None}
     return tuple((a, defs[a.key].prove(settings, a, query)) for a in built)
