@@ -55,6 +55,4 @@ def thresholds(settings: Alerts, key: str) -> list[dict[str, str]]:
 
 def records(settings: Alerts, catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str]) -> list[tuple[str, str]]:
     """(series name, expression) of the recording rules the alerts read (Prometheus pipelines; [] elsewhere)."""
-    if not settings.enabled:
-        return []
     return Query(catalog, pipeline, scope, settings).life.records
