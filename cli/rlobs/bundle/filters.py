@@ -106,9 +106,8 @@ def hcl_value(value: object) -> str:
 
 def hcl_attributes(data: Mapping[str, object], comments: Mapping[str, str] | None = None) -> str:
     """Top-level `key = value` lines, as `terraform fmt` lays them out (hashicorp/hcl hclwrite format.go): `=`
-    aligned across runs of one-line attributes; an attribute whose value spans lines stands alone. With `comments`
-    (attribute -> its comment), every attribute is a paragraph of its own (a blank line, its `# ` comment lines, the
-    attribute), so no `=` is aligned across them."""
+    aligned across runs of one-line attributes. With `comments` (attribute -> its comment), every attribute is a
+    paragraph of its own (a blank line, its `# ` comment lines, the attribute), so no `=` is aligned across them."""
     if comments is not None:
         return "".join(
             f"\n{comment_lines(comments.get(key, ''))}{key} = {hcl_value(value)}\n" for key, value in data.items()

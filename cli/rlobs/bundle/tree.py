@@ -189,9 +189,8 @@ class Tree:
                     os.replace(src_name, name, src_dir_fd=src_fd, dst_dir_fd=fd)
 
     def unlink(self, rel: str) -> None:
-        """Remove the file at `rel`, then every folder above it left empty (never the root); nothing when a file or
-        a link stands where one of its folders would be. Folders already gone are passed over, so a replayed
-        deletion still removes the parents the first run left empty."""
+        """Remove the file at `rel`, then every folder above it left empty (never the root), passing over those already
+        gone (a replayed deletion); nothing when a file or a link stands where one of its folders would be."""
         names = parts(rel)
         try:
             with self.folder(names[:-1]) as fd:
