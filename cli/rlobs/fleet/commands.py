@@ -86,10 +86,9 @@ def preview_text(path: Path) -> str:
     """The Applications every ApplicationSet creates for every cluster, as one YAML stream."""
     _, built = build(path)
     found = pairs(built)
-    apps = preview.expand(found)
     return "".join(
         f"---\n# {pair.appset} for cluster {pair.cluster}\n{to_yaml(app)}"
-        for pair, app in zip(found, apps, strict=True)
+        for pair, app in zip(found, preview.expand(found), strict=True)
     )
 
 

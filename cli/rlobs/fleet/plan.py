@@ -8,7 +8,7 @@ from typing import Any
 from rlobs.bundle import appsets, pool
 from rlobs.bundle.appsets import Rule, SecretMetadata
 from rlobs.bundle.check import Checker
-from rlobs.bundle.fleetpart import FleetPart, ReadmeSection
+from rlobs.bundle.fleetpart import FleetPart
 from rlobs.bundle.render import make_env, render
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, Rendered, TemplateFile
 from rlobs.errors import RlobsError
@@ -92,7 +92,6 @@ def build_fleet(fleet: Fleet, checker: Checker | None = None) -> FleetBuild:
 def _readme(fleet: Fleet, parts: list[FleetPart], specs: list[FileSpec]) -> TemplateFile:
     folders = {path: folder for part in parts for path, folder in part.folders.items()}
     tables = sorted({(folders.get(f.path) or f.path.partition("/")[0] + "/", f.description) for f in specs})
-    sections: list[ReadmeSection] = [part.readme for part in parts if part.readme is not None]
     return TemplateFile(
         README,
         "md",
@@ -105,6 +104,6 @@ def _readme(fleet: Fleet, parts: list[FleetPart], specs: list[FileSpec]) -> Temp
             "folders": tables,
             "gitops_notes": [part.gitops_note for part in parts if part.gitops_note],
             "folder_notes": [part.folder_note for part in parts if part.folder_note],
-            "sections": sections,
+            "sections": [part.readme for part in parts if part.readme is not None],
         },
     )
