@@ -6,7 +6,7 @@ import itertools
 import json
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
@@ -135,10 +135,10 @@ def py_str(value: object) -> str:
     return text
 
 
-def py_items(pairs: object) -> list[str]:
+def py_items(pairs: Mapping[object, object] | Iterable[tuple[object, object]]) -> list[str]:
     """`"key": value` Python literals of (key, value) pairs, for dict displays laid out by a template."""
-    items = pairs.items() if isinstance(pairs, dict) else pairs
-    return [f"{py_str(k)}: {py_str(v)}" for k, v in items]  # type: ignore[attr-defined]
+    items = pairs.items() if isinstance(pairs, Mapping) else pairs
+    return [f"{py_str(k)}: {py_str(v)}" for k, v in items]
 
 
 # Characters that must not reach a Markdown file raw: C0/C1 controls and DEL (terminal escapes, and CR/LF would

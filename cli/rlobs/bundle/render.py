@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 import jinja2
 
 from rlobs.bundle import filters
-from rlobs.bundle.spec import DataFile, FileSpec, Plan, Rendered
+from rlobs.bundle.spec import DataFile, DataFormat, FileSpec, Plan, Rendered
 from rlobs.resources import package_dir
 
 
@@ -45,17 +46,16 @@ def render(plan: Plan, env: jinja2.Environment | None = None) -> tuple[Rendered,
     return tuple(sorted((_render_one(spec, env) for spec in plan.files), key=lambda r: r.path))
 
 
-def _serialised(spec: DataFile) -> str:
-    if spec.fmt == "yaml":
-        return filters.to_yaml(spec.data)
-    if spec.fmt == "json":
-        return filters.to_json(spec.data)
-    return filters.hcl_attributes(spec.data, spec.comments)
+_SERIALISERS: dict[DataFormat, Callable[[DataFile], str]] = {
+    "yaml": lambda spec: filters.to_yaml(spec.data),
+    "json": lambda spec: filters.to_json(spec.data),
+    "hcl": lambda spec: filters.hcl_attributes(spec.data, spec.comments),
+}
 
 
 def _render_one(spec: FileSpec, env: jinja2.Environment) -> Rendered:
     if isinstance(spec, DataFile):
-        text = _serialised(spec)
+        text = _SERIALISERS[spec.fmt](spec)
         if spec.header:
             text = filters.comment_lines(spec.header) + text
         return Rendered(spec.path, _one_newline(text), spec.fmt, serialised=True)

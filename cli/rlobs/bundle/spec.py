@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -60,5 +60,5 @@ class Rendered:
     serialised: bool = False
 
 
-def file_table(files: tuple[FileSpec, ...] | list[FileSpec]) -> list[tuple[str, str]]:
+def file_table(files: Iterable[FileSpec]) -> list[tuple[str, str]]:
     return [(f.path, f.description) for f in sorted(files, key=lambda f: f.path)]

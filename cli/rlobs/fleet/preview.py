@@ -55,19 +55,18 @@ def expand(pairs: list[Pair]) -> list[dict[str, Any]]:
     helm = shutil.which("helm") or shutil.which("helm", path=str(Path(sys.executable).parent))
     if not helm:
         raise RlobsError("the preview runs Go templates with helm's engine: expected helm on PATH, got none")
-    counts, values, defines, uses = [], {}, [], list[str]()
-    for n, pair in enumerate(pairs):
-        texts = list(strings(pair.template))
-        values[f"c{n}"] = _as_the_controller_reads(pair.params, texts)
-        for text in texts:
-            # Each field is its own template, executed with the cluster's parameters as `.`; base64 keeps any
-            # rendered text valid YAML for helm, which parses what it renders.
-            defines.append(f'{{{{- define "f{len(uses)}" }}}}{text}{{{{ end }}}}')
-            uses.append(f'f{len(uses)}: {{{{ include "f{len(uses)}" (index .Values "c{n}") | b64enc | quote }}}}')
-        counts.append(len(texts))
-    output = _helm(helm, values, "\n".join(defines), "\n".join(uses))
-    rendered = iter([base64.b64decode(output[f"f{i}"]).decode("utf-8") for i in range(len(uses))])
-    fields = [[next(rendered) for _ in range(count)] for count in counts]
+    sources = [list(strings(pair.template)) for pair in pairs]
+    values = {f"c{n}": _as_the_controller_reads(pair.params, sources[n]) for n, pair in enumerate(pairs)}
+    # Each field is its own template, executed with its cluster's parameters as `.`; base64 keeps any rendered text
+    # valid YAML for helm, which parses what it renders.
+    flat = [(n, text) for n, texts in enumerate(sources) for text in texts]
+    defines = "\n".join(f'{{{{- define "f{i}" }}}}{text}{{{{ end }}}}' for i, (_, text) in enumerate(flat))
+    uses = "\n".join(
+        f'f{i}: {{{{ include "f{i}" (index .Values "c{n}") | b64enc | quote }}}}' for i, (n, _) in enumerate(flat)
+    )
+    output = _helm(helm, values, defines, uses)
+    rendered = iter([base64.b64decode(output[f"f{i}"]).decode("utf-8") for i in range(len(flat))])
+    fields = [[next(rendered) for _ in texts] for texts in sources]
     missing = sorted(
         {pair.cluster for pair, texts in zip(pairs, fields, strict=True) if "<no value>" in "".join(texts)}
     )
