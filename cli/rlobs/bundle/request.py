@@ -61,7 +61,5 @@ class RenderRequest:
         with open_bundle(self.out, producible, write=self.writes) as bundle:
             changes = bundle.plan(files, owner=owner, force=self.force, with_diff=self.with_diff, key=key)
             if self.writes:
-                if changes.refused:
-                    bundle.discard()  # only a folder opening the bundle created goes again
-                bundle.write(changes)  # raises the plan's refusals, writing nothing
+                bundle.write(changes)  # raises the plan's refusals, writing nothing (and removes a folder it made)
         return changes
