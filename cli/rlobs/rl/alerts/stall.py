@@ -25,10 +25,9 @@ def rule(s: StallAlert, q: Query) -> Alert:
         f"(({life.idle} and on ({run}) {life.live()}) unless on ({run}) {life.present})",
     ]
     expr = "(" + " or ".join(branches) + ")"
-    outage = life.outage
-    if outage is not None:
+    if life.outage is not None:
         # A target that fails its scrapes says nothing about the run: RLTelemetryTargetDown warns instead.
-        expr = f"({expr} unless on ({run}) {outage})"
+        expr = f"({expr} unless on ({run}) {life.outage})"
     # A failure the run reported is known whatever its target does now (a failed pod's target may linger as down).
     expr = f"({expr} or {when(held, FAILED)})"
     expr = q.by("max", expr)  # one series per run, labelled with the run only (as every RL alert)
