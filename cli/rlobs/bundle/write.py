@@ -354,8 +354,7 @@ class Bundle:
         journal = self._read(JOURNAL)
         if journal is None:
             return  # an uncommitted write is only removed: the plan sees the old bundle, as the render will
-        ops = self._replay(journal)
-        for rel, staged, data in ops:
+        for rel, staged, data in self._replay(journal):
             executable = staged is not None and bool(self.tree.stat(f"{STAGING}/{staged}").st_mode & 0o100)
             self._overlay[rel] = None if data is None else (data, executable)
 
