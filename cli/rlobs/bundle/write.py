@@ -129,9 +129,9 @@ class Bundle:
         except RlobsError:
             return False
 
-    def leftovers(self) -> list[str]:
+    def leftovers(self) -> tuple[str, ...]:
         """An unfinished write's journal and staging folder."""
-        return [name for name in (JOURNAL, STAGING) if self.tree.kind(name) != "missing"]
+        return tuple(name for name in (JOURNAL, STAGING) if self.tree.kind(name) != "missing")
 
     # -- planning ------------------------------------------------------------------------------------------------
 
@@ -160,7 +160,7 @@ class Bundle:
         self._planned = rendered, manifest, entry
         changes = Changes(
             **{k: tuple(paths) for k, paths in found.items() if k != "diff"},
-            leftovers=tuple(self.leftovers()),
+            leftovers=self.leftovers(),
             diff="".join(found["diff"]),
             manifest_changed=self._read(MANIFEST) != manifest.encode(),
             recovered=self._recovered,
@@ -338,7 +338,7 @@ class Bundle:
 
     def recover(self) -> None:
         """Finish (journal committed) or undo (not committed) an interrupted write."""
-        self._recovered = tuple(self.leftovers())
+        self._recovered = self.leftovers()
         if JOURNAL in self._recovered:
             ops = self._replay(journal := self._read(JOURNAL) or b"")
             with interrupt.blocked():
