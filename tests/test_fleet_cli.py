@@ -186,6 +186,25 @@ def test_validate_finds_clusters_the_selectors_miss_or_wrongly_match(tmp_path: P
     )
 
 
+def test_validate_reads_only_cluster_secrets_and_names_an_invalid_value(tmp_path: Path) -> None:
+    path = _fleet_file(tmp_path)
+    data = yaml.safe_load(_live_secrets())
+    first = data["items"][0]["metadata"]
+    first["annotations"]["rlobs.io/revision"] = "HEAD"
+    # A repository Secret beside them, even one carrying a cluster's labels, is not that cluster's Secret.
+    other = data["items"][1]["metadata"]["labels"]
+    labels = {**other, "argocd.argoproj.io/secret-type": "repository"}
+    data["items"].append({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "gitops-repo", "labels": labels}})
+    secrets = tmp_path / "secrets.yaml"
+    secrets.write_text(yaml.safe_dump(data), encoding="utf-8")
+    result = runner.invoke(app, ["validate", str(path), "--cluster-secrets", str(secrets)])
+    assert result.exit_code == 2
+    cluster = first["labels"]["rlobs.io/cluster"]
+    expected = "annotation rlobs.io/revision expected a pinned branch, tag or commit (not HEAD), got 'HEAD'"
+    assert f"cluster {cluster}: {expected}" in result.output
+    assert f"cluster {other['rlobs.io/cluster']}" not in result.output
+
+
 @pytest.mark.slow
 def test_metadata_printed_by_kubectls_jsonpath_validates(tmp_path: Path) -> None:
     """The README's command prints each Secret's `.metadata` with kubectl's JSONPath; real kubectl prints it as

@@ -1,7 +1,4 @@
-"""Argo CD ApplicationSets and the cluster Secrets they select, as data and target-neutral: the labels and
-annotations a cluster Secret carries for rlobs (SecretMetadata), which keys a template reads, and the referential
-check that every such key exists with a valid value, in the fleet's contract or in the live Secrets. A target that
-delivers its fleet clusters by ApplicationSets (rlobs.targets.eks.contract) builds its contract with these."""
+"""Argo CD ApplicationSets and the cluster Secrets they select, target-neutral, and the check of the keys they read."""
 
 from __future__ import annotations
 
@@ -63,8 +60,7 @@ def references(name: str, appset: dict[str, Any]) -> list[Reference]:
     """Every label and annotation an ApplicationSet reads: in its template's strings and its cluster selectors."""
     found: list[Reference] = []
     for text in strings(appset["spec"]["template"]):
-        found += [Reference(kind, key, name) for kind, key in INDEXED.findall(text)]
-        found += [Reference(kind, key, name) for kind, key in _DOTTED.findall(text)]
+        found += [Reference(kind, key, name) for form in (INDEXED, _DOTTED) for kind, key in form.findall(text)]
     for generator in appset["spec"]["generators"]:
         selector = generator.get("clusters", {}).get("selector", {})
         found += [Reference("labels", key, name) for key in selector.get("matchLabels", {})]
@@ -192,10 +188,6 @@ def live_problems(
             for c in chosen
             if c not in selected[name]
         ]
-        # Argo CD's own cluster; the fleet never names a cluster so (rlobs.profile.fleetspec.ClusterName).
-        problems += [
-            f"cluster in-cluster: the hub's own cluster Secret is selected by {name}"
-            for c in chosen
-            if c == "in-cluster"
-        ]
+        if "in-cluster" in chosen:  # Argo CD's own cluster; no fleet cluster is named so (fleetspec.ClusterName)
+            problems.append(f"cluster in-cluster: the hub's own cluster Secret is selected by {name}")
     return problems + referential_problems(appsets, live_selected, live, rules)

@@ -1,11 +1,4 @@
-"""What this machine wrote, kept outside every bundle, in the user's cache ($XDG_CACHE_HOME/rlobs, else
-~/.cache/rlobs): the only record an up-to-date answer or a journal's replay believes.
-
-A bundle folder is committed to git by many hands, so nothing in it vouches for itself: anyone who can commit can
-rewrite a manifest and every digest in it, or plant a journal. An entry here is still only a hint: an up-to-date
-answer needs every file on disk to have the digest the entry (not the manifest) records, and a replay needs the
-journal's bytes to be ones this machine staged. A fresh checkout (a CI runner) has no entry, so it renders in full.
-"""
+"""What this machine wrote, in the user's cache: believed over a bundle's files, which anyone who commits can edit."""
 
 from __future__ import annotations
 
@@ -25,8 +18,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class RenderKey:
-    """What the user cache records of the render that wrote a bundle: the inputs' digest (rlobs.renderkey) and the
-    bundle's name."""
+    """The render that wrote a bundle: its inputs' digest (rlobs.renderkey) and the bundle's name."""
 
     digest: str
     name: str
@@ -43,7 +35,6 @@ def sha256(text: str | bytes) -> str:
 
 
 def _bundle_entry(out_dir: Path) -> Path:
-    """One entry per bundle folder, by its absolute path."""
     return root() / "bundles" / f"{sha256(os.path.abspath(out_dir))}.json"
 
 
@@ -65,8 +56,7 @@ def _put(path: Path, data: bytes) -> None:
 
 
 def record(rendered: tuple[Rendered, ...], key: RenderKey | None, owner: Owner, manifest: str) -> dict[str, Any]:
-    """What remember() keeps of a bundle this machine wrote, or found equal to its render (manifest.fresh()).
-    Without a render key (a fleet) it only vouches for the files: which stale ones a later render may delete."""
+    """Without a render key (a fleet) the record only vouches for the files: which stale ones a later render deletes."""
     files = {r.path: sha256(r.text) for r in rendered}
     executable = sorted(r.path for r in rendered if r.executable)
     named = {"key": key.digest, "name": key.name} if key is not None else {"key": None, "name": None}
@@ -75,14 +65,12 @@ def record(rendered: tuple[Rendered, ...], key: RenderKey | None, owner: Owner, 
 
 
 def remember(out_dir: Path, record: dict[str, Any]) -> None:
-    """Note that `out_dir` holds exactly the bundle `record` describes (best effort: without it, the next render
-    only runs in full)."""
+    """Best effort: without the record, the next render only runs in full."""
     with contextlib.suppress(OSError):
         _put(_bundle_entry(out_dir), json.dumps(record, sort_keys=True).encode())
 
 
 def recalled(out_dir: Path) -> dict[str, Any] | None:
-    """The record remember() last wrote for `out_dir` (None without one, or an unreadable one)."""
     try:
         data = json.loads(_bundle_entry(out_dir).read_bytes())
     except (OSError, ValueError):
@@ -91,15 +79,13 @@ def recalled(out_dir: Path) -> dict[str, Any] | None:
 
 
 def known_digests(out_dir: Path) -> dict[str, set[str]]:
-    """Path -> digest of each file this machine last wrote (and checked) into `out_dir`."""
     files = (recalled(out_dir) or {}).get("files")
     return {p: {d} for p, d in files.items() if isinstance(d, str)} if isinstance(files, dict) else {}
 
 
 def stage_journal(journal: bytes) -> None:
-    """Record a journal before it is committed: only a journal recorded here is replayed by a later render. Best
-    effort: without a writable cache a write still goes ahead, and only a kill after its commit point then needs the
-    user to remove the journal (the refusal says so)."""
+    """Only a journal recorded here is replayed. Best effort: without a writable cache a write still goes ahead (a kill
+    after its commit point then needs the user to remove the journal; the refusal says so)."""
     with contextlib.suppress(OSError):
         _put(_journal_entry(journal), b"")
 

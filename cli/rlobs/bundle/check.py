@@ -1,10 +1,4 @@
-"""The run-time check of a rendered bundle: what a profile value could still break, and the credential scan.
-
-What a serialiser wrote from data (rlobs.bundle.filters) is not parsed back here: the tests prove with the real
-parsers that it reads back as the data (tests/test_serialisers.py, tests/testing/bundles.py). A template's output is
-parsed with its format's parser (`bash -n`, python-hcl2, `compile`, PyYAML, json). Every file is scanned for
-credential shapes. A failure is a bug in rlobs, never silent.
-"""
+"""The run-time check of a rendered bundle: each template's output parsed back, and every file's credential scan."""
 
 from __future__ import annotations
 
@@ -45,10 +39,8 @@ def hcl_for_parser(text: str) -> str:
 
 
 def _hcl(files: list[Rendered]) -> list[str]:
-    """python-hcl2 over each file. Imported here, only when a bundle has HCL from a template: importing it and its
-    first loads() (lark's grammar) cost ~200 ms. A child process loading it while the other formats are checked
-    was measured no faster on a cold render of the GKE terraform-mode profile (median of 9 on 2 cores: 0.45 s
-    in-process, 0.47 s with the child), so it runs in this process."""
+    """Imported only when a bundle has HCL from a template: importing it and its first loads() cost ~200 ms. Loading
+    it in a child meanwhile was no faster (GKE terraform-mode, cold, median of 9 on 2 cores: 0.45 s here, 0.47 s)."""
     if not files:
         return []
     import hcl2
@@ -62,13 +54,13 @@ def _hcl(files: list[Rendered]) -> list[str]:
     return failures
 
 
-# One bash process runs `bash -n` on each script in turn, its stdin the script's file (as a pipe would feed it:
-# same parser, same messages), and names the scripts that fail; one spawn from here instead of one per script.
+# One bash process runs `bash -n` on each script in turn (bash stops at a script's first syntax error), its stdin the
+# script's file (as a pipe would feed it: same parser, same messages), and names the scripts that fail; one spawn
+# from here instead of one per script.
 _SHELL_LOOP = 'for i; do bash -n <"$i.sh" 2>"$i.err" || printf "%s\\n" "$i"; done'
 
 
 def _shell(scripts: list[Rendered]) -> list[str]:
-    """`bash -n` each script (one bash process per script, as bash stops at the first syntax error)."""
     if not scripts:
         return []
     import tempfile
@@ -95,17 +87,10 @@ def _shell(scripts: list[Rendered]) -> list[str]:
 
 
 class Checker:
-    """The check stage; one checker serves many bundles.
-
-    `known`: bundle path -> digests of HCL text that passed before (the manifest of the bundle re-rendered: rlobs
-    writes only checked files); such text is not parsed again, so re-rendering an unchanged Terraform bundle does
-    not load python-hcl2 (the GKE terraform-mode profile's check: 25 ms instead of 230).
-
-    The texts of the last check() that passed, and those remember() was given, are not checked again: a pool
-    worker's bundles share files byte for byte (the app's Python), and a fleet's clusters, checked by the workers,
-    come back in the fleet's files (the EKS blueprint renamed: 3 ms after the first instead of 17; the example
-    fleet, 143 files: 13 ms instead of 140). Each check() forgets what came before it.
-    """
+    """One checker serves many bundles. `known`: bundle path -> digests of HCL that passed before (the re-rendered
+    bundle's manifest: rlobs writes only checked files), not parsed again (GKE terraform-mode: 25 ms instead of 230).
+    Text of the last check() that passed, or given to remember(), is not checked again: a pool worker's bundles share
+    files, and a fleet's clusters come back in its files (the example fleet, 143 files: 13 ms instead of 140)."""
 
     def __init__(self, known: Mapping[str, set[str]] | None = None) -> None:
         self._known = known or {}
@@ -123,7 +108,7 @@ class Checker:
         for r in todo:
             if not r.text.endswith("\n") or r.text.endswith("\n\n"):
                 failures.append(f"{r.path}: expected exactly one trailing newline")
-            if r.serialised:
+            if r.serialised:  # the tests read a serialiser's output back with the real parsers (test_serialisers.py)
                 continue
             if r.fmt == "sh":
                 scripts.append(r)
@@ -146,14 +131,12 @@ class Checker:
         self._passed = set(keys.values()) - (trusted - {keys[r] for r in hcl})
 
     def remember(self, files: Iterable[Rendered]) -> None:
-        """Files another checker of this render passed (a pool worker's, rlobs.bundle.pool): not checked again by
-        the next check()."""
+        """Files another checker of this render passed (a pool worker's): not checked again by the next check()."""
         self._passed.update(map(_key, files))
 
 
 def _key(r: Rendered) -> tuple[str, str]:
-    """What a passed check is remembered by: the format, as a template's text is parsed and a serialiser's is not,
-    and the text's digest."""
+    """The format ("data" for a serialiser's text, which is not parsed) and the text's digest."""
     return ("data" if r.serialised else r.fmt, sha256(r.text))
 
 

@@ -6,7 +6,7 @@ import itertools
 import json
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
@@ -35,7 +35,6 @@ _BlockDumper.add_representer(str, _str_representer)
 
 
 def to_yaml(data: Any) -> str:
-    """Block style, insertion order, multi-line strings as `|` blocks, no aliases."""
     # width: never fold long lines (PromQL, URLs); folding makes diffs noisy.
     return yaml.dump(
         data,
@@ -64,12 +63,10 @@ def number(value: float) -> str:
 
 
 def to_json(data: Any) -> str:
-    """Two-space indented JSON, non-ASCII as is, and a final newline."""
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def sh_quote(value: object) -> str:
-    """A single shell word, whatever the value holds."""
     return shlex.quote(str(value))
 
 
@@ -109,9 +106,8 @@ def hcl_value(value: object) -> str:
 
 def hcl_attributes(data: Mapping[str, object], comments: Mapping[str, str] | None = None) -> str:
     """Top-level `key = value` lines, as `terraform fmt` lays them out (hashicorp/hcl hclwrite format.go): `=`
-    aligned across runs of one-line attributes; an attribute whose value spans lines stands alone. With `comments`
-    (attribute -> its comment), every attribute is a paragraph of its own (a blank line, its `# ` comment lines, the
-    attribute), so no `=` is aligned across them."""
+    aligned across runs of one-line attributes. With `comments` (attribute -> its comment), every attribute is a
+    paragraph of its own (a blank line, its `# ` comment lines, the attribute), so no `=` is aligned across them."""
     if comments is not None:
         return "".join(
             f"\n{comment_lines(comments.get(key, ''))}{key} = {hcl_value(value)}\n" for key, value in data.items()
@@ -139,10 +135,10 @@ def py_str(value: object) -> str:
     return text
 
 
-def py_items(pairs: object) -> list[str]:
+def py_items(pairs: Mapping[object, object] | Iterable[tuple[object, object]]) -> list[str]:
     """`"key": value` Python literals of (key, value) pairs, for dict displays laid out by a template."""
-    items = pairs.items() if isinstance(pairs, dict) else pairs
-    return [f"{py_str(k)}: {py_str(v)}" for k, v in items]  # type: ignore[attr-defined]
+    items = pairs.items() if isinstance(pairs, Mapping) else pairs
+    return [f"{py_str(k)}: {py_str(v)}" for k, v in items]
 
 
 # Characters that must not reach a Markdown file raw: C0/C1 controls and DEL (terminal escapes, and CR/LF would

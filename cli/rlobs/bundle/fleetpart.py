@@ -1,5 +1,4 @@
-"""What one target adds to a fleet bundle beside its clusters' own bundles (rlobs.targets.Target.fleet_part gives it;
-rlobs.fleet.plan merges every target's into the fleet's files, checks and README)."""
+"""What one target adds to a fleet bundle beside its clusters' own bundles (rlobs.fleet.plan merges them)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Ctrl-C and SIGTERM (a cancelled CI job, `timeout`, Kubernetes stopping a pod) during a write.
-
-Both raise KeyboardInterrupt. Before a write's commit point it discards the staging, so nothing is written; from the
-commit point to the end of the write (one bundle, a fleet's, or every bundle of several profiles) both are blocked,
-so the write finishes and the signal is taken only then. Nothing an interrupted render does deletes what a committed
-write still needs.
-"""
+"""Ctrl-C and SIGTERM during a write: before its commit point nothing is written; after it, held till the write ends."""
 
 from __future__ import annotations
 
@@ -17,7 +11,7 @@ AFTER, BEFORE = "interrupted after the commit: finished", "interrupted, nothing 
 
 
 def install() -> None:
-    """SIGTERM handled as Ctrl-C is."""
+    """SIGTERM (a cancelled CI job, `timeout`, Kubernetes stopping a pod) handled as Ctrl-C is."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 

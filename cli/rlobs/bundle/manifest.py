@@ -1,9 +1,4 @@
-"""A bundle's manifest (what rlobs generated there, and for whom), and what can be told without rendering: whether
-a folder holds exactly the bundle a render key renders, by the record this machine keeps of what it wrote there
-(rlobs.bundle.cache; never by the manifest, which anyone who commits can rewrite), and whether a folder is inside
-another bundle or holds one. This module imports none of the rendering stack (rlobs.commands.up_to_date). The
-writer's journal and staging folder are named here: an unfinished write means a bundle is not up to date.
-"""
+"""A bundle's manifest, and what is told of a folder without rendering (so none of the rendering stack is imported)."""
 
 from __future__ import annotations
 
@@ -36,11 +31,8 @@ def manifest_text(rendered: tuple[Rendered, ...], owner: Owner) -> str:
 
 
 def fresh(out_dir: Path, key: str) -> tuple[str, tuple[str, ...], Owner] | None:
-    """(name, generated paths, owner) when `out_dir` holds exactly the bundle whose render key is `key`: this
-    machine's record of the folder (rlobs.bundle.cache) names `key`, no write is unfinished, the manifest and every
-    generated file are regular files, reached without a link, with the digest (and executable bit) the record
-    holds, and the folder is neither inside another bundle nor holds one. Else None (the full render then reports
-    what differs). Only reads, under the directory's shared lock."""
+    """(name, generated paths, owner) when `out_dir` holds exactly the bundle of render key `key`, by this machine's
+    record (rlobs.bundle.cache), never by the manifest, which anyone who commits can rewrite."""
     found = cache.recalled(out_dir)
     if found is None or found.get("key") != key:
         return None
@@ -60,8 +52,7 @@ def fresh(out_dir: Path, key: str) -> tuple[str, tuple[str, ...], Owner] | None:
 
 
 def _owner_in(path: str | Path, dir_fd: int | None = None) -> Owner | None:
-    """The owner the manifest at `path` records (not followed if a link); None when it is unreadable (still a
-    bundle)."""
+    """The owner the manifest at `path` records (a link is not followed); None when unreadable (still a bundle)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
         with os.fdopen(fd, "rb") as fh:
@@ -82,8 +73,7 @@ def enclosing(out_dir: Path) -> tuple[Path, Owner | None] | None:
 
 
 def neighbours(tree: Tree) -> tuple[list[tuple[str, Owner | None]], tuple[Path, Owner | None] | None]:
-    """The bundles around the folder `tree`: every folder below it holding a manifest (bundle-relative, links not
-    followed, git's folder not looked into) and its owner, and the nearest bundle above it (enclosing())."""
+    """The bundles below `tree` (bundle-relative, links not followed, .git not looked into) and the nearest above it."""
     found: list[tuple[str, Owner | None]] = []
     for top, dirs, files, fd in os.fwalk(".", dir_fd=tree.fd) if tree.fd is not None else ():
         dirs[:] = [d for d in dirs if d not in (STAGING, ".git")]
@@ -93,7 +83,7 @@ def neighbours(tree: Tree) -> tuple[list[tuple[str, Owner | None]], tuple[Path, 
 
 
 def holds_bundle(out_dir: Path) -> bool:
-    """Whether `out_dir` is a bundle folder (has a manifest or an unfinished write); True when unsure."""
+    """Whether `out_dir` has a manifest or an unfinished write; True when unsure."""
     try:
         tree = Tree.open(out_dir, create=False)
     except (OSError, RlobsError):

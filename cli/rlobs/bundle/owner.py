@@ -1,9 +1,4 @@
-"""Who owns a bundle folder, and why a render would refuse to write one: data and messages only, no I/O.
-
-A bundle folder has one owner, recorded in its manifest: a profile or a fleet. Rendering another owner's bundle into
-it would delete that bundle's files, so the writer refuses unless --force takes the folder over. The previews report
-the same refusals as data, so they predict exactly what the render does.
-"""
+"""Who owns a bundle folder, and why a render would refuse to write one: data and messages only, no I/O."""
 
 from __future__ import annotations
 
@@ -116,7 +111,6 @@ def layout_refusals(
 
 
 def refusal_error(found: Iterable[tuple[Path, Iterable[Refusal]]]) -> OutputConflictError:
-    """Every refusal of the bundles in `found` (folder, its refusals) as one error: one line per problem."""
     details: dict[str, dict[str, object]] = {}  # by line: several members refused for one parent say it once
     for out, refused in found:
         for r in refused:

@@ -1,13 +1,4 @@
-"""Bundles built in parallel: forked worker processes that only build, each talking to its caller over a pipe.
-
-The caller sends a worker a job's index over the worker's own pipe, the worker sends back the result, and the caller
-sends the next job. Forked before the caller opens any bundle, the workers start with everything it loaded (its
-profiles, its templates) and hold no bundle's descriptor or lock. Only the caller holds its ends of the pipes, so a
-worker ends when no job is left, when the caller is gone however it ended (its next read or send fails), or when
-the caller stops early and terminates it. A worker that dies ends its pipe, and the caller raises. At most
-IN_FLIGHT jobs per worker are out at once, so the caller holds only a few results in memory. Measured: 24 EKS
-profiles render in 0.8 s instead of 1.6 s on 2 idle cores (no gain when other work holds one of them).
-"""
+"""Bundles built in parallel: forked worker processes that only build, each talking to its caller over a pipe."""
 
 from __future__ import annotations
 
@@ -29,7 +20,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-IN_FLIGHT = 2  # jobs handed to a worker at once: one being built, one waiting, so no worker idles between them
+# Jobs handed to a worker at once: one being built, one waiting, so no worker idles between them and the caller holds
+# only a few results in memory.
+IN_FLIGHT = 2
 
 _CHECKERS: dict[int, Checker] = {}  # pid -> that process's checker (a forked child never uses its parent's)
 
@@ -43,14 +36,14 @@ def cores() -> int:
 
 
 def workers_for(count: int) -> int:
-    """Worker processes for `count` jobs: one per core, none beyond the jobs, and none without fork()."""
+    """One per core, none beyond the jobs, and none without fork(). Measured: 24 EKS profiles render in 0.8 s instead
+    of 1.6 s on 2 idle cores (no gain when other work holds one of them)."""
     import multiprocessing
 
     return max(1, min(cores(), count)) if "fork" in multiprocessing.get_all_start_methods() else 1
 
 
 def checker() -> Checker:
-    """This process's checker, for tasks that parse-check what they build (it remembers the text it checked)."""
     from rlobs.bundle.check import Checker
 
     pid = os.getpid()

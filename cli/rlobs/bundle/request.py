@@ -1,5 +1,4 @@
-"""What a render is asked to do: one value from the command line through the commands to the writer and the report,
-instead of the same flags passed through every layer."""
+"""What a render is asked to do: one value from the command line through the commands to the writer and the report."""
 
 from __future__ import annotations
 
@@ -21,8 +20,7 @@ Progress = Callable[[int], AbstractContextManager[Callable[[str], None]]]
 
 
 class Mode(Flag):
-    """No flag writes; --check, --diff and --dry-run write nothing and combine (`--check --diff` prints the diff and
-    exits 1 on drift)."""
+    """No flag writes; --check, --diff and --dry-run write nothing and combine (`--check --diff`: diff, exit 1)."""
 
     WRITE = 0
     CHECK = 1
@@ -57,14 +55,11 @@ class RenderRequest:
     def render_into(
         self, files: tuple[Rendered, ...], producible: Producible, *, owner: Owner, key: RenderKey | None = None
     ) -> Changes:
-        """One bundle (a profile's or a fleet's) into `out`, locked for the whole plan and write. Writing nothing, it
-        plans exactly as the write does and reports its refusals instead of raising them."""
+        """Locked for both plan and write; writing nothing, it plans as the write does and reports its refusals."""
         from rlobs.bundle.write import open_bundle
 
         with open_bundle(self.out, producible, write=self.writes) as bundle:
             changes = bundle.plan(files, owner=owner, force=self.force, with_diff=self.with_diff, key=key)
             if self.writes:
-                if changes.refused:
-                    bundle.discard()  # only a folder opening the bundle created goes again
-                bundle.write(changes)  # raises the plan's refusals, writing nothing
+                bundle.write(changes)  # raises the plan's refusals, writing nothing (and removes a folder it made)
         return changes

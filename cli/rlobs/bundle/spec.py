@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -32,11 +32,9 @@ class DataFile:
 
 @dataclass(frozen=True, slots=True)
 class TemplateFile:
-    """A text output: a Jinja template under templates/ rendered with `context`."""
-
     path: str
     fmt: Format
-    template: str
+    template: str  # relative to templates/
     description: str
     context: Mapping[str, Any] = field(default_factory=dict)
     executable: bool = False
@@ -53,8 +51,7 @@ class Plan:
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
-    """One file's final text, as the check and write stages see it. `serialised`: written by a serialiser from a
-    DataFile's data rather than by a template (check.py checks what each could get wrong)."""
+    """One file's final text; `serialised`: written by a serialiser from a DataFile's data, not by a template."""
 
     path: str
     text: str
@@ -63,6 +60,5 @@ class Rendered:
     serialised: bool = False
 
 
-def file_table(files: tuple[FileSpec, ...] | list[FileSpec]) -> list[tuple[str, str]]:
-    """(path, description) of each file, sorted by path: the bundle README's file table."""
+def file_table(files: Iterable[FileSpec]) -> list[tuple[str, str]]:
     return [(f.path, f.description) for f in sorted(files, key=lambda f: f.path)]

@@ -1,9 +1,4 @@
-"""A bundle directory opened once and used only through directory descriptors, never following a symbolic link.
-
-Every path below the root is walked one component at a time with O_NOFOLLOW (openat(2)), so a link planted anywhere
-(a committed symlink in a GitOps repository is enough) is refused, and a check cannot be raced into writing or
-deleting elsewhere. The root descriptor carries the lock (flock(2) on the directory: no lock file in the bundle).
-"""
+"""A bundle directory opened once and used only through directory descriptors, never following a symbolic link."""
 
 from __future__ import annotations
 
@@ -22,6 +17,8 @@ from rlobs.files import MIB, read_capped
 
 Kind = Literal["missing", "file", "dir", "link", "other"]
 
+# Each path is walked a component at a time (openat(2)) with O_NOFOLLOW: a link planted anywhere (a committed symlink is
+# enough) is refused, and a check cannot be raced into writing or deleting elsewhere.
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # Any file of a bundle read back: the largest rlobs generates (a fleet's dashboards) is a few hundred KiB, and a file
 # rlobs wrote is compared whole (its digest), so the cap is what no rendered file reaches.
@@ -75,8 +72,7 @@ class Tree:
             raise
 
     def remove_created(self) -> None:
-        """Remove the folders open() made, deepest first, while they are empty: a render that wrote nothing leaves
-        no folder behind."""
+        """Deepest first, while they are empty: a render that wrote nothing leaves no folder behind."""
         for folder in self.created:
             try:
                 os.rmdir(folder)
@@ -95,7 +91,7 @@ class Tree:
         self.close()
 
     def lock(self, *, exclusive: bool, timeout: float) -> None:
-        """Hold the directory's lock until close(); wait up to `timeout` seconds for another render to finish."""
+        """flock(2) on the root (no lock file in the bundle) until close(); waits up to `timeout` seconds."""
         if self.fd is None:
             return
         op = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
@@ -193,9 +189,8 @@ class Tree:
                     os.replace(src_name, name, src_dir_fd=src_fd, dst_dir_fd=fd)
 
     def unlink(self, rel: str) -> None:
-        """Remove the file at `rel`, then every folder above it left empty (never the root); nothing when a file or
-        a link stands where one of its folders would be. Folders already gone are passed over, so a replayed
-        deletion still removes the parents the first run left empty."""
+        """Remove the file at `rel`, then every folder above it left empty (never the root), passing over those already
+        gone (a replayed deletion); nothing when a file or a link stands where one of its folders would be."""
         names = parts(rel)
         try:
             with self.folder(names[:-1]) as fd:

@@ -1,22 +1,4 @@
-"""The only code that changes a bundle folder: lock it, compare, stage, commit in one step, prune.
-
-A write stages every new file, the new manifest and a journal in `.rlobs-staging/`, then renames the journal to
-`.rlobs-journal.json`: the commit point. Each journal entry holds the digest of the staged file and of the file it
-replaces or deletes (or none). Killed before the commit point, the bundle is as it was; killed after it, the next
-render replays the journal first: only one this machine staged (rlobs.bundle.cache), and only when every file it
-names is a regular file in the state its entry expects, else one line refuses. Previews list what a replay changes.
-Ctrl-C and SIGTERM are held from the commit point to the end (rlobs.bundle.interrupt); a lock covers it all.
-
-No fsync: the guarantee is against a killed process, not a power cut (fsync of every staged file and folder made
-writing the EKS blueprint 98 ms instead of 8 ms; after a power cut the digests make the next render report it).
-
-A stale file is removed only if a target can produce its path, it is a regular file reached without following a
-link, and it is still what this machine's record (rlobs.bundle.cache) says rlobs wrote: a committed manifest can
-name any file, so its word alone only keeps a file (dropped from the manifest). A rendered file replaces one the
-manifest lists with the digest on disk (else: foreign or edited), which only lets the render's own output at its own
-path be written, as the preview shows. The manifest records the owner (bundle.owner); no bundle is written inside
-another or over one. Planning returns its refusals, so --check, --dry-run and --diff report what write() raises.
-"""
+"""The only code that changes a bundle folder: lock it, compare, stage, commit in one rename (the journal's), prune."""
 
 from __future__ import annotations
 
@@ -55,8 +37,6 @@ _Op = tuple[str, str | None, bytes | None]  # a replay's step: path, staged name
 
 @dataclass(frozen=True, slots=True)
 class Changes:
-    """What a render does (or, with --check/--dry-run, would do) to the output directory."""
-
     created: tuple[str, ...] = ()
     updated: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()
@@ -116,8 +96,7 @@ class Bundle:
     # -- reading -------------------------------------------------------------------------------------------------
 
     def _manifest(self) -> tuple[dict[str, str], Owner] | None:
-        """The manifest's generated paths (-> the digest rlobs wrote) and owner; None when there is none. Entries
-        no target can produce are ignored."""
+        """The manifest's paths (-> the digest rlobs wrote) and owner; entries no target can produce are ignored."""
         raw = self._read(MANIFEST)
         if raw is None:
             return None
@@ -132,7 +111,6 @@ class Bundle:
             ) from None
 
     def owner(self) -> Owner | None:
-        """The bundle this folder holds (None: no manifest, so no bundle)."""
         found = self._manifest()
         return found[1] if found is not None else None
 
@@ -151,9 +129,9 @@ class Bundle:
         except RlobsError:
             return False
 
-    def leftovers(self) -> list[str]:
+    def leftovers(self) -> tuple[str, ...]:
         """An unfinished write's journal and staging folder."""
-        return [name for name in (JOURNAL, STAGING) if self.tree.kind(name) != "missing"]
+        return tuple(name for name in (JOURNAL, STAGING) if self.tree.kind(name) != "missing")
 
     # -- planning ------------------------------------------------------------------------------------------------
 
@@ -166,10 +144,9 @@ class Bundle:
         with_diff: bool = False,
         key: RenderKey | None = None,
     ) -> Changes:
-        """Compare the rendered bundle of `owner` (and its .gitignore) with the directory, and note every reason a
-        write would refuse: a file rlobs does not own or a hand edit in the way, another owner (all three unless
-        `force`), a folder holding several bundles, inside one or holding one. With `key`, a bundle found equal to
-        its render is remembered in the user cache (so the next render answers without rendering)."""
+        """Compare the render of `owner` (and its .gitignore) with the folder, noting every reason a write would
+        refuse, so --check, --dry-run and --diff report what write() raises. With `key`, a bundle found equal to its
+        render is remembered in the user cache (so the next render answers without rendering)."""
         rendered = tuple(rendered)
         rendered += () if any(r.path == GITIGNORE.path for r in rendered) else (GITIGNORE,)
         previous, held = self._manifest() or ({}, None)
@@ -183,7 +160,7 @@ class Bundle:
         self._planned = rendered, manifest, entry
         changes = Changes(
             **{k: tuple(paths) for k, paths in found.items() if k != "diff"},
-            leftovers=tuple(self.leftovers()),
+            leftovers=self.leftovers(),
             diff="".join(found["diff"]),
             manifest_changed=self._read(MANIFEST) != manifest.encode(),
             recovered=self._recovered,
@@ -198,8 +175,7 @@ class Bundle:
     def _compare(
         self, rendered: tuple[Rendered, ...], previous: dict[str, str], found: _Found, *, force: bool, diff: bool
     ) -> list[Refusal]:
-        """Each rendered file against the one on disk, noted in `found`; a file rlobs did not write or one edited
-        since is refused (unless `force`)."""
+        """A file the manifest does not list with the digest on disk (foreign or edited) is refused unless `force`."""
         refused = []
         for r in rendered:
             old = self._read(r.path)
@@ -218,8 +194,8 @@ class Bundle:
     def _stale(
         self, stale: list[str], previous: dict[str, str], found: _Found, *, force: bool, diff: bool
     ) -> list[Refusal]:
-        """Files rlobs wrote before and no longer renders: deleted if untouched and this machine wrote them, kept
-        (forgotten by the manifest) if only the manifest says so or with `force`; else refused."""
+        """Files rlobs wrote before and no longer renders: deleted if untouched and this machine's record says rlobs
+        wrote them, kept (forgotten by the manifest) if only the manifest says so or with `force`; else refused."""
         refused, wrote_here = [], cache.known_digests(self.path)
         for rel in stale:
             if self._kind(rel) != "file":
@@ -257,9 +233,8 @@ class Bundle:
             raise
 
     def stage(self, changes: Changes) -> None:
-        """Every new file, the new manifest and the journal written to the staging folder (`changes`: what the last
-        plan() found); nothing in the bundle changes until commit(), and discard() drops them. Raises the plan's
-        refusals instead, writing nothing."""
+        """Stage every new file, the new manifest and the journal (`changes`: the last plan()'s); nothing in the
+        bundle changes until commit(). Raises the plan's refusals instead, writing nothing."""
         assert self._planned is not None  # planned
         (rendered, manifest, self._record), self._planned = self._planned, None
         if changes.refused:
@@ -328,8 +303,7 @@ class Bundle:
         self._staged = None
 
     def _finish(self, ops: list[_Op], journal: bytes) -> None:
-        """Roll a committed journal forward (its steps checked by _replay(); every step can be replayed), then
-        remove it."""
+        """Roll a committed journal forward (its steps checked by _replay(); each can be replayed), then remove it."""
         try:
             for rel, staged, _ in ops:
                 if staged is None:
@@ -364,7 +338,7 @@ class Bundle:
 
     def recover(self) -> None:
         """Finish (journal committed) or undo (not committed) an interrupted write."""
-        self._recovered = tuple(self.leftovers())
+        self._recovered = self.leftovers()
         if JOURNAL in self._recovered:
             ops = self._replay(journal := self._read(JOURNAL) or b"")
             with interrupt.blocked():
@@ -380,8 +354,7 @@ class Bundle:
         journal = self._read(JOURNAL)
         if journal is None:
             return  # an uncommitted write is only removed: the plan sees the old bundle, as the render will
-        ops = self._replay(journal)
-        for rel, staged, data in ops:
+        for rel, staged, data in self._replay(journal):
             executable = staged is not None and bool(self.tree.stat(f"{STAGING}/{staged}").st_mode & 0o100)
             self._overlay[rel] = None if data is None else (data, executable)
 
@@ -429,7 +402,9 @@ class Bundle:
 
 
 def _write_new(dir_fd: int, name: str, data: bytes, mode: int) -> None:
-    """A new file (O_EXCL, so nothing planted at the name is followed)."""
+    """A new file (O_EXCL, so nothing planted at the name is followed). No fsync: the guarantee is against a killed
+    process, not a power cut (fsync of every staged file and folder made writing the EKS blueprint 98 ms instead of
+    8 ms; after a power cut the digests make the next render report it)."""
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     try:
         view = memoryview(data)

@@ -1,5 +1,4 @@
-"""What `render`, `validate` and `init --fleet` do with a fleet file (commands.py hands fleets over to here), the
-file checked against every registered target (rlobs.profile.fleet does the expanding)."""
+"""What `render`, `validate` and `init --fleet` do with a fleet file, checked against every registered target."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ def build(path: Path, out: Path | None = None) -> tuple[Fleet, FleetBuild]:
 
 
 def render(path: Path, request: RenderRequest) -> tuple[str, Changes]:
-    """The fleet's bundle into the request's folder, by the same writer and rules as a profile's (the folder's owner
-    is the fleet, by name). Built first (its clusters by worker processes that only build), then written."""
+    """By the same writer and rules as a profile's bundle; the folder's owner is the fleet, by name."""
     if request.out.exists() and not request.out.is_dir():
         raise RlobsError(f"{request.out}: expected a directory, got a file")
     fleet, built = build(path, request.out)
@@ -50,8 +48,7 @@ def render(path: Path, request: RenderRequest) -> tuple[str, Changes]:
 
 
 def validate(path: Path, cluster_secrets: Path | None = None) -> str:
-    """Build and check the fleet; with `cluster_secrets` (the hub's cluster Secrets' metadata as YAML), also
-    check them against what the ApplicationSets select and read."""
+    """With `cluster_secrets` (the hub's cluster Secrets' metadata as YAML), also checks what ApplicationSets read."""
     fleet, built = build(path)
     if cluster_secrets is not None:
         live = appsets.live_metadata(_documents(cluster_secrets))
@@ -78,7 +75,6 @@ def _documents(path: Path) -> list[Any]:
 
 
 def pairs(built: FleetBuild) -> list[preview.Pair]:
-    """Every (ApplicationSet, cluster) pair the controller will expand."""
     return [
         preview.Pair(path, cluster, appset["spec"]["template"], preview.params(built.contracts[cluster]))
         for path, appset in built.appsets.items()
@@ -90,10 +86,9 @@ def preview_text(path: Path) -> str:
     """The Applications every ApplicationSet creates for every cluster, as one YAML stream."""
     _, built = build(path)
     found = pairs(built)
-    apps = preview.expand(found)
     return "".join(
         f"---\n# {pair.appset} for cluster {pair.cluster}\n{to_yaml(app)}"
-        for pair, app in zip(found, apps, strict=True)
+        for pair, app in zip(found, preview.expand(found), strict=True)
     )
 
 

@@ -1,7 +1,4 @@
-"""The writer's path rule: the paths a render of a profile, of many or of a fleet may write in a bundle folder; the
-writer deletes a stale file, and replays a journal's entry, only at such a path. One rule for every command, so a
-render taking over the other kind's folder (--force) removes that bundle's files, and an interrupted write's
-journal is replayed in full whichever render finds it."""
+"""The writer's path rule: the paths any render may write, delete or replay in a bundle folder."""
 
 from __future__ import annotations
 
@@ -14,8 +11,9 @@ from rlobs.targets import producible as target_producible
 FLEET_PATHS = ("README.md", "profiles/*.yaml")
 
 
+# One rule for every command, so a render taking over the other kind's folder (--force) removes that bundle's files,
+# and an interrupted write's journal is replayed in full whichever render finds it.
 def producible(path: str) -> bool:
-    """Could a render produce this bundle path: a target's bundle, a fleet's own file, or a fleet cluster's?"""
     if target_producible(path) or fleet_producible(path, FLEET_PATHS):
         return True
     head, _, rest = path.partition("/")

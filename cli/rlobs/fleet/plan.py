@@ -1,6 +1,4 @@
-"""Plan a fleet's bundle: each cluster's single-cluster bundle, plus what each target adds (rlobs.targets.Target
-.fleet_part: ApplicationSets, layered values, a project's Terraform root...), every cluster's effective profile and
-the fleet README."""
+"""Plan a fleet's bundle: each cluster's own bundle, what each target adds, every cluster's profile and the README."""
 
 from __future__ import annotations
 
@@ -10,7 +8,7 @@ from typing import Any
 from rlobs.bundle import appsets, pool
 from rlobs.bundle.appsets import Rule, SecretMetadata
 from rlobs.bundle.check import Checker
-from rlobs.bundle.fleetpart import FleetPart, ReadmeSection
+from rlobs.bundle.fleetpart import FleetPart
 from rlobs.bundle.render import make_env, render
 from rlobs.bundle.spec import DataFile, FileSpec, Plan, Rendered, TemplateFile
 from rlobs.errors import RlobsError
@@ -36,7 +34,6 @@ class FleetBuild:
 
 
 def _singles(members: tuple[Member, ...], checker: Checker | None) -> dict[str, tuple[Rendered, ...]]:
-    """Each cluster's single-cluster bundle, by cluster name, in the fleet's order."""
     catalog = load_catalog()
     env = make_env()
 
@@ -58,9 +55,8 @@ def _singles(members: tuple[Member, ...], checker: Checker | None) -> dict[str, 
 
 
 def build_fleet(fleet: Fleet, checker: Checker | None = None) -> FleetBuild:
-    """Every file of the fleet bundle, rendered; raises when the referential check fails. With a `checker`, the
-    clusters' files are built and checked in parallel (rlobs.bundle.pool) and remembered by it; the fleet's own
-    files are left to it."""
+    """Raises when the referential check fails. With a `checker`, the clusters' files are built and checked in
+    parallel (rlobs.bundle.pool) and remembered by it; the fleet's own files are left to it."""
     # Every registered target's part (one with no cluster in the fleet still gives its README notes).
     parts = [t.fleet_part(fleet, load_catalog()) for t in TARGETS.values()]
     replaced = {name: prefixes for part in parts for name, prefixes in part.replaced.items()}
@@ -96,7 +92,6 @@ def build_fleet(fleet: Fleet, checker: Checker | None = None) -> FleetBuild:
 def _readme(fleet: Fleet, parts: list[FleetPart], specs: list[FileSpec]) -> TemplateFile:
     folders = {path: folder for part in parts for path, folder in part.folders.items()}
     tables = sorted({(folders.get(f.path) or f.path.partition("/")[0] + "/", f.description) for f in specs})
-    sections: list[ReadmeSection] = [part.readme for part in parts if part.readme is not None]
     return TemplateFile(
         README,
         "md",
@@ -109,6 +104,6 @@ def _readme(fleet: Fleet, parts: list[FleetPart], specs: list[FileSpec]) -> Temp
             "folders": tables,
             "gitops_notes": [part.gitops_note for part in parts if part.gitops_note],
             "folder_notes": [part.folder_note for part in parts if part.folder_note],
-            "sections": sections,
+            "sections": [part.readme for part in parts if part.readme is not None],
         },
     )

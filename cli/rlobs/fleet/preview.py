@@ -1,10 +1,4 @@
-"""Expand every ApplicationSet for every cluster it selects, offline, the way the controller does.
-
-The controller renders a goTemplate template per field: every string key and value is one Go text/template, run
-with the cluster generator's parameters and the Sprig functions (Argo CD docs, ApplicationSet "Go Template": "Go
-templates are applied on a per-field basis"). Helm's engine is text/template with Sprig, so each field is rendered
-by `helm template` of a throwaway chart (one named template per field), all pairs in one helm run.
-"""
+"""Expand every ApplicationSet for every cluster it selects, offline, the way the controller does."""
 
 from __future__ import annotations
 
@@ -55,23 +49,24 @@ def _rebuild(node: Any, rendered: Iterator[str]) -> Any:
 
 
 def expand(pairs: list[Pair]) -> list[dict[str, Any]]:
-    """The Application each (ApplicationSet, cluster) pair makes, in order."""
+    """The Application each (ApplicationSet, cluster) pair makes. The controller runs every string key and value as
+    its own Go text/template with Sprig (Argo CD docs, ApplicationSet "Go Template": "Go templates are applied on a
+    per-field basis"); helm's engine is the same, so one `helm template` of a throwaway chart renders every field."""
     helm = shutil.which("helm") or shutil.which("helm", path=str(Path(sys.executable).parent))
     if not helm:
         raise RlobsError("the preview runs Go templates with helm's engine: expected helm on PATH, got none")
-    counts, values, defines, uses = [], {}, [], list[str]()
-    for n, pair in enumerate(pairs):
-        texts = list(strings(pair.template))
-        values[f"c{n}"] = _as_the_controller_reads(pair.params, texts)
-        for text in texts:
-            # Each field is its own template, executed with the cluster's parameters as `.`; base64 keeps any
-            # rendered text valid YAML for helm, which parses what it renders.
-            defines.append(f'{{{{- define "f{len(uses)}" }}}}{text}{{{{ end }}}}')
-            uses.append(f'f{len(uses)}: {{{{ include "f{len(uses)}" (index .Values "c{n}") | b64enc | quote }}}}')
-        counts.append(len(texts))
-    output = _helm(helm, values, "\n".join(defines), "\n".join(uses))
-    rendered = iter([base64.b64decode(output[f"f{i}"]).decode("utf-8") for i in range(len(uses))])
-    fields = [[next(rendered) for _ in range(count)] for count in counts]
+    sources = [list(strings(pair.template)) for pair in pairs]
+    values = {f"c{n}": _as_the_controller_reads(pair.params, sources[n]) for n, pair in enumerate(pairs)}
+    # Each field is its own template, executed with its cluster's parameters as `.`; base64 keeps any rendered text
+    # valid YAML for helm, which parses what it renders.
+    flat = [(n, text) for n, texts in enumerate(sources) for text in texts]
+    defines = "\n".join(f'{{{{- define "f{i}" }}}}{text}{{{{ end }}}}' for i, (_, text) in enumerate(flat))
+    uses = "\n".join(
+        f'f{i}: {{{{ include "f{i}" (index .Values "c{n}") | b64enc | quote }}}}' for i, (n, _) in enumerate(flat)
+    )
+    output = _helm(helm, values, defines, uses)
+    rendered = iter([base64.b64decode(output[f"f{i}"]).decode("utf-8") for i in range(len(flat))])
+    fields = [[next(rendered) for _ in texts] for texts in sources]
     missing = sorted(
         {pair.cluster for pair, texts in zip(pairs, fields, strict=True) if "<no value>" in "".join(texts)}
     )

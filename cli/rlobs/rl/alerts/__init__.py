@@ -1,8 +1,4 @@
-"""The RL alerts: a registry of definitions, each in its own module (rule, promtool case, thresholds it reads).
-
-Adding an alert: a module here with `rule`, `case` and `ALERT`, its line in REGISTRY, and its settings class in the
-profile's `alerts:` (rlobs.profile.model.Alerts).
-"""
+"""The RL alerts: a registry of definitions, each in its own module (rule, promtool case, thresholds it reads)."""
 
 from __future__ import annotations
 
@@ -17,7 +13,8 @@ from rlobs.rl.naming import Pipeline
 
 __all__ = ["REGISTRY", "RUNBOOK_PATH", "Alert", "Case", "alerts", "cases", "records", "thresholds"]
 
-# In the order rules, runbook sections and policies appear.
+# In the order rules, runbook sections and policies appear. A new alert: its module (`rule`, `case`, `ALERT`), a line
+# here, and its settings class in the profile's `alerts:` (rlobs.profile.model.Alerts).
 REGISTRY: tuple[AnyAlertDef, ...] = (
     stall.ALERT,
     reward.ALERT,
@@ -32,8 +29,7 @@ REGISTRY: tuple[AnyAlertDef, ...] = (
 def alerts(
     settings: Alerts, catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str] | None = None
 ) -> tuple[Alert, ...]:
-    """Every enabled RL alert the pipeline has, in REGISTRY order; `scope` (label -> value) confines them to one
-    workload."""
+    """Every enabled RL alert the pipeline has; `scope` (label -> value) confines them to one workload."""
     if not settings.enabled:
         return ()
     query = Query(catalog, pipeline, scope or {}, settings)
@@ -43,7 +39,6 @@ def alerts(
 def cases(
     settings: Alerts, built: tuple[Alert, ...], catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str]
 ) -> tuple[tuple[Alert, Case], ...]:
-    """Each alert `alerts()` built, with the promtool case that proves it."""
     query = Query(catalog, pipeline, scope, settings)
     defs = {a.key: d for d in REGISTRY if (a := d.build(settings, query)) is not None}
     return tuple((a, defs[a.key].prove(settings, a, query)) for a in built)
@@ -60,6 +55,4 @@ def thresholds(settings: Alerts, key: str) -> list[dict[str, str]]:
 
 def records(settings: Alerts, catalog: Catalog, pipeline: Pipeline, scope: Mapping[str, str]) -> list[tuple[str, str]]:
     """(series name, expression) of the recording rules the alerts read (Prometheus pipelines; [] elsewhere)."""
-    if not settings.enabled:
-        return []
     return Query(catalog, pipeline, scope, settings).life.records

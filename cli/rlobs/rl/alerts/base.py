@@ -36,8 +36,7 @@ class Alert:
     labels: tuple[tuple[str, str], ...] = ()  # extra alert labels (routing)
 
     def text(self, template: str, run: str, value: str = "the measured value") -> str:
-        """summary or description with `{run}` replaced by the backend's reference to the run label, and `{value}`
-        by its reference to the measured value."""
+        """`{run}` and `{value}` replaced by the backend's references to the run label and the measured value."""
         return template.replace("{run}", run).replace("{value}", value)
 
     @property
@@ -72,11 +71,7 @@ Config = TypeVar("Config")
 
 @dataclass(frozen=True, slots=True)
 class AlertDef(Generic[Config]):
-    """One alert, whole: the profile thresholds it reads, its rule, and the promtool case that proves the rule.
-
-    `config` picks the alert's settings out of the profile's `alerts:`; `rule` builds the Alert from them; `case`
-    builds input series on which the rule must fire for some runs and stay silent for others.
-    """
+    """One alert, whole: the settings it reads from `alerts:` (`config`), its rule, and the promtool case proving it."""
 
     config: Callable[[Alerts], Config]
     rule: Callable[[Config, Query], Alert | None]  # None: the alert does not apply to the pipeline

@@ -1,11 +1,4 @@
-"""A run's lifecycle in PromQL, from what the module exports (catalog keys run_state, state_since, progress_time,
-step_interval): the newest process of each run, how long it made no progress, its own stall limit, and the
-window ladder that scales every other alert with the run's own iteration time.
-
-Every value is read with last_over_time over `forgetAfter`, so a scrape outage or a series that vanished (SIGKILL,
-OOM kill, the collector's expiry) keeps the last state and progress time it had; whether that data is still current
-is decided separately (present, outage).
-"""
+"""A run's lifecycle in PromQL: its newest process, how long it made no progress, its stall limit, the window ladder."""
 
 from __future__ import annotations
 
@@ -49,13 +42,14 @@ RECORDED = ("otel-collector", "python-prometheus")  # pipelines whose rules run 
 
 
 def dur(seconds: int) -> str:
-    """A Prometheus duration of whole minutes (or seconds)."""
     return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
 
 
 class Lifecycle:
     def __init__(self, q: Query, s: StallAlert) -> None:
         self.q = q
+        # Every value is read with last_over_time over forgetAfter, so a scrape outage or a vanished series (SIGKILL,
+        # OOM kill, the collector's expiry) keeps its last state; whether it is current is `present` and `outage`.
         self.forget = s.forget_after
         self.records: list[tuple[str, str]] = []
         self._matchers = naming.labelled("", q.scope) if q.scope else ""

@@ -1,5 +1,4 @@
-"""RLTrainingStalled: the run makes no progress for longer than its own normal (with a floor), is stuck starting
-or paused past its budget, failed, or vanished without a final state; one page per run, ended by a restart."""
+"""RLTrainingStalled: no progress past the run's own normal, stuck starting or paused, failed, or vanished; one page."""
 
 from __future__ import annotations
 
@@ -26,10 +25,9 @@ def rule(s: StallAlert, q: Query) -> Alert:
         f"(({life.idle} and on ({run}) {life.live()}) unless on ({run}) {life.present})",
     ]
     expr = "(" + " or ".join(branches) + ")"
-    outage = life.outage
-    if outage is not None:
+    if life.outage is not None:
         # A target that fails its scrapes says nothing about the run: RLTelemetryTargetDown warns instead.
-        expr = f"({expr} unless on ({run}) {outage})"
+        expr = f"({expr} unless on ({run}) {life.outage})"
     # A failure the run reported is known whatever its target does now (a failed pod's target may linger as down).
     expr = f"({expr} or {when(held, FAILED)})"
     expr = q.by("max", expr)  # one series per run, labelled with the run only (as every RL alert)
@@ -57,8 +55,6 @@ def rule(s: StallAlert, q: Query) -> Alert:
 
 
 def case(s: StallAlert, _alert: Alert, b: CaseBuilder) -> Case:
-    """Minute samples from t=0 (Unix 0): a healthy trainer, one that stops stepping at minute 10, one stuck
-    starting, one failed, one killed (series end), one finished."""
     limit = max(duration_seconds(s.window), 60) // 60 + 1
     end = 10 + max(limit, duration_seconds(s.startup) // 60 + 1) + 10
 

@@ -1,5 +1,4 @@
-"""RLTelemetryTargetDown: a live run's scrape target fails its scrapes; a platform warning, not the RL page (the
-stall page holds meanwhile: the data says nothing about the run)."""
+"""RLTelemetryTargetDown: a live run's scrape target fails scrapes; a platform warning while the stall page holds."""
 
 from __future__ import annotations
 
@@ -37,19 +36,17 @@ def rule(t: TargetDownAlert, q: Query) -> Alert | None:
 
 
 def case(_t: TargetDownAlert, _alert: Alert, b: CaseBuilder) -> Case:
-    """Two trainers; the target of one fails from minute 10 (the collector's exporter, or its own /metrics)."""
-    end = 30
+    end, direct = 30, b.pipeline == "python-prometheus"
     for run, up in (("unscraped", f"1+0x10 0+0x{end - 10}"), ("scraped", f"1+0x{end}")):
         scope = {**b.scope, "instance": run}
         b.add(run, f"1+0x{end}", "run_state", scope=scope)
         b.add(run, f"0+0x{end}", "state_since", scope=scope)
-        if b.pipeline == "python-prometheus":
+        if direct:
             b.series.append((naming.labelled("up", scope), up))
         elif run == "unscraped":
             b.series.append((OUTAGE["otel-collector"][1], up))
     # Through the collector every run shares the one target: both are held, and both warn.
-    firing = ["unscraped"] if b.pipeline == "python-prometheus" else ["scraped", "unscraped"]
-    return b.case(end, firing, ["scraped"] if b.pipeline == "python-prometheus" else [])
+    return b.case(end, ["unscraped"], ["scraped"]) if direct else b.case(end, ["scraped", "unscraped"], [])
 
 
 ALERT = AlertDef(lambda a: a.target_down, rule, case)
