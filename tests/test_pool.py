@@ -144,3 +144,43 @@ def test_a_worker_ends_when_its_caller_is_killed() -> None:
         time.sleep(0.02)
     os.close(reader)
     assert all(map(_gone, workers)), f"workers {workers} outlived their caller"
+
+
+_SIGNAL_AT_FORK = """
+import os, signal, sys, time
+from rlobs.bundle import interrupt, pool
+
+interrupt.install()  # as the console script: SIGTERM raises KeyboardInterrupt, like Ctrl-C
+forks = [0]
+
+
+def starting() -> None:  # in a worker, before it runs any of rlobs's code
+    if forks[0] == 0:
+        os.kill(os.getppid(), signal.SIGINT)  # Ctrl-C as the first worker starts
+    time.sleep(0.3)  # a worker slow to start (a loaded machine): the caller's terminate() comes meanwhile
+
+
+os.register_at_fork(after_in_child=starting, after_in_parent=lambda: forks.__setitem__(0, forks[0] + 1))
+try:
+    with pool.run(lambda index: index, 8, 2) as results:
+        list(results)
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_while_the_workers_start_ends_the_run_and_every_worker() -> None:
+    """Written down first: Ctrl-C arriving as a worker is forked ends the run with its KeyboardInterrupt, and every
+    worker ends too, however far it got in starting; no worker runs the caller's handler (a KeyboardInterrupt in a
+    worker's fork hooks left it waiting on its pipe, and the caller waiting for it, for ever)."""
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _SIGNAL_AT_FORK], capture_output=True, text=True, timeout=30, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(f"the run never ended: {exc.stderr!r}") from None
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr

@@ -6,7 +6,7 @@ import contextlib
 import signal
 from collections.abc import Iterator
 
-_STOP = {signal.SIGINT, signal.SIGTERM}
+STOP = {signal.SIGINT, signal.SIGTERM}
 AFTER, BEFORE = "interrupted after the commit: finished", "interrupted, nothing written"
 
 
@@ -19,7 +19,7 @@ def install() -> None:
 def blocked() -> Iterator[None]:
     """SIGINT and SIGTERM held until the block ends (nested blocks hold them until the outermost ends). A signal
     held through a block that completed is raised as KeyboardInterrupt(AFTER): the write it guarded is finished."""
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP)
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, STOP)
     try:
         yield
     except BaseException:

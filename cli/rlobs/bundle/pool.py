@@ -10,6 +10,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from rlobs.bundle.interrupt import STOP
 from rlobs.errors import RlobsError
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ def _work(task: Callable[[int], Any], conn: Connection, theirs: list[Connection]
         end.close()  # the caller's ends, inherited by the fork: with none here, the caller's exit closes the pipe
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the caller handles it
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the caller's terminate() ends it, quietly
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP)  # held since the fork (run()): a terminate() held ends it here
     gc.enable()  # a worker builds many bundles (rlobs.entry turns the collector off for one)
     with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):  # the caller is gone
         while (index := conn.recv()) is not None:
@@ -88,12 +90,20 @@ def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Ite
     procs: list[BaseProcess] = []
     ours: list[Connection] = []
     try:
-        for k in range(workers):
-            mine, theirs = context.Pipe()
-            ours.append(mine)
-            procs.append(context.Process(target=_work, args=(task, theirs, ours), name=f"rlobs-build-{k}", daemon=True))
-            procs[-1].start()
-            theirs.close()
+        # Forked with SIGINT and SIGTERM held: a worker must never run this process's handlers (a KeyboardInterrupt
+        # in its fork hooks is ignored, and it then waited on its pipe while the join below waited on it). A signal
+        # held here is raised when the loop ends.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP)
+        try:
+            for k in range(workers):
+                mine, theirs = context.Pipe()
+                ours.append(mine)
+                args = (task, theirs, ours)
+                procs.append(context.Process(target=_work, args=args, name=f"rlobs-build-{k}", daemon=True))
+                procs[-1].start()
+                theirs.close()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         yield _results(procs, ours, count)
     finally:
         for proc in procs:
