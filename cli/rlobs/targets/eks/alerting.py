@@ -99,7 +99,7 @@ def _receiver(r: Receiver, *, cr: bool = False) -> dict[str, Any]:
     key, file_field, cr_key, secret_field = _KINDS[r.type]
     ref = r.secret_ref
     if cr:
-        key, config = cr_key, {secret_field: ref.model_dump(), "sendResolved": True}
+        key, config = cr_key, {secret_field: {"name": ref.name, "key": ref.key}, "sendResolved": True}
     else:
         config = {file_field: f"{AM_SECRETS}/{ref.name}/{ref.key}", "send_resolved": True}
     if r.type == "slack" and r.channel:

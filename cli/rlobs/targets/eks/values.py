@@ -8,7 +8,7 @@ from rlobs.rl.grafana import grafana_uid
 from rlobs.targets.eks import alerting
 from rlobs.targets.eks.helmvalues import EKS_UNSCRAPABLE, deep_merge
 from rlobs.targets.eks.monitors import AGGREGATED
-from rlobs.targets.eks.profile import EksProfile, EksSpec
+from rlobs.targets.eks.profile import EksProfile, EksSpec, Resources
 from rlobs.targets.eks.stack import (
     GRAFANA_DASHBOARD_LABEL,
     OTLP_GRPC_PORT,
@@ -68,7 +68,7 @@ def kube_prometheus_stack(profile: EksProfile) -> dict[str, Any]:
         "prometheus": {
             "prometheusSpec": {
                 "retention": prom.retention,
-                "resources": {"requests": prom.requests.model_dump(), "limits": prom.limits.model_dump()},
+                "resources": {"requests": _resources(prom.requests), "limits": _resources(prom.limits)},
                 # An open map in the chart (passed to the Prometheus CR as is).
                 "storageSpec": {
                     "volumeClaimTemplate": {
@@ -91,6 +91,11 @@ def kube_prometheus_stack(profile: EksProfile) -> dict[str, Any]:
             }
         },
     }
+
+
+def _resources(r: Resources) -> dict[str, str]:
+    # Keys named here, not dumped from the model: a field added to Resources must not reach the chart unseen.
+    return {"cpu": r.cpu, "memory": r.memory}
 
 
 def remote_uid(name: str) -> str:
@@ -118,12 +123,14 @@ def remote_datasources(eks: EksSpec) -> tuple[list[dict[str, Any]], dict[str, An
             var = _env_name(remote.name, "TOKEN")
             source["jsonData"] = {"httpHeaderName1": "Authorization"}
             source["secureJsonData"] = {"httpHeaderValue1": f"Bearer ${{{var}}}"}
-            env[var] = {"secretKeyRef": remote.bearer_token_secret.model_dump()}
+            ref = remote.bearer_token_secret
+            env[var] = {"secretKeyRef": {"name": ref.name, "key": ref.key}}
         elif remote.basic_auth is not None:
             var = _env_name(remote.name, "PASSWORD")
             source |= {"basicAuth": True, "basicAuthUser": remote.basic_auth.username}
             source["secureJsonData"] = {"basicAuthPassword": f"${{{var}}}"}
-            env[var] = {"secretKeyRef": remote.basic_auth.password_secret.model_dump()}
+            ref = remote.basic_auth.password_secret
+            env[var] = {"secretKeyRef": {"name": ref.name, "key": ref.key}}
         sources.append(source)
     return sources, env
 
