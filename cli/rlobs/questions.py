@@ -12,7 +12,7 @@ from rlobs.errors import ProfileError
 from rlobs.profile.load import dotted
 from rlobs.profile.question import Question as Question  # the type rlobs.prompting asks with
 from rlobs.profile.worktree import proposed
-from rlobs.profile.yamlsource import Path, get_at, load_yaml
+from rlobs.profile.yamlsource import Path, compose_yaml, get_at, load_yaml
 from rlobs.targets import TARGETS, parse_profile, placeholders
 
 
@@ -116,7 +116,7 @@ def _yaml_value(value: Any) -> str:
 
 
 def _node(text: str, path: Path) -> tuple[yaml.Node | None, yaml.Node | None]:
-    node: yaml.Node | None = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    node = compose_yaml(text)
     parent = None
     for part in path:
         parent = node

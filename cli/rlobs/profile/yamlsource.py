@@ -50,6 +50,11 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)
 
 
+def compose_yaml(text: str) -> yaml.Node | None:
+    """The node tree of one document (None for an empty one), for edits that need the source positions."""
+    return yaml.compose(text, Loader=_Loader)
+
+
 class YamlSyntaxError(Exception):
     def __init__(self, pos: Pos, message: str) -> None:
         super().__init__(message)
