@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 PART_OF = {"app.kubernetes.io/part-of": "rlobs"}
@@ -13,5 +14,8 @@ def bundle_labels(name: str) -> dict[str, str]:
     return {**PART_OF, BUNDLE_LABEL: name}
 
 
-def bundle_metadata(name: str, namespace: str, bundle: str) -> dict[str, Any]:
-    return {"name": name, "namespace": namespace, "labels": bundle_labels(bundle)}
+def bundle_metadata(
+    name: str, namespace: str, bundle: str, *, selected_by: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """`selected_by`: the label a controller finds the object by (Grafana's dashboard sidecar), before the bundle's."""
+    return {"name": name, "namespace": namespace, "labels": {**(selected_by or {}), **bundle_labels(bundle)}}

@@ -12,6 +12,7 @@ import yaml
 
 from rlobs.bundle.spec import DataFile
 from rlobs.profile.model import Workload
+from rlobs.rl.labels import bundle_metadata
 
 API_VERSIONS = {
     "Deployment": "apps/v1",
@@ -183,8 +184,7 @@ def env_config(env: list[dict[str, Any]]) -> tuple[dict[str, str], list[dict[str
     return data, kept
 
 
-def configmap(name: str, namespace: str, labels: dict[str, str], data: dict[str, str]) -> dict[str, Any]:
-    metadata = {"name": name, "namespace": namespace, "labels": labels}
+def configmap(metadata: dict[str, Any], data: dict[str, str]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data}
 
 
@@ -193,7 +193,7 @@ def configmap_name(workload: Workload) -> str:
 
 
 def beside_patch(
-    workload: Workload, env: list[dict[str, Any]], labels: dict[str, str], folder: str, schema_what: str
+    workload: Workload, env: list[dict[str, Any]], bundle: str, folder: str, schema_what: str
 ) -> list[DataFile]:
     schema = openapi(workload.kind)
     files = [] if schema is None else [DataFile(f"{folder}/{OPENAPI_FILE}", "json", schema, schema_what)]
@@ -205,7 +205,7 @@ def beside_patch(
         DataFile(
             f"{folder}/{ENV_CONFIGMAP_FILE}",
             "yaml",
-            configmap(name, workload.namespace, labels, data),
+            configmap(bundle_metadata(name, workload.namespace, bundle), data),
             "The RL env as a ConfigMap for `envFrom`, for workloads Kustomize does not build.",
             header=textwrap.fill(
                 "Without Kustomize: apply this ConfigMap, and give each RL container the Kustomize patch names "

@@ -15,7 +15,7 @@ from rlobs.rl.engines import load_engines
 from rlobs.rl.facts import RlFacts, rl_facts, workload_job
 from rlobs.rl.grafana import board_links, rl_dashboard
 from rlobs.rl.identity import identity_rows
-from rlobs.rl.labels import bundle_labels
+from rlobs.rl.labels import bundle_metadata
 from rlobs.rl.tracker import tracker_env
 from rlobs.targets.eks import argocd, dashboards, monitors, security, stack, tfvars, values, workload
 from rlobs.targets.eks.profile import EksProfile, GitOps
@@ -53,8 +53,8 @@ def facts(profile: EksProfile, catalog: Catalog) -> RlFacts:
 
 
 def _dashboard_configmap(bundle: str, name: str, dashboard: dict[str, Any]) -> dict[str, Any]:
-    labels = {**GRAFANA_DASHBOARD_LABEL, **bundle_labels(bundle)}
-    return workloads.configmap(name, MONITORING, labels, {f"{name}.json": to_json(dashboard)})
+    metadata = bundle_metadata(name, MONITORING, bundle, selected_by=GRAFANA_DASHBOARD_LABEL)
+    return workloads.configmap(metadata, {f"{name}.json": to_json(dashboard)})
 
 
 # file (under rl-layer/) -> what it is, for the bundle README.
@@ -232,9 +232,8 @@ def _workload_files(profile: EksProfile, catalog: Catalog, *, ray_logs: bool) ->
             "OTel SDK env, RL_* identity env and the scrape label for the RL container.",
         ),
     ]
-    labels = bundle_labels(profile.metadata.name)
     schema_what = "Merge keys of the CRD's lists, so Kustomize merges containers, env, volumes by name."
-    files += workloads.beside_patch(w, workload.env(profile, catalog), labels, "workload", schema_what)
+    files += workloads.beside_patch(w, workload.env(profile, catalog), profile.metadata.name, "workload", schema_what)
     if ray_logs:
         files += [
             DataFile(

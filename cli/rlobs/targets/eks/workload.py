@@ -9,7 +9,7 @@ from rlobs.bundle.filters import fluentbit_conf
 from rlobs.rl import app, workloads
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.identity import export_interval_env
-from rlobs.rl.labels import bundle_labels
+from rlobs.rl.labels import bundle_metadata
 from rlobs.targets.eks.monitors import APP_METRICS_PORT_NAME
 from rlobs.targets.eks.profile import EksProfile
 from rlobs.targets.eks.stack import MONITORING, OPENSEARCH_PORT, OTLP_GRPC_PORT, WORKLOAD_LABEL, stack
@@ -146,8 +146,8 @@ def fluentbit_config(profile: EksProfile) -> dict[str, Any]:
             ),
         ]
     )
-    labels = bundle_labels(profile.metadata.name)
-    return workloads.configmap(LOG_CONFIGMAP, profile.workload.namespace, labels, {"fluent-bit.conf": conf})
+    metadata = bundle_metadata(LOG_CONFIGMAP, profile.workload.namespace, profile.metadata.name)
+    return workloads.configmap(metadata, {"fluent-bit.conf": conf})
 
 
 def ray_logs(profile: EksProfile) -> bool:

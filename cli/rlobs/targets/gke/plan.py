@@ -10,7 +10,6 @@ from rlobs.rl import app, naming, workloads
 from rlobs.rl import slos as rlslos
 from rlobs.rl.catalog import Catalog
 from rlobs.rl.facts import RlFacts, rl_facts, run_series, workload_job
-from rlobs.rl.labels import bundle_labels
 from rlobs.targets.gke import monitoring, project, slo, tfpolicy, workload
 from rlobs.targets.gke.profile import GkeProfile, GkeSpec
 from rlobs.targets.gke.volume import pipeline, volume
@@ -88,7 +87,7 @@ def _workload(profile: GkeProfile, catalog: Catalog) -> list[FileSpec]:
     ]
     schema_what = "Merge keys for the CRD's lists, so the patch merges them by name."
     env = workload.container_env(profile, catalog)
-    files += workloads.beside_patch(w, env, bundle_labels(profile.metadata.name), WORKLOAD_DIR, schema_what)
+    files += workloads.beside_patch(w, env, profile.metadata.name, WORKLOAD_DIR, schema_what)
     if profile.gke.instrumentation_resource:
         files.append(
             DataFile(
