@@ -309,9 +309,8 @@ class Bundle:
                 if staged is None:
                     self.tree.unlink(rel)  # the file, then every folder above it left empty
             with self.tree.folder((STAGING,)) as staging:
-                if staging is not None:
-                    moves = sorted(((st, rel) for rel, st, _ in ops if st is not None), key=lambda m: m[1] == MANIFEST)
-                    self.tree.move_all_in(staging, moves)
+                if staging is not None:  # in any order: the journal, removed last, is what says the write is done
+                    self.tree.move_all_in(staging, [(st, rel) for rel, st, _ in ops if st is not None])
             self._discard_staging()
             self.tree.unlink(JOURNAL)
             cache.forget_journal(journal)
