@@ -1,4 +1,4 @@
-"""The only code that changes a bundle folder: lock it, compare, stage, commit in one rename (the journal's), prune."""
+"""The only code that changes a bundle folder: lock, compare, stage, commit in one rename, prune (docs/bundle.md)."""
 
 from __future__ import annotations
 
