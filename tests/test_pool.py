@@ -184,3 +184,56 @@ def test_ctrl_c_while_the_workers_start_ends_the_run_and_every_worker() -> None:
         raise AssertionError(f"the run never ended: {exc.stderr!r}") from None
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+
+
+_STUCK_AS_IT_STARTS = """
+import os, signal, sys, time
+from rlobs.bundle import interrupt, pool
+
+interrupt.install()
+forks = [0]
+
+
+def starting() -> None:  # in the first worker, before rlobs's code: SIGTERM is still held there
+    if forks[0] == 0:
+        print(os.getpid(), flush=True)
+        time.sleep(120)  # stuck (a lock another thread held at the fork, say): terminate() cannot end it
+
+
+def forked() -> None:  # in the caller
+    forks[0] += 1
+    if forks[0] == 1:
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C as the first worker starts
+
+
+os.register_at_fork(after_in_child=starting, after_in_parent=forked)
+try:
+    with pool.run(lambda index: index, 8, 2) as results:
+        list(results)
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_ends_the_run_even_with_a_worker_that_cannot_take_sigterm() -> None:
+    """Written down first: a worker that does not end when terminated (stuck before it lets SIGTERM through) is
+    killed; the caller waited on it for ever, and even `timeout`'s SIGTERM only moved the wait to the exit."""
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _STUCK_AS_IT_STARTS], capture_output=True, text=True, timeout=30, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        for pid in (exc.stdout or b"").split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+        raise AssertionError(f"the run never ended: {exc.stderr!r}") from None
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+    stuck = int(done.stdout)
+    deadline = time.monotonic() + 10
+    while not _gone(stuck) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _gone(stuck), f"worker {stuck} outlived the run"

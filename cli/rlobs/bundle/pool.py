@@ -6,6 +6,7 @@ import contextlib
 import gc
 import os
 import signal
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -24,6 +25,9 @@ T = TypeVar("T")
 # Jobs handed to a worker at once: one being built, one waiting, so no worker idles between them and the caller holds
 # only a few results in memory.
 IN_FLIGHT = 2
+# Seconds a terminated worker has to end before it is killed: one ends at once, unless it holds SIGTERM still (stuck
+# before its own handlers were set) and would keep the caller waiting for ever.
+STOP_WAIT = 2.0
 
 _CHECKERS: dict[int, Checker] = {}  # pid -> that process's checker (a forked child never uses its parent's)
 
@@ -106,13 +110,21 @@ def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Ite
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
         yield _results(procs, ours, count)
     finally:
-        for proc in procs:
-            if proc.is_alive():
-                proc.terminate()  # stopped early: the rest of the jobs are not needed
-        for proc in procs:
-            proc.join()
+        _stop(procs)
         for conn in ours:
             conn.close()
+
+
+def _stop(procs: list[BaseProcess]) -> None:
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()  # stopped early: the rest of the jobs are not needed
+    deadline = time.monotonic() + STOP_WAIT
+    for proc in procs:
+        proc.join(max(0.0, deadline - time.monotonic()))
+        if proc.exitcode is None:
+            proc.kill()
+            proc.join()
 
 
 def _hand_out(count: int) -> Callable[[Connection], None]:
