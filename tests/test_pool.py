@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rlobs.bundle import pool
+from rlobs.bundle import interrupt, pool
 from rlobs.errors import RlobsError
 
 pytestmark = pytest.mark.slow  # forks processes
@@ -237,3 +237,46 @@ def test_ctrl_c_ends_the_run_even_with_a_worker_that_cannot_take_sigterm() -> No
     while not _gone(stuck) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert _gone(stuck), f"worker {stuck} outlived the run"
+
+
+_CTRL_C_AGAIN = """
+import os, signal, sys
+from rlobs.bundle import interrupt, pool
+
+interrupt.install()
+caller = os.getpid()
+
+
+def again(*_: object) -> None:  # a worker told to stop: Ctrl-C pressed again while the caller stops the workers
+    os.kill(caller, signal.SIGINT)
+    os._exit(0)
+
+
+def task(index: int) -> int:
+    signal.signal(signal.SIGTERM, again)
+    return index
+
+
+try:
+    with pool.run(task, 8, 2) as results:
+        next(results)  # the workers still building
+        with interrupt.blocked():  # a write the block guards, Ctrl-C held through it
+            os.kill(caller, signal.SIGINT)
+except KeyboardInterrupt as exc:
+    sys.stderr.write(interrupt.message(exc))
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_again_while_the_workers_stop_changes_nothing() -> None:
+    """Written down first: the first Ctrl-C's report stands (here: the write it waited for finished), and nothing
+    else shows. A second one, raised in the caller's join, said "nothing written" of a finished write and left the
+    workers not joined yet to multiprocessing's exit handler, where a third printed a traceback."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AGAIN], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == interrupt.AFTER

@@ -109,22 +109,33 @@ def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Ite
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
         yield _results(procs, ours, count)
-    finally:
-        _stop(procs)
-        for conn in ours:
+    except BaseException:
+        _stop(procs, ours, ending=True)
+        raise
+    _stop(procs, ours, ending=False)
+
+
+def _stop(procs: list[BaseProcess], conns: list[Connection], *, ending: bool) -> None:
+    """Every worker ended and its pipe closed, with SIGINT and SIGTERM held meanwhile: a second Ctrl-C cannot leave
+    a worker running. One held while the run was `ending` with an exception is dropped: that exception says what
+    happened (a KeyboardInterrupt whether the write it stopped was finished)."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP)
+    try:
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()  # stopped early: the rest of the jobs are not needed
+        deadline = time.monotonic() + STOP_WAIT
+        for proc in procs:
+            proc.join(max(0.0, deadline - time.monotonic()))
+            if proc.exitcode is None:
+                proc.kill()
+                proc.join()
+        for conn in conns:
             conn.close()
-
-
-def _stop(procs: list[BaseProcess]) -> None:
-    for proc in procs:
-        if proc.is_alive():
-            proc.terminate()  # stopped early: the rest of the jobs are not needed
-    deadline = time.monotonic() + STOP_WAIT
-    for proc in procs:
-        proc.join(max(0.0, deadline - time.monotonic()))
-        if proc.exitcode is None:
-            proc.kill()
-            proc.join()
+    finally:
+        while ending and STOP.isdisjoint(held) and signal.sigtimedwait(STOP, 0) is not None:
+            pass  # held here, not by a block around the run
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _hand_out(count: int) -> Callable[[Connection], None]:
