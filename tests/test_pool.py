@@ -52,6 +52,27 @@ def test_a_killed_worker_ends_the_run_with_an_error() -> None:
         _all(task, 10, 2)
 
 
+def test_a_worker_killed_while_it_sends_a_result_ends_the_run_with_an_error(tmp_path: Path) -> None:
+    """Written down first: the caller read the half-sent result, got "got end of file during message" (an OSError
+    the command reported as if it were about a file) instead of the error naming the worker that died."""
+
+    def task(index: int) -> bytes:
+        if index == 0:
+            (tmp_path / "pid").write_text(str(os.getpid()))
+            time.sleep(0.2)  # the other worker's first result reaches the caller first
+        return bytes(8 << 20) if index == 1 else b""  # more than a pipe holds: its sender waits for the caller
+
+    died = r"ended before they were built \(rlobs-build-0 exited with -9\)"
+    with pytest.raises(RlobsError, match=died), pool.run(task, 8, 2) as results:
+        next(results)
+        time.sleep(1)  # the caller busy: rlobs-build-0 sends result 0, then half of result 1, and waits
+        worker = int((tmp_path / "pid").read_text())
+        os.kill(worker, signal.SIGKILL)  # as the OOM killer ends it
+        while not _gone(worker):
+            time.sleep(0.01)
+        list(results)
+
+
 def test_only_a_few_results_wait_while_the_caller_is_busy(tmp_path: Path) -> None:
     def task(index: int) -> bytes:
         (tmp_path / str(index)).touch()  # the workers share the file system

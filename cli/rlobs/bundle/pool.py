@@ -166,7 +166,7 @@ def _results(procs: list[BaseProcess], conns: list[Connection], count: int) -> I
         for conn in cast("list[Connection]", wait(pending)):
             try:
                 index, result, error = conn.recv()
-            except (EOFError, ConnectionResetError):  # the worker is done, or died
+            except (EOFError, OSError):  # the worker is done, or died (OSError: in the middle of a message, or reset)
                 pending.remove(conn)
                 continue
             if error is not None:
