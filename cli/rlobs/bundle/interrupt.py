@@ -25,14 +25,14 @@ def blocked() -> Iterator[None]:
     except BaseException:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
         raise
-    if released(before):
+    if _released(before):
         raise KeyboardInterrupt(AFTER)
 
 
-def released(before: set[int | signal.Signals]) -> bool:
-    """The signal mask set back to `before`: True when a SIGINT or SIGTERM held meanwhile would have raised
-    KeyboardInterrupt. Both held are taken at once: the second's handler ran after the first had raised, and its own
-    KeyboardInterrupt replaced the one the caller raised for the first."""
+def _released(before: set[int | signal.Signals]) -> bool:
+    """The signal mask set back to `before`; True when a SIGINT or SIGTERM held meanwhile raises KeyboardInterrupt.
+    Both held are taken at once: with its handler left in place, the second's KeyboardInterrupt replaced the one
+    raised for the first."""
     held: list[int] = []
     raising = [s for s in STOP if signal.getsignal(s) is signal.default_int_handler]
     for sig in raising:

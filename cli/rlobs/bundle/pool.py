@@ -154,6 +154,12 @@ def _hand_out(count: int) -> Callable[[Connection], None]:
     return hand_out
 
 
+def _ended(exc: Exception) -> bool:
+    """The worker's end of its pipe closed (the worker is done, or died): at a message's start (EOF), in its middle
+    (an OSError with no errno), or with jobs it never read (a reset)."""
+    return isinstance(exc, EOFError | ConnectionResetError) or (isinstance(exc, OSError) and exc.errno is None)
+
+
 def _results(procs: list[BaseProcess], conns: list[Connection], count: int) -> Iterator[tuple[int, Any]]:
     from multiprocessing.connection import wait
 
@@ -166,7 +172,9 @@ def _results(procs: list[BaseProcess], conns: list[Connection], count: int) -> I
         for conn in cast("list[Connection]", wait(pending)):
             try:
                 index, result, error = conn.recv()
-            except (EOFError, OSError):  # the worker is done, or died (OSError: in the middle of a message, or reset)
+            except (EOFError, OSError) as exc:
+                if not _ended(exc):
+                    raise
                 pending.remove(conn)
                 continue
             if error is not None:
