@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rlobs.bundle import pool
+from rlobs.bundle import interrupt, pool
 from rlobs.errors import RlobsError
 
 pytestmark = pytest.mark.slow  # forks processes
@@ -50,6 +50,27 @@ def test_a_killed_worker_ends_the_run_with_an_error() -> None:
 
     with pytest.raises(RlobsError, match=r"ended before they were built \(rlobs-build-\d exited with -9\)"):
         _all(task, 10, 2)
+
+
+def test_a_worker_killed_while_it_sends_a_result_ends_the_run_with_an_error(tmp_path: Path) -> None:
+    """Written down first: the caller read the half-sent result, got "got end of file during message" (an OSError
+    the command reported as if it were about a file) instead of the error naming the worker that died."""
+
+    def task(index: int) -> bytes:
+        if index == 0:
+            (tmp_path / "pid").write_text(str(os.getpid()))
+            time.sleep(0.2)  # the other worker's first result reaches the caller first
+        return bytes(8 << 20) if index == 1 else b""  # more than a pipe holds: its sender waits for the caller
+
+    died = r"ended before they were built \(rlobs-build-0 exited with -9\)"
+    with pytest.raises(RlobsError, match=died), pool.run(task, 8, 2) as results:
+        next(results)
+        time.sleep(1)  # the caller busy: rlobs-build-0 sends result 0, then half of result 1, and waits
+        worker = int((tmp_path / "pid").read_text())
+        os.kill(worker, signal.SIGKILL)  # as the OOM killer ends it
+        while not _gone(worker):
+            time.sleep(0.01)
+        list(results)
 
 
 def test_only_a_few_results_wait_while_the_caller_is_busy(tmp_path: Path) -> None:
@@ -184,3 +205,99 @@ def test_ctrl_c_while_the_workers_start_ends_the_run_and_every_worker() -> None:
         raise AssertionError(f"the run never ended: {exc.stderr!r}") from None
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+
+
+_STUCK_AS_IT_STARTS = """
+import os, signal, sys, time
+from rlobs.bundle import interrupt, pool
+
+interrupt.install()
+forks = [0]
+
+
+def starting() -> None:  # in the first worker, before rlobs's code: SIGTERM is still held there
+    if forks[0] == 0:
+        print(os.getpid(), flush=True)
+        time.sleep(120)  # stuck (a lock another thread held at the fork, say): terminate() cannot end it
+
+
+def forked() -> None:  # in the caller
+    forks[0] += 1
+    if forks[0] == 1:
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C as the first worker starts
+
+
+os.register_at_fork(after_in_child=starting, after_in_parent=forked)
+try:
+    with pool.run(lambda index: index, 8, 2) as results:
+        list(results)
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_ends_the_run_even_with_a_worker_that_cannot_take_sigterm() -> None:
+    """Written down first: a worker that does not end when terminated (stuck before it lets SIGTERM through) is
+    killed; the caller waited on it for ever, and even `timeout`'s SIGTERM only moved the wait to the exit."""
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _STUCK_AS_IT_STARTS], capture_output=True, text=True, timeout=30, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        for pid in (exc.stdout or b"").split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+        raise AssertionError(f"the run never ended: {exc.stderr!r}") from None
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+    stuck = int(done.stdout)
+    deadline = time.monotonic() + 10
+    while not _gone(stuck) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _gone(stuck), f"worker {stuck} outlived the run"
+
+
+_CTRL_C_AGAIN = """
+import os, signal, sys
+from rlobs.bundle import interrupt, pool
+
+interrupt.install()
+caller = os.getpid()
+
+
+def again(*_: object) -> None:  # a worker told to stop: Ctrl-C pressed again while the caller stops the workers
+    os.kill(caller, signal.SIGINT)
+    os._exit(0)
+
+
+def task(index: int) -> int:
+    signal.signal(signal.SIGTERM, again)
+    return index
+
+
+try:
+    with pool.run(task, 8, 2) as results:
+        next(results)  # the workers still building
+        with interrupt.blocked():  # a write the block guards, Ctrl-C held through it
+            os.kill(caller, signal.SIGINT)
+except KeyboardInterrupt as exc:
+    sys.stderr.write(interrupt.message(exc))
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_again_while_the_workers_stop_changes_nothing() -> None:
+    """Written down first: the first Ctrl-C's report stands (here: the write it waited for finished), and nothing
+    else shows. A second one, raised in the caller's join, said "nothing written" of a finished write and left the
+    workers not joined yet to multiprocessing's exit handler, where a third printed a traceback."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AGAIN], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == interrupt.AFTER

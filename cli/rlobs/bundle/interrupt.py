@@ -25,10 +25,24 @@ def blocked() -> Iterator[None]:
     except BaseException:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
         raise
+    if _released(before):
+        raise KeyboardInterrupt(AFTER)
+
+
+def _released(before: set[int | signal.Signals]) -> bool:
+    """The signal mask set back to `before`; True when a SIGINT or SIGTERM held meanwhile raises KeyboardInterrupt.
+    Both held are taken at once: with its handler left in place, the second's KeyboardInterrupt replaced the one
+    raised for the first."""
+    held: list[int] = []
+    raising = [s for s in STOP if signal.getsignal(s) is signal.default_int_handler]
+    for sig in raising:
+        signal.signal(sig, lambda number, _frame: held.append(number))
     try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)  # CPython runs a held signal's handler in this call
-    except KeyboardInterrupt:
-        raise KeyboardInterrupt(AFTER) from None
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)  # CPython runs the held signals' handlers in this call
+    finally:
+        for sig in raising:
+            signal.signal(sig, signal.default_int_handler)
+    return bool(held)
 
 
 def message(exc: BaseException) -> str:

@@ -6,6 +6,7 @@ import contextlib
 import gc
 import os
 import signal
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -24,6 +25,9 @@ T = TypeVar("T")
 # Jobs handed to a worker at once: one being built, one waiting, so no worker idles between them and the caller holds
 # only a few results in memory.
 IN_FLIGHT = 2
+# Seconds a terminated worker has to end before it is killed: one ends at once, unless it holds SIGTERM still (stuck
+# before its own handlers were set) and would keep the caller waiting for ever.
+STOP_WAIT = 2.0
 
 _CHECKERS: dict[int, Checker] = {}  # pid -> that process's checker (a forked child never uses its parent's)
 
@@ -105,14 +109,33 @@ def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Ite
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
         yield _results(procs, ours, count)
-    finally:
+    except BaseException:
+        _stop(procs, ours, ending=True)
+        raise
+    _stop(procs, ours, ending=False)
+
+
+def _stop(procs: list[BaseProcess], conns: list[Connection], *, ending: bool) -> None:
+    """Every worker ended and its pipe closed, with SIGINT and SIGTERM held meanwhile: a second Ctrl-C cannot leave
+    a worker running. One held while the run was `ending` with an exception is dropped: that exception says what
+    happened (a KeyboardInterrupt whether the write it stopped was finished)."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP)
+    try:
         for proc in procs:
             if proc.is_alive():
                 proc.terminate()  # stopped early: the rest of the jobs are not needed
+        deadline = time.monotonic() + STOP_WAIT
         for proc in procs:
-            proc.join()
-        for conn in ours:
+            proc.join(max(0.0, deadline - time.monotonic()))
+            if proc.exitcode is None:
+                proc.kill()
+                proc.join()
+        for conn in conns:
             conn.close()
+    finally:
+        while ending and STOP.isdisjoint(held) and signal.sigtimedwait(STOP, 0) is not None:
+            pass  # held here, not by a block around the run
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _hand_out(count: int) -> Callable[[Connection], None]:
@@ -131,6 +154,12 @@ def _hand_out(count: int) -> Callable[[Connection], None]:
     return hand_out
 
 
+def _ended(exc: Exception) -> bool:
+    """The worker's end of its pipe closed (the worker is done, or died): at a message's start (EOF), in its middle
+    (an OSError with no errno), or with jobs it never read (a reset)."""
+    return isinstance(exc, EOFError | ConnectionResetError) or (isinstance(exc, OSError) and exc.errno is None)
+
+
 def _results(procs: list[BaseProcess], conns: list[Connection], count: int) -> Iterator[tuple[int, Any]]:
     from multiprocessing.connection import wait
 
@@ -143,7 +172,9 @@ def _results(procs: list[BaseProcess], conns: list[Connection], count: int) -> I
         for conn in cast("list[Connection]", wait(pending)):
             try:
                 index, result, error = conn.recv()
-            except (EOFError, ConnectionResetError):  # the worker is done, or died
+            except (EOFError, OSError) as exc:
+                if not _ended(exc):
+                    raise
                 pending.remove(conn)
                 continue
             if error is not None:
