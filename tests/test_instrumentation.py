@@ -131,6 +131,29 @@ def test_a_dropped_attribute_is_on_no_scraped_series(tmp_path: Path, drop: bool)
 
 
 @pytest.mark.slow
+def test_a_flush_never_makes_the_next_scrape_serve_a_series_twice(tmp_path: Path) -> None:
+    """Written down first: flush() (TRL's train end, a checkpoint, SIGTERM) leaves the next scrape of /metrics serving
+    each series once. The SDK's Prometheus collector keeps every collect made between two scrapes and serves them all
+    at the next one (opentelemetry-python#2500), so a flush that collected from it served every series twice there,
+    and Prometheus drops a scrape's duplicate samples."""
+    app = render_app(tmp_path)
+    port = free_port()
+    script = (
+        "import urllib.request, rlobs_telemetry as t\nt.init()\nt.record_train_steps(steps=3)\nt.flush()\n"
+        f"print(urllib.request.urlopen('http://127.0.0.1:{port}/metrics', timeout=5).read().decode())\nt.shutdown()\n"
+    )
+    env = example_env(app, OTEL_METRICS_EXPORTER="prometheus", OTEL_EXPORTER_PROMETHEUS_PORT=str(port))
+    env["RL_FINISH_LINGER_SECONDS"] = "0"  # no wait for a last scrape at exit
+    env["OTEL_TRACES_EXPORTER"] = "none"
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    steps = [line for line in run.stdout.splitlines() if line.startswith("rl_train_steps_total{")]
+    assert len(steps) == 1 and steps[0].endswith(" 3.0"), steps
+    families = [line for line in run.stdout.splitlines() if line.startswith("# HELP ")]
+    assert len(families) == len(set(families)), sorted(families)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("drop", [False, True])
 def test_a_dropped_attribute_is_on_no_exported_point(tmp_path: Path, receiver: Receiver, drop: bool) -> None:
     text = (REPO / "blueprints" / "eks-jark.yaml").read_text(encoding="utf-8")

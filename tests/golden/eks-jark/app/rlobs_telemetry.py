@@ -372,6 +372,7 @@ class _Telemetry:
         # Re-entrant, as both other locks: the SIGTERM handler runs in the thread it interrupts, which may hold one.
         self.values_lock = threading.RLock()
         self.started: list[Any] = []  # what the set-up started, in order: each has shutdown()
+        self.push_readers: list[Any] = []  # the metric readers that export (flush() flushes these alone)
         self.meter_provider: Any = NoOpMeterProvider()
         self.tracer_provider: Any = trace.NoOpTracerProvider()
         if self.reporting:
@@ -383,7 +384,7 @@ class _Telemetry:
                 # started (exporter threads, the /metrics server) is stopped, so nothing retries or leaks.
                 _warn_once("set-up", f"telemetry is off: {exc}")
                 self._stop_started()
-                self.scrapes = None
+                self.scrapes, self.push_readers = None, []
                 self.meter_provider, self.tracer_provider = NoOpMeterProvider(), trace.NoOpTracerProvider()
         meter = self.meter_provider.get_meter(SCOPE)
         self.tracer = self.tracer_provider.get_tracer(SCOPE)
@@ -776,8 +777,11 @@ def _at_exit() -> None:
 def flush(timeout_ms: int = 10_000) -> None:
     """Export what is buffered now, e.g. before a checkpoint or an expected preemption."""
     state = _get()
-    for provider in (state.meter_provider, state.tracer_provider):
-        getattr(provider, "force_flush", lambda _timeout: None)(timeout_ms)
+    # The exporting readers only: the Prometheus exporter's collector keeps every collect made between two scrapes
+    # and serves them all at the next one (opentelemetry-python#2500), so flushing it served every series twice.
+    for reader in state.push_readers:
+        reader.force_flush(timeout_millis=timeout_ms)
+    getattr(state.tracer_provider, "force_flush", lambda _timeout: None)(timeout_ms)
 
 
 @_guarded
@@ -1326,6 +1330,7 @@ def _metric_readers(state: _Telemetry) -> list[MetricReader]:
                 exporter, export_interval_millis=interval, export_timeout_millis=timeout
             )
             readers.append(state.keep(reader))
+            state.push_readers.append(reader)
         elif choice == "prometheus":
             from opentelemetry.exporter.prometheus import PrometheusMetricReader
             from prometheus_client import REGISTRY, start_http_server
