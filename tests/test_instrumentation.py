@@ -107,17 +107,11 @@ def test_metrics_match_the_catalog_exactly(tmp_path: Path, receiver: Receiver) -
     assert all(r["deployment.environment"] == "test" for r in resources)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("drop", [False, True])
-def test_a_dropped_attribute_is_on_no_scraped_series(tmp_path: Path, drop: bool) -> None:
-    # The python-prometheus pipeline: the same View, seen through the SDK's Prometheus exporter's /metrics.
-    text = (REPO / "blueprints" / "eks-jark.yaml").read_text(encoding="utf-8")
-    if drop:
-        text = text.replace("\n  run:\n", "\n  dropAttributes: [drop_reason]\n  run:\n", 1)
-    app = render_app(tmp_path, parse_profile(text))
+def _scraped_after(app: Path, calls: str) -> list[str]:
+    """The lines of one scrape of the module's /metrics (the python-prometheus pipeline) after `calls` ran."""
     port = free_port()
     script = (
-        "import urllib.request, rlobs_telemetry as t\nt.init()\nt.record_loss('x')\n"
+        f"import urllib.request, rlobs_telemetry as t\nt.init()\n{calls}\n"
         f"print(urllib.request.urlopen('http://127.0.0.1:{port}/metrics', timeout=5).read().decode())\nt.shutdown()\n"
     )
     env = example_env(app, OTEL_METRICS_EXPORTER="prometheus", OTEL_EXPORTER_PROMETHEUS_PORT=str(port))
@@ -125,7 +119,18 @@ def test_a_dropped_attribute_is_on_no_scraped_series(tmp_path: Path, drop: bool)
     env["OTEL_TRACES_EXPORTER"] = "none"
     run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
-    dropped = [line for line in run.stdout.splitlines() if line.startswith("rl_telemetry_dropped_total{")]
+    return run.stdout.splitlines()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("drop", [False, True])
+def test_a_dropped_attribute_is_on_no_scraped_series(tmp_path: Path, drop: bool) -> None:
+    # The python-prometheus pipeline: the same View, seen through the SDK's Prometheus exporter's /metrics.
+    text = (REPO / "blueprints" / "eks-jark.yaml").read_text(encoding="utf-8")
+    if drop:
+        text = text.replace("\n  run:\n", "\n  dropAttributes: [drop_reason]\n  run:\n", 1)
+    scraped = _scraped_after(render_app(tmp_path, parse_profile(text)), "t.record_loss('x')")
+    dropped = [line for line in scraped if line.startswith("rl_telemetry_dropped_total{")]
     assert len(dropped) == (1 if drop else len(CATALOG.attribute("drop_reason").values)), dropped
     assert all(("rl_telemetry_reason=" in line) != drop and "rl_run_id=" in line for line in dropped)
 
@@ -136,20 +141,10 @@ def test_a_flush_never_makes_the_next_scrape_serve_a_series_twice(tmp_path: Path
     each series once. The SDK's Prometheus collector keeps every collect made between two scrapes and serves them all
     at the next one (opentelemetry-python#2500), so a flush that collected from it served every series twice there,
     and Prometheus drops a scrape's duplicate samples."""
-    app = render_app(tmp_path)
-    port = free_port()
-    script = (
-        "import urllib.request, rlobs_telemetry as t\nt.init()\nt.record_train_steps(steps=3)\nt.flush()\n"
-        f"print(urllib.request.urlopen('http://127.0.0.1:{port}/metrics', timeout=5).read().decode())\nt.shutdown()\n"
-    )
-    env = example_env(app, OTEL_METRICS_EXPORTER="prometheus", OTEL_EXPORTER_PROMETHEUS_PORT=str(port))
-    env["RL_FINISH_LINGER_SECONDS"] = "0"  # no wait for a last scrape at exit
-    env["OTEL_TRACES_EXPORTER"] = "none"
-    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr
-    steps = [line for line in run.stdout.splitlines() if line.startswith("rl_train_steps_total{")]
+    scraped = _scraped_after(render_app(tmp_path), "t.record_train_steps(steps=3)\nt.flush()")
+    steps = [line for line in scraped if line.startswith("rl_train_steps_total{")]
     assert len(steps) == 1 and steps[0].endswith(" 3.0"), steps
-    families = [line for line in run.stdout.splitlines() if line.startswith("# HELP ")]
+    families = [line for line in scraped if line.startswith("# HELP ")]
     assert len(families) == len(set(families)), sorted(families)
 
 
