@@ -29,6 +29,19 @@ def blocked() -> Iterator[None]:
         raise KeyboardInterrupt(AFTER)
 
 
+@contextlib.contextmanager
+def held(*, drop: bool = False) -> Iterator[None]:
+    """SIGINT and SIGTERM held until the block ends, then let through to raise as they would have, or with `drop`
+    discarded. Inside an outer hold (blocked() around a commit) neither: the outer block decides."""
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, STOP)
+    try:
+        yield
+    finally:
+        while drop and STOP.isdisjoint(before) and signal.sigtimedwait(STOP, 0) is not None:
+            pass
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def _released(before: set[int | signal.Signals]) -> bool:
     """The signal mask set back to `before`; True when a SIGINT or SIGTERM held meanwhile raises KeyboardInterrupt.
     Both held are taken at once: with its handler left in place, the second's KeyboardInterrupt replaced the one

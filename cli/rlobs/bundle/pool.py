@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from rlobs.bundle.interrupt import STOP
+from rlobs.bundle import interrupt
 from rlobs.errors import RlobsError
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def _work(task: Callable[[int], Any], conn: Connection, theirs: list[Connection]
         end.close()  # the caller's ends, inherited by the fork: with none here, the caller's exit closes the pipe
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the caller handles it
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the caller's terminate() ends it, quietly
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP)  # held since the fork (run()): a terminate() held ends it here
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, interrupt.STOP)  # held since the fork: a held terminate() ends it
     gc.enable()  # a worker builds many bundles (rlobs.entry turns the collector off for one)
     with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):  # the caller is gone
         while (index := conn.recv()) is not None:
@@ -97,8 +97,7 @@ def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Ite
         # Forked with SIGINT and SIGTERM held: a worker must never run this process's handlers (a KeyboardInterrupt
         # in its fork hooks is ignored, and it then waited on its pipe while the join below waited on it). A signal
         # held here is raised when the loop ends.
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP)
-        try:
+        with interrupt.held():
             for k in range(workers):
                 mine, theirs = context.Pipe()
                 ours.append(mine)
@@ -106,8 +105,6 @@ def run(task: Callable[[int], T], count: int, workers: int | None = None) -> Ite
                 procs.append(context.Process(target=_work, args=args, name=f"rlobs-build-{k}", daemon=True))
                 procs[-1].start()
                 theirs.close()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         yield _results(procs, ours, count)
     except BaseException:
         _stop(procs, ours, ending=True)
@@ -119,8 +116,7 @@ def _stop(procs: list[BaseProcess], conns: list[Connection], *, ending: bool) ->
     """Every worker ended and its pipe closed, with SIGINT and SIGTERM held meanwhile: a second Ctrl-C cannot leave
     a worker running. One held while the run was `ending` with an exception is dropped: that exception says what
     happened (a KeyboardInterrupt whether the write it stopped was finished)."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP)
-    try:
+    with interrupt.held(drop=ending):
         for proc in procs:
             if proc.is_alive():
                 proc.terminate()  # stopped early: the rest of the jobs are not needed
@@ -132,10 +128,6 @@ def _stop(procs: list[BaseProcess], conns: list[Connection], *, ending: bool) ->
                 proc.join()
         for conn in conns:
             conn.close()
-    finally:
-        while ending and STOP.isdisjoint(held) and signal.sigtimedwait(STOP, 0) is not None:
-            pass  # held here, not by a block around the run
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _hand_out(count: int) -> Callable[[Connection], None]:
